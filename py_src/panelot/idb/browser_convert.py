@@ -1,0 +1,156 @@
+"""Python ⇄ JS conversion of keys, key ranges and record values (browser core only).
+
+Records must reach IndexedDB as plain JS objects with ``null`` for ``None`` (Pyodide's
+``to_js`` would make ``undefined``), so Dexie code reads them unchanged. The fast path
+is one ``JSON.parse`` of ``json.dumps``; values holding ``bytes`` (→ ``Uint8Array``),
+``datetime`` (→ ``Date``), a JS handle such as a Blob, or a non-finite float take a
+slower path that builds the JS value piece by piece. On the way back, ``to_py`` is
+followed by a walk that turns ``jsnull`` into ``None``, typed arrays into ``bytes``
+and ``Date`` into ``datetime``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+import js
+from pyodide.ffi import JsException, JsProxy, jsnull, to_js
+
+from .errors import DataCloneError, PanelotError, error_from_name
+from .keys import Key, KeyRange
+
+__all__ = ["js_error", "key_range_to_js", "key_to_js", "value_from_js", "values_to_js"]
+
+_JSON = js.JSON
+_Object = js.Object
+_Array = js.Array
+_Uint8Array = js.Uint8Array
+_Date = js.Date
+_IDBKeyRange = js.IDBKeyRange
+_Reflect = js.Reflect
+
+
+def js_error(err: Any, fallback: str = "UnknownError") -> PanelotError:
+    """Map a JS error (DOMException, JsException, or ``None``) to the project's error."""
+    if isinstance(err, PanelotError):
+        return err
+    if err is None or err is jsnull:
+        return error_from_name(fallback, "the browser reported no detail")
+    name = str(getattr(err, "name", "") or fallback)
+    message = str(getattr(err, "message", "") or err)
+    if name == "Error" and "DataCloneError" in message:
+        name = "DataCloneError"
+    return error_from_name(name, message)
+
+
+def _date_to_js(value: datetime) -> Any:
+    ts = value.timestamp() if value.tzinfo else value.replace(tzinfo=UTC).timestamp()
+    return _Date.new(ts * 1000)
+
+
+def key_to_js(key: Key) -> Any:
+    """Convert a validated key to JS (numbers, strings, Dates, Uint8Arrays, arrays)."""
+    if isinstance(key, list):
+        arr = _Array.new()
+        for k in key:
+            arr.push(key_to_js(k))
+        return arr
+    if isinstance(key, bytes):
+        return to_js(key)
+    if isinstance(key, datetime):
+        return _date_to_js(key)
+    return key
+
+
+def key_range_to_js(rng: KeyRange) -> Any:
+    """Convert a :class:`KeyRange` to an ``IDBKeyRange`` (``None`` for the whole store)."""
+    if rng.lower is None and rng.upper is None:
+        return None
+    if rng.upper is None:
+        return _IDBKeyRange.lowerBound(key_to_js(rng.lower), rng.lower_open)
+    if rng.lower is None:
+        return _IDBKeyRange.upperBound(key_to_js(rng.upper), rng.upper_open)
+    return _IDBKeyRange.bound(
+        key_to_js(rng.lower), key_to_js(rng.upper), rng.lower_open, rng.upper_open
+    )
+
+
+def _slow_to_js(value: Any) -> Any:
+    if value is None:
+        return jsnull
+    if isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value  # NaN/Infinity survive as JS numbers
+    if isinstance(value, dict):
+        obj = _Object.new()
+        for k, v in value.items():
+            _Reflect.set(obj, k, _slow_to_js(v))
+        return obj
+    if isinstance(value, list):
+        arr = _Array.new()
+        for v in value:
+            arr.push(_slow_to_js(v))
+        return arr
+    if isinstance(value, bytes):
+        return to_js(value)
+    if isinstance(value, datetime):
+        return _date_to_js(value)
+    if isinstance(value, JsProxy):
+        return value
+    raise DataCloneError(f"a value of type {type(value).__name__} cannot be stored")
+
+
+def values_to_js(values: list[Any]) -> Any:
+    """Convert already-validated plain values to a JS array of plain JS values."""
+    try:
+        text = json.dumps(values, allow_nan=False, ensure_ascii=False)
+    except (TypeError, ValueError):
+        arr = _Array.new()
+        for v in values:
+            arr.push(_slow_to_js(v))
+        return arr
+    return _JSON.parse(text)
+
+
+def _fix(value: Any) -> Any:
+    if value is jsnull:
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if v is jsnull or isinstance(v, dict | list | memoryview | JsProxy):
+                value[k] = _fix(v)
+        return value
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            if v is jsnull or isinstance(v, dict | list | memoryview | JsProxy):
+                value[i] = _fix(v)
+        return value
+    if isinstance(value, memoryview):
+        return value.tobytes()
+    if isinstance(value, JsProxy):
+        tag = str(_Object.prototype.toString.call(value))
+        if tag == "[object Date]":
+            ms = value.getTime()
+            return None if math.isnan(ms) else datetime.fromtimestamp(ms / 1000, UTC)
+        if tag == "[object ArrayBuffer]":
+            return bytes(_Uint8Array.new(value).to_py())
+        if tag == "[object Map]":
+            raise DataCloneError("a stored Map cannot be read as plain data")
+        return value  # a Blob or other platform object: handed over as a JS handle
+    return value
+
+
+def value_from_js(value: Any) -> Any:
+    """Convert a JS value read from IndexedDB to plain Python data."""
+    if value is None or value is jsnull:
+        return None
+    if isinstance(value, JsProxy):
+        try:
+            value = value.to_py()
+        except JsException as exc:  # pragma: no cover - defensive
+            raise js_error(exc) from None
+    return _fix(value)

@@ -1,0 +1,158 @@
+"""``Collection``: the result of a where-clause or ``order_by``, refined before it runs.
+
+Refining methods (``reverse``, ``offset``, ``limit``, ``filter``) return a new
+collection; the async methods run it. Without a filter, a limit is pushed down to
+the native ``getAll`` (plus the offset, which IndexedDB cannot skip for us). Several
+ranges (``any_of``) are issued together and, being sorted and disjoint, concatenate
+in key order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from .core import Batch, Count, Mutate, Query, QueryWant
+from .errors import DataError
+from .keys import Key, KeyRange, compare_keys
+from .values import resolve_primary_key
+
+if TYPE_CHECKING:
+    from .table import Table
+
+__all__ = ["Collection"]
+
+
+@dataclass(frozen=True, slots=True)
+class Collection:
+    """Records of one table within key ranges of one index, in index order."""
+
+    table: Table
+    index: str | None
+    ranges: tuple[KeyRange, ...]
+    reversed_: bool = False
+    skip: int = 0
+    max_count: int | None = None
+    filters: tuple[Callable[[Any], bool], ...] = ()
+
+    # -- refining -----------------------------------------------------------------------
+
+    def reverse(self) -> Collection:
+        """Reverse the order."""
+        return replace(self, reversed_=not self.reversed_)
+
+    def offset(self, n: int) -> Collection:
+        """Skip the first ``n`` results (after filters)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise DataError("offset must be a non-negative integer", field="offset")
+        return replace(self, skip=self.skip + n)
+
+    def limit(self, n: int) -> Collection:
+        """Return at most ``n`` results (after offset and filters)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+            raise DataError("limit must be a non-negative integer", field="limit")
+        return replace(self, max_count=n if self.max_count is None else min(n, self.max_count))
+
+    def filter(self, fn: Callable[[Any], bool]) -> Collection:
+        """Keep only records for which ``fn(record)`` is true."""
+        return replace(self, filters=(*self.filters, fn))
+
+    # -- running ------------------------------------------------------------------------
+
+    def _queries(self, want: QueryWant) -> list[Query]:
+        ranges = reversed(self.ranges) if self.reversed_ else self.ranges
+        limit = None
+        if not self.filters and self.max_count is not None:
+            limit = self.skip + self.max_count
+        return [Query(self.table.name, self.index, r, want, self.reversed_, limit) for r in ranges]
+
+    async def _fetch(self, table: Table, want: QueryWant) -> list[Any]:
+        if not self.ranges or self.max_count == 0:
+            return []
+        fetch_want: QueryWant = "records" if self.filters else want
+        queries = self._queries(fetch_want)
+        parts = [await queries[0]] if len(queries) == 1 else await Batch(queries)
+        rows = [row for part in parts for row in part]
+        if self.filters:
+            rows = [r for r in rows if all(f(r[2]) for f in self.filters)]
+        end = None if self.max_count is None else self.skip + self.max_count
+        rows = rows[self.skip : end]
+        if self.filters and want != "records":
+            rows = [r[2] if want == "values" else r[1] for r in rows]
+        return rows
+
+    async def to_list(self) -> list[Any]:
+        """Return the records."""
+        return await self.table.run("r", lambda t: self._fetch(t, "values"))
+
+    async def primary_keys(self) -> list[Key]:
+        """Return the primary keys of the records."""
+        return await self.table.run("r", lambda t: self._fetch(t, "primaryKeys"))
+
+    async def keys(self) -> list[Key]:
+        """Return the index keys of the records (one per index entry)."""
+        rows = await self.table.run("r", lambda t: self._fetch(t, "records"))
+        return [r[0] for r in rows]
+
+    async def first(self) -> Any:
+        """Return the first record, or ``None``."""
+        rows = await self.limit(1).to_list()
+        return rows[0] if rows else None
+
+    async def last(self) -> Any:
+        """Return the last record, or ``None``."""
+        return await self.reverse().first()
+
+    async def count(self) -> int:
+        """Count the records (after filters, offset and limit)."""
+
+        async def body(t: Table) -> int:
+            if self.filters:
+                return len(await self._fetch(t, "primaryKeys"))
+            if not self.ranges:
+                return 0
+            counts: list[int] = await Batch([Count(t.name, self.index, r) for r in self.ranges])
+            n = max(sum(counts) - self.skip, 0)
+            return n if self.max_count is None else min(n, self.max_count)
+
+        return await self.table.run("r", body)
+
+    async def modify(self, changes: dict[str, Any] | Callable[[Any], None]) -> int:
+        """Change every record, by ``{"key.path": value}`` or a function mutating it in place.
+
+        Returns how many records were written. The primary key may not change.
+        """
+        from .table import apply_changes
+
+        async def body(t: Table) -> int:
+            rows = await self._fetch(t, "records")
+            if not rows:
+                return 0
+            inline = t.spec.primary_key.key_path is not None
+            values, keys = [], []
+            for _, pkey, value in rows:
+                if callable(changes):
+                    changes(value)
+                else:
+                    apply_changes(value, changes)
+                if inline and compare_keys(resolve_primary_key(t.spec, value, None), pkey):
+                    raise DataError("modify() cannot change the primary key", field="changes")
+                values.append(value)
+                keys.append(pkey)
+            req = t._prepare(values, None if inline else keys)
+            await req
+            return len(values)
+
+        return await self.table.run("rw", body)
+
+    async def delete(self) -> int:
+        """Delete every record of the collection; return how many were deleted."""
+
+        async def body(t: Table) -> int:
+            pkeys = await self._fetch(t, "primaryKeys")
+            if pkeys:
+                await Mutate(t.name, "delete", keys=list(pkeys))
+            return len(pkeys)
+
+        return await self.table.run("rw", body)

@@ -1,0 +1,166 @@
+"""The low-level, bulk-oriented core protocol (in the spirit of Dexie's DBCore).
+
+A transaction body is a coroutine. Each operation it awaits is a plain-data
+:class:`Request`; awaiting one *yields* it to the transaction driver
+(:mod:`panelot.idb.driver`) instead of to the asyncio event loop. The driver hands it
+to a core, and resumes the body with the result as soon as the core has it: the
+memory core at once, the browser core from inside the IndexedDB success callback, so
+the native transaction never sees an idle turn of the event loop and stays alive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
+
+from .errors import PanelotError
+from .keys import Key, KeyRange
+from .schema import SchemaVersion, TableSpec
+
+__all__ = [
+    "Batch",
+    "Count",
+    "Core",
+    "CoreFactory",
+    "GetMany",
+    "Mode",
+    "Mutate",
+    "MutateResult",
+    "Query",
+    "Request",
+    "TransactionBody",
+    "describe_tables",
+]
+
+T = TypeVar("T")
+Mode: TypeAlias = Literal["r", "rw"]
+"""A transaction mode: ``"r"`` (readonly) or ``"rw"`` (readwrite), as in Dexie."""
+
+QueryWant: TypeAlias = Literal["values", "primaryKeys", "records"]
+
+
+class Request:
+    """Base of every core request. ``await request`` yields it to the driver."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[Request, Any, Any]:
+        """Yield this request to the transaction driver and return its result."""
+        return (yield self)
+
+
+@dataclass(slots=True)
+class GetMany(Request):
+    """Read the records under each primary key; missing ones come back as ``None``."""
+
+    table: str
+    keys: list[Key]
+
+
+@dataclass(slots=True)
+class MutateResult:
+    """The outcome of a :class:`Mutate`: the primary key of each value, failures by position."""
+
+    keys: list[Key]
+    failures: dict[int, PanelotError] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Mutate(Request):
+    """Write several values, or delete several keys or one key range, issued together.
+
+    ``kind`` is ``add``, ``put``, ``delete`` (``keys``) or ``deleteRange`` (``range``).
+    ``values`` are already-validated plain data; ``keys`` are explicit out-of-line keys
+    (or ``None`` entries for generated ones). Failures of single items are reported by
+    position in the :class:`MutateResult`; they do not abort the transaction by themselves.
+    """
+
+    table: str
+    kind: Literal["add", "put", "delete", "deleteRange"]
+    values: list[Any] | None = None
+    keys: list[Key | None] | None = None
+    range: KeyRange | None = None
+
+
+@dataclass(slots=True)
+class Query(Request):
+    """Read in key order from the primary key (``index=None``) or a secondary index.
+
+    ``want`` is ``values``, ``primaryKeys``, or ``records`` (a list of
+    ``(index key, primary key, value)`` triples). ``limit`` of ``None`` means no limit.
+    """
+
+    table: str
+    index: str | None
+    range: KeyRange
+    want: QueryWant = "values"
+    reverse: bool = False
+    limit: int | None = None
+
+
+@dataclass(slots=True)
+class Count(Request):
+    """Count the records (index entries for an index) within a key range."""
+
+    table: str
+    index: str | None
+    range: KeyRange
+
+
+@dataclass(slots=True)
+class Batch(Request):
+    """Several requests issued at once; the result is the list of their results."""
+
+    requests: Sequence[Request]
+
+
+TransactionBody: TypeAlias = Callable[[Any], Coroutine[Any, Any, T]]
+"""An ``async def body(tx)``: the coroutine that runs inside one transaction."""
+
+
+class Core(Protocol):
+    """An open database connection: the contract both cores fulfil."""
+
+    name: str
+    """The database name."""
+    version: int
+    """The native IndexedDB version the connection was opened at."""
+    tables: dict[str, TableSpec]
+    """The declared tables, by name."""
+
+    async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
+        """Drive ``body`` inside one native transaction; commit when it returns, abort on error."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Return the database's real, installed structure (see :func:`describe_tables`)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...
+
+
+class CoreFactory(Protocol):
+    """What opens connections: the memory backend or the browser's ``indexedDB``."""
+
+    async def open(self, name: str, versions: list[SchemaVersion]) -> Core:
+        """Open (creating or upgrading as Dexie would) and verify the database."""
+        ...
+
+    async def delete(self, name: str) -> None:
+        """Delete a whole database."""
+        ...
+
+
+def describe_tables(name: str, version: int, stores: list[dict[str, Any]]) -> dict[str, Any]:
+    """Build the ``db.describe`` shape, with stores and indexes sorted by name."""
+    return {
+        "name": name,
+        "version": version,
+        "stores": sorted(
+            (dict(s, indexes=sorted(s["indexes"], key=lambda i: i["name"])) for s in stores),
+            key=lambda s: s["name"],
+        ),
+    }

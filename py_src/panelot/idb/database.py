@@ -1,0 +1,137 @@
+"""``Database`` and ``Transaction``: opening a declared schema and running transactions.
+
+>>> db = Database("panelot_v1", [SchemaVersion(1, {"threads": "id, updatedAt"})])
+>>> await db.open(MemoryFactory())                        # or BrowserFactory() in Pyodide
+>>> async def body(tx: Transaction) -> int:
+...     thread = await tx.table("threads").get("t1")      # read ...
+...     await tx.table("threads").put({**thread, "n": 1})  # ... then write, same transaction
+...     return 1
+>>> await db.transaction("rw", ["threads"], body)
+
+The body is an ``async def`` that receives the transaction. It may await any number
+of operations of that transaction, one after another; it must not await anything
+else (see :class:`~panelot.idb.errors.PrematureCommitError`). If it raises, the
+transaction is aborted and nothing it wrote remains.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from .core import Core, CoreFactory, Mode, Request
+from .driver import in_body
+from .errors import (
+    AbortError,
+    InvalidStateError,
+    InvalidTableError,
+    PrematureCommitError,
+    ReadOnlyError,
+)
+from .schema import SchemaVersion, TableSpec
+from .table import Table
+
+__all__ = ["Database", "Transaction"]
+
+T = TypeVar("T")
+
+
+class Transaction:
+    """One running transaction, handed to a transaction body."""
+
+    def __init__(self, db: Database, mode: Mode, tables: Sequence[str]) -> None:
+        self.db = db
+        self.mode: Mode = mode
+        self.tables = tuple(tables)
+
+    def table(self, name: str) -> Table:
+        """Return ``name`` bound to this transaction; it must be in the transaction's scope."""
+        if name not in self.tables:
+            raise InvalidTableError(
+                f"table {name!r} is not part of this transaction {list(self.tables)}", field=name
+            )
+        return Table(self.db, self.db.spec(name), self)
+
+    def check_write(self, table: str) -> None:
+        """Raise :class:`ReadOnlyError` if this transaction cannot write."""
+        if self.mode != "rw":
+            raise ReadOnlyError(f"cannot write to {table!r} in a readonly transaction")
+
+    async def request(self, req: Request) -> Any:
+        """Await one core request inside this transaction."""
+        return await req
+
+    def abort(self, reason: str = "aborted by the caller") -> None:
+        """Abort the transaction: raises :class:`AbortError` out of the body."""
+        raise AbortError(reason)
+
+
+class Database:
+    """A named database with Dexie-style versioned declarations."""
+
+    def __init__(self, name: str, versions: Sequence[SchemaVersion]) -> None:
+        self.name = name
+        self.versions = list(versions)
+        self._core: Core | None = None
+
+    async def open(self, factory: CoreFactory) -> Database:
+        """Open (create or upgrade as Dexie would) and verify the database; return ``self``."""
+        self._core = await factory.open(self.name, self.versions)
+        return self
+
+    @property
+    def core(self) -> Core:
+        """The open connection; raises :class:`InvalidStateError` before :meth:`open`."""
+        if self._core is None:
+            raise InvalidStateError(f"{self.name}: the database is not open")
+        return self._core
+
+    @property
+    def version(self) -> int:
+        """The native IndexedDB version of the open database."""
+        return self.core.version
+
+    def spec(self, name: str) -> TableSpec:
+        """Return the declared spec of table ``name``."""
+        spec = self.core.tables.get(name)
+        if spec is None:
+            raise InvalidTableError(f"no table named {name!r} in {self.name}", field=name)
+        return spec
+
+    def table(self, name: str) -> Table:
+        """Return table ``name``; each of its calls runs in a transaction of its own."""
+        return Table(self, self.spec(name), None)
+
+    async def transaction(
+        self,
+        mode: Mode,
+        tables: str | Sequence[str],
+        body: Callable[[Transaction], Awaitable[T]],
+    ) -> T:
+        """Run ``body(tx)`` in one transaction over ``tables``; return what it returns."""
+        if mode not in ("r", "rw"):
+            raise ValueError(f"mode must be 'r' or 'rw', not {mode!r}")
+        if in_body():
+            raise PrematureCommitError(
+                "a transaction was started inside another transaction's body; "
+                "use tx.table(...) to work inside the running transaction"
+            )
+        names = [tables] if isinstance(tables, str) else list(tables)
+        for name in names:
+            self.spec(name)
+        tx = Transaction(self, mode, names)
+
+        async def run_body() -> T:
+            return await body(tx)
+
+        return await self.core.run(mode, names, run_body())
+
+    def describe(self) -> dict[str, Any]:
+        """Return the real, installed structure of the database."""
+        return self.core.describe()
+
+    def close(self) -> None:
+        """Close the connection."""
+        if self._core is not None:
+            self._core.close()
+            self._core = None

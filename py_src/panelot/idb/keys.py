@@ -1,0 +1,236 @@
+"""IndexedDB keys: validation, the spec's comparison order, key ranges and key paths.
+
+A key is a number (``int`` or ``float`` except NaN; ``bool`` is not a key), a
+``datetime`` (a JS ``Date``), a ``str``, ``bytes`` (binary) or a list of keys. Keys
+compare in the order number < date < string < binary < array, arrays element by
+element, as the IndexedDB spec's "compare two keys" says.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cmp_to_key
+from typing import Any, TypeAlias
+
+from .errors import DataError
+
+__all__ = [
+    "MAX_KEY",
+    "MIN_KEY",
+    "Key",
+    "KeyPath",
+    "KeyRange",
+    "compare_keys",
+    "evaluate_key_path",
+    "index_keys",
+    "is_valid_key",
+    "key_sort_key",
+    "validate_key",
+]
+
+Key: TypeAlias = Any
+"""A valid IndexedDB key (see the module docstring); checked at run time, not by type."""
+
+KeyPath: TypeAlias = str | list[str] | None
+"""A key path: one dotted path, a compound list of paths, or ``None`` for out-of-line keys."""
+
+MIN_KEY: float = -math.inf
+"""The lowest key, as Dexie's ``Dexie.minKey`` (``-Infinity``)."""
+
+MAX_KEY: list[Any] = [[]]
+"""A key above every number, date, string and binary key, as Dexie's ``Dexie.maxKey``."""
+
+_NUMBER, _DATE, _STRING, _BINARY, _ARRAY = range(5)
+
+
+def _type_rank(key: Any) -> int:
+    if isinstance(key, bool):
+        raise DataError(f"{key!r} is not a valid key: booleans are not keys")
+    if isinstance(key, int | float):
+        return _NUMBER
+    if isinstance(key, datetime):
+        return _DATE
+    if isinstance(key, str):
+        return _STRING
+    if isinstance(key, bytes | bytearray | memoryview):
+        return _BINARY
+    if isinstance(key, list | tuple):
+        return _ARRAY
+    raise DataError(f"{key!r} is not a valid key")
+
+
+def validate_key(value: Any, field: str = "key") -> Key:
+    """Return ``value`` as a normalized key, or raise :class:`DataError` naming ``field``.
+
+    Tuples become lists and bytearray/memoryview become ``bytes``.
+    """
+    return _validate(value, field, set())
+
+
+def _validate(value: Any, field: str, seen: set[int]) -> Key:
+    if isinstance(value, bool) or value is None:
+        raise DataError(f"{field}: {value!r} is not a valid key", field=field)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise DataError(f"{field}: NaN is not a valid key", field=field)
+        return value
+    if isinstance(value, str | datetime):
+        return value
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, bytearray | memoryview):
+        return bytes(value)
+    if isinstance(value, list | tuple):
+        if id(value) in seen:
+            raise DataError(f"{field}: an array key may not contain itself", field=field)
+        seen.add(id(value))
+        out = [_validate(item, f"{field}[{i}]", seen) for i, item in enumerate(value)]
+        seen.discard(id(value))
+        return out
+    raise DataError(
+        f"{field}: a value of type {type(value).__name__} is not a valid key", field=field
+    )
+
+
+def is_valid_key(value: Any) -> bool:
+    """Tell whether ``value`` is a valid key."""
+    try:
+        validate_key(value)
+    except DataError:
+        return False
+    return True
+
+
+def compare_keys(a: Key, b: Key) -> int:
+    """Compare two valid keys in IndexedDB order; return -1, 0 or 1."""
+    ra, rb = _type_rank(a), _type_rank(b)
+    if ra != rb:
+        return -1 if ra < rb else 1
+    if ra == _ARRAY:
+        for x, y in zip(a, b, strict=False):
+            c = compare_keys(x, y)
+            if c:
+                return c
+        return (len(a) > len(b)) - (len(a) < len(b))
+    if ra == _BINARY:
+        xa, xb = bytes(a), bytes(b)
+        return int(xa > xb) - int(xa < xb)
+    if ra == _STRING:
+        # JS compares strings by UTF-16 code units, not by code points.
+        ua, ub = a.encode("utf-16-be"), b.encode("utf-16-be")
+        return int(ua > ub) - int(ua < ub)
+    return int(a > b) - int(a < b)
+
+
+key_sort_key = cmp_to_key(compare_keys)
+"""A ``sorted(..., key=...)`` adapter for IndexedDB key order."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRange:
+    """A key range as plain data, like Dexie's ``{lower, upper, lowerOpen, upperOpen}``.
+
+    ``lower``/``upper`` of ``None`` mean unbounded on that side.
+    """
+
+    lower: Key = None
+    upper: Key = None
+    lower_open: bool = False
+    upper_open: bool = False
+
+    @classmethod
+    def only(cls, key: Key) -> KeyRange:
+        """Return the range holding exactly ``key``."""
+        k = validate_key(key)
+        return cls(k, k)
+
+    @classmethod
+    def bound(
+        cls, lower: Key, upper: Key, lower_open: bool = False, upper_open: bool = False
+    ) -> KeyRange:
+        """Return a validated range between two keys; raise DataError if lower > upper."""
+        lo, hi = validate_key(lower, "lower"), validate_key(upper, "upper")
+        c = compare_keys(lo, hi)
+        if c > 0 or (c == 0 and (lower_open or upper_open)):
+            raise DataError("the lower bound of a key range is above its upper bound")
+        return cls(lo, hi, lower_open, upper_open)
+
+    @property
+    def is_all(self) -> bool:
+        """True when the range is unbounded on both sides."""
+        return self.lower is None and self.upper is None
+
+    def includes(self, key: Key) -> bool:
+        """Tell whether ``key`` lies in the range."""
+        if self.lower is not None:
+            c = compare_keys(key, self.lower)
+            if c < 0 or (c == 0 and self.lower_open):
+                return False
+        if self.upper is not None:
+            c = compare_keys(key, self.upper)
+            if c > 0 or (c == 0 and self.upper_open):
+                return False
+        return True
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the range as Dexie-style plain data with camelCase names."""
+        return {
+            "lower": self.lower,
+            "upper": self.upper,
+            "lowerOpen": self.lower_open,
+            "upperOpen": self.upper_open,
+        }
+
+
+_MISSING = object()
+
+
+def _evaluate_one(value: Any, path: str) -> Any:
+    if path == "":
+        return value
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return _MISSING
+    return value
+
+
+def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
+    """Return the valid key at ``key_path`` in ``value``, or ``None`` if missing or invalid.
+
+    A compound (list) key path yields a list key only when every part is a valid key.
+    """
+    if isinstance(key_path, str):
+        found = _evaluate_one(value, key_path)
+        if found is _MISSING or not is_valid_key(found):
+            return None
+        return validate_key(found)
+    parts = []
+    for path in key_path:
+        found = _evaluate_one(value, path)
+        if found is _MISSING or not is_valid_key(found):
+            return None
+        parts.append(validate_key(found))
+    return parts
+
+
+def index_keys(value: Any, key_path: str | Sequence[str], multi_entry: bool) -> list[Key]:
+    """Return the keys a record contributes to an index (none, one, or several for multiEntry)."""
+    if multi_entry and isinstance(key_path, str):
+        found = _evaluate_one(value, key_path)
+        if isinstance(found, list):
+            keys: list[Key] = []
+            for item in found:
+                if is_valid_key(item):
+                    k = validate_key(item)
+                    if not any(compare_keys(k, seen) == 0 for seen in keys):
+                        keys.append(k)
+            return keys
+    key = evaluate_key_path(value, key_path)
+    return [] if key is None else [key]

@@ -1,0 +1,93 @@
+"""Behavior cases shared by both cores.
+
+Each ``cases_*.py`` module holds ``async def case_<name>(ctx)`` functions that use only
+``panelot`` and plain ``assert``. pytest runs every case on the memory core in CPython
+(``tests/test_behavior_memory.py``) and, copied into Pyodide's file system, on the
+browser core against real IndexedDB in Chromium (``tests/test_behavior_browser.py``).
+Nothing here imports pytest, so the same files run unchanged in the page.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import traceback
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from panelot.idb import CoreFactory, Database, PanelotError, SchemaVersion
+
+Case = Callable[["Ctx"], Awaitable[None]]
+
+
+class Ctx:
+    """What a case gets: the core factory and fresh, uniquely named databases."""
+
+    def __init__(self, factory: CoreFactory, kind: str) -> None:
+        self.factory = factory
+        self.kind = kind  # "memory" or "browser"
+        self.names: list[str] = []
+        self.dbs: list[Database] = []
+
+    def new_name(self) -> str:
+        """Return a database name no other case uses."""
+        name = f"bt-{uuid.uuid4().hex[:12]}"
+        self.names.append(name)
+        return name
+
+    async def open(
+        self,
+        stores: Mapping[str, str | None] | Sequence[SchemaVersion],
+        name: str | None = None,
+    ) -> Database:
+        """Open a database with one version of ``stores`` (or the given versions)."""
+        versions = [SchemaVersion(1, stores)] if isinstance(stores, Mapping) else list(stores)
+        db = Database(name or self.new_name(), versions)
+        await db.open(self.factory)
+        self.dbs.append(db)
+        return db
+
+    async def cleanup(self) -> None:
+        """Close and delete every database the case made."""
+        for db in self.dbs:
+            db.close()
+        for name in self.names:
+            await self.factory.delete(name)
+
+
+async def raises(kind: type[BaseException], awaitable: Awaitable[Any]) -> BaseException:
+    """Await ``awaitable`` and return the error it raised; fail if it raised no ``kind``."""
+    try:
+        await awaitable
+    except kind as exc:
+        return exc
+    except BaseException as exc:
+        raise AssertionError(f"expected {kind.__name__}, got {type(exc).__name__}: {exc}") from exc
+    raise AssertionError(f"expected {kind.__name__}, nothing was raised")
+
+
+def discover() -> list[tuple[str, str]]:
+    """Return ``(module, case)`` for every case, in a stable order."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("cases_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        for name in sorted(vars(module)):
+            if name.startswith("case_"):
+                found.append((info.name, name))
+    return found
+
+
+async def run_case(module: str, case: str, factory: CoreFactory, kind: str) -> dict[str, Any]:
+    """Run one case on a factory; return ``{"ok": True}`` or ``{"ok": False, "error": text}``."""
+    fn: Case = getattr(importlib.import_module(f"{__name__}.{module}"), case)
+    ctx = Ctx(factory, kind)
+    try:
+        await fn(ctx)
+    except (AssertionError, PanelotError, Exception):
+        return {"ok": False, "error": traceback.format_exc()}
+    finally:
+        await ctx.cleanup()
+    return {"ok": True}

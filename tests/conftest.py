@@ -1,0 +1,64 @@
+"""Pytest fixtures: a server for dist/web, a booted harness page and the extension."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    DIST_EXTENSION,
+    DIST_WEB,
+    require_dist,
+    serve_directory,
+    wait_ready,
+)
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """Launch Debian's Chromium (Playwright cannot download its own build here)."""
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def web_server() -> Iterator[str]:
+    """Serve dist/web on a free port; yield the base URL (ending in '/')."""
+    with serve_directory(require_dist(DIST_WEB)) as base_url:
+        yield base_url
+
+
+@pytest.fixture(scope="session")
+def harness_page(browser: Browser, web_server: str) -> Iterator[Page]:
+    """A page on dist/web/index.html whose ``window.panelot`` is ready."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(f"{web_server}index.html")
+    wait_ready(page)
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="session")
+def extension_context(playwright: Playwright) -> Iterator[tuple[BrowserContext, str]]:
+    """A persistent Chromium context with dist/extension loaded; yields (context, id)."""
+    extension = require_dist(DIST_EXTENSION)
+    with tempfile.TemporaryDirectory(prefix="panelot-profile-") as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                f"--disable-extensions-except={extension}",
+                f"--load-extension={extension}",
+                *CHROMIUM_ARGS,
+            ],
+        )
+        workers = context.service_workers
+        worker = workers[0] if workers else context.wait_for_event("serviceworker")
+        yield context, worker.url.split("/")[2]
+        context.close()

@@ -1,0 +1,22 @@
+"""The shared behavior cases on the memory core, in CPython."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from behavior import discover, run_case
+from panelot.idb import MemoryFactory
+
+CASES = discover()
+
+
+@pytest.mark.parametrize(("module", "case"), CASES, ids=[f"{m}.{c}" for m, c in CASES])
+def test_memory(module: str, case: str) -> None:
+    result = asyncio.run(run_case(module, case, MemoryFactory(), "memory"))
+    assert result["ok"], result.get("error")
+
+
+def test_cases_were_found() -> None:
+    assert len(CASES) >= 5

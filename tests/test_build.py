@@ -1,0 +1,93 @@
+"""Checks on the build output in dist/ (no browser needed)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_harness import (
+    DIST_EXTENSION,
+    DIST_WEB,
+    EXTENSION_ID,
+    extension_id_from_key,
+    require_dist,
+)
+
+CSP = "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';"
+URL = re.compile(r"https?://")
+DEXIE_IMPORT = re.compile(r"""(?:from|import)\s*\(?\s*["'][^"']*dexie""", re.IGNORECASE)
+TEXT_SUFFIXES = {".js", ".mjs", ".html", ".json", ".css"}
+#: Pyodide's own code mentions CDN URLs it never uses with a bundled indexURL.
+PYODIDE_CORE = {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "pyodide/pyodide-lock.json"}
+
+
+@pytest.fixture(scope="module")
+def extension() -> Path:
+    return require_dist(DIST_EXTENSION)
+
+
+@pytest.fixture(scope="module")
+def manifest(extension: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((extension / "manifest.json").read_text())
+    return result
+
+
+def test_manifest_csp_is_exact(manifest: dict[str, Any]) -> None:
+    assert manifest["manifest_version"] == 3
+    assert manifest["content_security_policy"] == {"extension_pages": CSP}
+
+
+def test_manifest_permissions_are_minimal(manifest: dict[str, Any]) -> None:
+    assert sorted(manifest["permissions"]) == ["sidePanel", "storage", "unlimitedStorage"]
+    assert "host_permissions" not in manifest
+    assert "optional_host_permissions" not in manifest
+    assert "web_accessible_resources" not in manifest
+
+
+def test_manifest_key_gives_the_documented_id(manifest: dict[str, Any]) -> None:
+    assert extension_id_from_key(manifest["key"]) == EXTENSION_ID
+
+
+def test_extension_has_no_dexie(extension: Path) -> None:
+    offenders = [p for p in extension.rglob("*") if "dexie" in p.name.lower()]
+    assert offenders == []
+    for path in [*extension.rglob("*.mjs"), *extension.rglob("*.js")]:
+        assert not DEXIE_IMPORT.search(path.read_text(errors="replace")), path
+
+
+def test_web_has_dexie() -> None:
+    assert (require_dist(DIST_WEB) / "vendor" / "dexie.mjs").is_file()
+
+
+def test_own_files_have_no_remote_urls(extension: Path) -> None:
+    offenders = []
+    for path in extension.rglob("*"):
+        rel = path.relative_to(extension).as_posix()
+        if path.suffix in TEXT_SUFFIXES and rel not in PYODIDE_CORE:
+            if URL.search(path.read_text(errors="replace")):
+                offenders.append(rel)
+    assert offenders == []
+
+
+@pytest.mark.parametrize("dist", [DIST_EXTENSION, DIST_WEB], ids=["extension", "web"])
+def test_lock_hashes_match_bundled_wheels(dist: Path) -> None:
+    pyodide = require_dist(dist) / "pyodide"
+    lock = json.loads((pyodide / "pyodide-lock.json").read_text())
+    for package in ("micropip", "packaging"):
+        entry = lock["packages"][package]
+        wheel = pyodide / entry["file_name"]
+        assert wheel.is_file(), wheel
+        assert hashlib.sha256(wheel.read_bytes()).hexdigest() == entry["sha256"]
+
+
+@pytest.mark.parametrize("dist", [DIST_EXTENSION, DIST_WEB], ids=["extension", "web"])
+def test_wheel_manifest_lists_bundled_wheels(dist: Path) -> None:
+    wheels = require_dist(dist) / "wheels"
+    names = json.loads((wheels / "manifest.json").read_text())["wheels"]
+    assert names[0] == "panelot-0.1.0-py3-none-any.whl"
+    assert any(name.startswith("rfc8785-") for name in names)
+    assert sorted(names) == sorted(p.name for p in wheels.glob("*.whl"))
