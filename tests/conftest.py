@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+
+from behavior import discover
 from browser_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
     DIST_EXTENSION,
     DIST_WEB,
     require_dist,
+    run_py,
     serve_directory,
     wait_ready,
 )
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
 
 
 @pytest.fixture(scope="session")
@@ -62,3 +67,26 @@ def extension_context(playwright: Playwright) -> Iterator[tuple[BrowserContext, 
         worker = workers[0] if workers else context.wait_for_event("serviceworker")
         yield context, worker.url.split("/")[2]
         context.close()
+
+
+BEHAVIOR_DIR = Path(__file__).parent / "behavior"
+
+
+@pytest.fixture(scope="session")
+def behavior_page(harness_page: Page) -> Page:
+    """The harness page with tests/behavior/ copied into Pyodide and importable."""
+    files = {p.name: p.read_text() for p in BEHAVIOR_DIR.glob("*.py")}
+    code = f"""
+import json, os, sys
+files = json.loads({json.dumps(json.dumps(files))})
+os.makedirs("/home/pyodide/bt/behavior", exist_ok=True)
+for name, text in files.items():
+    with open("/home/pyodide/bt/behavior/" + name, "w") as f:
+        f.write(text)
+if "/home/pyodide/bt" not in sys.path:
+    sys.path.insert(0, "/home/pyodide/bt")
+import behavior
+json.dumps(len(behavior.discover()))
+"""
+    assert run_py(harness_page, code) == len(discover())
+    return harness_page

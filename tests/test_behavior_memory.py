@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -14,7 +15,11 @@ CASES = discover()
 
 @pytest.mark.parametrize(("module", "case"), CASES, ids=[f"{m}.{c}" for m, c in CASES])
 def test_memory(module: str, case: str) -> None:
-    result = asyncio.run(run_case(module, case, MemoryFactory(), "memory"))
+    # A fresh event loop in a worker thread: Playwright's sync API may own this thread's loop.
+    with ThreadPoolExecutor(1) as pool:
+        result = pool.submit(
+            asyncio.run, run_case(module, case, MemoryFactory(), "memory")
+        ).result()
     assert result["ok"], result.get("error")
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from browser_harness import (
     DIST_EXTENSION,
     DIST_WEB,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from browser_harness import EXTENSION_ID, TargetRuntime, open_real_side_panel, query, wait_ready
 from playwright.sync_api import BrowserContext
+
+from browser_harness import EXTENSION_ID, TargetRuntime, open_real_side_panel, query, wait_ready
 
 STORE_NAMES = {
     "threads",

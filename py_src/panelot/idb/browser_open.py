@@ -15,7 +15,7 @@ from typing import Any
 from pyodide.ffi import JsProxy, create_proxy, jsnull, to_js
 
 from .browser_convert import js_error
-from .errors import PanelotError, VersionError
+from .errors import AbortError, PanelotError, VersionError
 from .schema import SchemaVersion
 from .upgrade import CreateIndex, CreateStore, DeleteIndex, DeleteStore, Step, plan_upgrade
 
@@ -145,9 +145,11 @@ async def open_native(
 ) -> JsProxy:
     """Open ``name`` at native version ``target``, running the Dexie upgrade plan if needed."""
     req = factory.open(name, target)
+    upgrade_tx: list[Any] = []
 
     def upgrade(event: Any) -> None:
         db, tx = req.result, req.transaction
+        upgrade_tx.append(tx)
         old = int(event.oldVersion)
         installed = describe_native(db, tx) if old else {}
         for step in plan_upgrade(old, installed, versions):
@@ -160,3 +162,9 @@ async def open_native(
             f"{name}: the installed database is newer than the declared version {target}: "
             f"{exc.message}"
         ) from None
+    except AbortError:
+        # The upgrade transaction failed (e.g. a unique index over duplicates): report why.
+        cause = upgrade_tx[0].error if upgrade_tx else None
+        if cause is None or cause is jsnull:
+            raise
+        raise js_error(cause) from None

@@ -9,6 +9,7 @@ abort replays them backwards, so a failed body leaves nothing behind.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -47,6 +48,8 @@ T = TypeVar("T")
 class _Database:
     version: int = 0
     stores: dict[str, MemoryStore] = field(default_factory=dict)
+    replaced: bool = False
+    """Set once an upgrade or a delete replaced it: its connections are closed, as in IDB."""
 
 
 def _describe_store(name: str, store: MemoryStore) -> dict[str, Any]:
@@ -75,7 +78,8 @@ class MemoryFactory:
     async def open(self, name: str, versions: list[SchemaVersion]) -> MemoryCore:
         """Open ``name`` at the newest declared version, upgrading as Dexie would."""
         target = check_versions(versions)
-        db = self._databases.get(name) or _Database()
+        old = self._databases.get(name)
+        db = old or _Database()
         if db.version > target:
             raise VersionError(
                 f"{name}: installed version {db.version} is newer than the declared {target}"
@@ -83,19 +87,23 @@ class MemoryFactory:
         installed = {n: _describe_store(n, s) for n, s in db.stores.items()}
         if db.version < target:
             steps = plan_upgrade(db.version, installed, versions)
-            stores = dict(db.stores)
+            stores = copy.deepcopy(db.stores)  # a failing step must leave nothing changed
             for step in steps:
                 _apply(stores, step)
             db = _Database(target, stores)
             installed = {n: _describe_store(n, s) for n, s in db.stores.items()}
         tables = declared_tables(versions)
         verify_structure(installed, tables)
+        if old is not None and old is not db:
+            old.replaced = True
         self._databases[name] = db
         return MemoryCore(name, db, tables)
 
     async def delete(self, name: str) -> None:
         """Delete a database and all its data."""
-        self._databases.pop(name, None)
+        db = self._databases.pop(name, None)
+        if db is not None:
+            db.replaced = True
 
     def installed_version(self, name: str) -> int:
         """Return the installed native version of ``name`` (0 if absent)."""
@@ -139,7 +147,7 @@ class MemoryCore:
 
     async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
         """Drive ``body`` as one transaction; roll every write back if it fails."""
-        if self._closed:
+        if self._closed or self._db.replaced:
             body.close()
             raise InvalidStateError(f"{self.name}: the database connection is closed")
         tx = _MemoryTransaction(self._db, mode, tables)

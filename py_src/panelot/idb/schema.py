@@ -9,6 +9,7 @@ named ``"[a+b]"`` with key path ``["a", "b"]``, and dotted paths stay dotted str
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -136,7 +137,7 @@ def native_version(version: float) -> int:
     """Return the native IndexedDB version Dexie opens for ``db.version(version)``."""
     if version <= 0:
         raise SchemaError(f"version must be positive, got {version!r}")
-    return round(version * 10)
+    return math.floor(version * 10 + 0.5)  # JS Math.round: halves go up, not to even
 
 
 @dataclass(frozen=True, slots=True)
