@@ -130,7 +130,9 @@ def measure_all(
                 "() => ['ready', 'error'].includes(window.bench?.state)", timeout=BOOT_TIMEOUT_MS
             )
             if page.evaluate("() => window.bench.state") != "ready":
-                sys.exit(f"[bench] the bench page failed: {page.evaluate('() => window.bench.error')}")
+                sys.exit(
+                    f"[bench] the bench page failed: {page.evaluate('() => window.bench.error')}"
+                )
             info = page.evaluate("() => window.bench.info()")
             workloads = [w["name"] for w in info["workloads"]]
             if only:
@@ -143,7 +145,11 @@ def measure_all(
             }
             total = warmup + runs
             for run in range(total):
-                label = f"warm-up {run + 1}/{warmup}" if run < warmup else f"run {run - warmup + 1}/{runs}"
+                label = (
+                    f"warm-up {run + 1}/{warmup}"
+                    if run < warmup
+                    else f"run {run - warmup + 1}/{runs}"
+                )
                 for name in workloads:
                     order = IMPLS[run % len(IMPLS) :] + IMPLS[: run % len(IMPLS)]
                     checks: dict[str, Any] = {}
@@ -171,7 +177,9 @@ def measure_all(
     return {"machine": machine, "timings": timings, "sizes": info["workloads"]}
 
 
-def summarize(machine: dict[str, Any], timings: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+def summarize(
+    machine: dict[str, Any], timings: dict[str, dict[str, list[float]]]
+) -> dict[str, Any]:
     """Build the results document (the shape of bench/results/latest.json)."""
     workloads: dict[str, Any] = {}
     for name, by_impl in timings.items():
@@ -184,8 +192,7 @@ def summarize(machine: dict[str, Any], timings: dict[str, dict[str, list[float]]
             "ratio_raw": round(med["python"] / med["raw"], 3),
             "runs": len(by_impl["python"]),
             "spread": {
-                impl: [round(min(by_impl[impl]), 2), round(max(by_impl[impl]), 2)]
-                for impl in IMPLS
+                impl: [round(min(by_impl[impl]), 2), round(max(by_impl[impl]), 2)] for impl in IMPLS
             },
         }
     return {"machine": machine, "workloads": workloads}
@@ -240,7 +247,10 @@ def main(argv: list[str] | None = None) -> None:
     warmup = args.warmup if args.warmup is not None else (0 if args.quick else 1)
     if runs < 1 or warmup < 0:
         parser.error("--runs must be at least 1 and --warmup at least 0")
-    if not (DIST_WEB / "runtime.mjs").is_file() or not (DIST_WEB / "vendor" / "dexie.mjs").is_file():
+    if (
+        not (DIST_WEB / "runtime.mjs").is_file()
+        or not (DIST_WEB / "vendor" / "dexie.mjs").is_file()
+    ):
         sys.exit("[bench] dist/web is missing or incomplete: run `python3 build.py build` first")
 
     started = time.monotonic()

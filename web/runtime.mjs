@@ -38,6 +38,15 @@ export function bootRuntime({
       }
       return envelope.result;
     },
+    /**
+     * Send a command `{type, clientId, submissionId, payload}`. Resolves with its terminal
+     * response, `{status: "completed", response}` or `{status: "failed", error}`; it never
+     * rejects for a domain error.
+     */
+    async send(command) {
+      await panelot.ready;
+      return JSON.parse(await rt.send(JSON.stringify(command)));
+    },
   };
 
   const enter = (stage) => {

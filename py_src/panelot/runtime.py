@@ -1,71 +1,70 @@
 """The browser runtime: what the JS loader calls after installing the package.
 
-``start(db_name)`` opens the ``panelot_v1`` database through the browser core;
-``query(name, args_json)`` answers read queries with a JSON envelope
-``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {name, message, field?}}``
-that the JS bridge turns into a resolved value or a rejection.
+``start(db_name)`` opens the store through the browser core. ``query(name, args_json)``
+answers a read query with a JSON envelope ``{"ok": true, "result": ...}`` or
+``{"ok": false, "error": {name, message, field?}}``; ``send(command_json)`` runs a bus
+command and returns its terminal response, ``{"status": "completed", "response"}`` or
+``{"status": "failed", "error"}``, as JSON. Neither ever raises into JavaScript.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .idb import Database, PanelotError
-from .idb.errors import NotFoundError
-from .schema import DB_NAME, panelot_database
+from .idb import PanelotError
+from .idb.errors import NotFoundError, ValidationError
+from .schema import DB_NAME
+from .store import PanelotStore
 
-__all__ = ["QUERIES", "database", "query", "start"]
+__all__ = ["query", "send", "start", "store"]
 
-_db: Database | None = None
-
-QueryHandler = Callable[[Database, dict[str, Any]], Awaitable[Any]]
-
-
-async def _describe(db: Database, _args: dict[str, Any]) -> Any:
-    return db.describe()
-
-
-QUERIES: dict[str, QueryHandler] = {"db.describe": _describe}
-"""Read queries by name."""
+_store: PanelotStore | None = None
 
 
 async def start(db_name: str = DB_NAME) -> None:
     """Open the store in the page (idempotent)."""
-    global _db
-    if _db is not None and _db.name == db_name:
+    global _store
+    if _store is not None and _store.db.name == db_name:
         return
     from .idb.browser import BrowserFactory
 
-    _db = await panelot_database(db_name).open(BrowserFactory())
+    _store = await PanelotStore.open(BrowserFactory(), db_name)
 
 
-def database() -> Database:
+def store() -> PanelotStore:
     """Return the open store (after :func:`start`)."""
-    if _db is None:
+    if _store is None:
         raise NotFoundError("the store is not started; call start() first")
-    return _db
+    return _store
 
 
-def _envelope_error(exc: BaseException) -> str:
+def _error(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, PanelotError):
-        error = exc.to_json()
-    else:
-        error = {"name": type(exc).__name__, "message": str(exc)}
-    return json.dumps({"ok": False, "error": error})
+        return exc.to_json()
+    return {"name": type(exc).__name__, "message": str(exc)}
+
+
+def _loads(text: str, what: str) -> Any:
+    try:
+        return json.loads(text or "{}")
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{what}: not valid JSON ({exc})", field=what) from None
 
 
 async def query(name: str, args_json: str = "{}") -> str:
     """Run read query ``name`` with JSON arguments; return the JSON envelope."""
     try:
-        handler = QUERIES.get(name)
-        if handler is None:
-            raise NotFoundError(f"unknown query {name!r}", field="name")
-        args = json.loads(args_json or "{}")
-        if not isinstance(args, dict):
-            raise NotFoundError("query arguments must be a JSON object", field="args")
-        result = await handler(database(), args)
+        result = await store().query(name, _loads(args_json, "args"))
     except Exception as exc:  # every failure becomes an error envelope, never a JS throw
-        return _envelope_error(exc)
+        return json.dumps({"ok": False, "error": _error(exc)})
     return json.dumps({"ok": True, "result": result})
+
+
+async def send(command_json: str) -> str:
+    """Run a bus command given as JSON; return the terminal response as JSON."""
+    try:
+        response = await store().send(_loads(command_json, "command"))
+    except Exception as exc:  # defensive: the bus itself reports domain errors
+        response = {"status": "failed", "error": _error(exc)}
+    return json.dumps(response)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from panelot.idb import CoreFactory, Database, PanelotError, SchemaVersion
+from panelot.store import PanelotStore
 
 Case = Callable[["Ctx"], Awaitable[None]]
 
@@ -29,6 +30,7 @@ class Ctx:
         self.kind = kind  # "memory" or "browser"
         self.names: list[str] = []
         self.dbs: list[Database] = []
+        self.now = 1_700_000_000_000
 
     def new_name(self) -> str:
         """Return a database name no other case uses."""
@@ -47,6 +49,17 @@ class Ctx:
         await db.open(self.factory)
         self.dbs.append(db)
         return db
+
+    async def store(self) -> PanelotStore:
+        """Open a fresh ``panelot_v1``-schema store with a controllable clock (``ctx.now``)."""
+        store = await PanelotStore.open(self.factory, self.new_name(), clock=self.clock)
+        self.dbs.append(store.db)
+        return store
+
+    def clock(self) -> int:
+        """The store clock of this case: advances 1 ms per reading."""
+        self.now += 1
+        return self.now
 
     async def cleanup(self) -> None:
         """Close and delete every database the case made."""

@@ -62,7 +62,12 @@ def key_to_js(key: Key) -> Any:
         return to_js(key)
     if isinstance(key, datetime):
         return _date_to_js(key)
-    return key
+    return _number(key) if isinstance(key, int) else key
+
+
+def _number(value: int) -> int | float:
+    # Pyodide turns ints near 2**53 into BigInt, which is no key; a float stays a number.
+    return value if -(2**31) <= value < 2**31 else float(value)
 
 
 def key_range_to_js(rng: KeyRange) -> Any:
@@ -81,8 +86,10 @@ def key_range_to_js(rng: KeyRange) -> Any:
 def _slow_to_js(value: Any) -> Any:
     if value is None:
         return jsnull
-    if isinstance(value, bool | int | str):
+    if isinstance(value, bool | str):
         return value
+    if isinstance(value, int):
+        return _number(value)
     if isinstance(value, float):
         return value  # NaN/Infinity survive as JS numbers
     if isinstance(value, dict):

@@ -123,7 +123,7 @@ class Collection:
 
         Returns how many records were written. The primary key may not change.
         """
-        from .table import apply_changes
+        from .table import _keys_or_raise, apply_changes
 
         async def body(t: Table) -> int:
             rows = await self._fetch(t, "records")
@@ -141,7 +141,7 @@ class Collection:
                 values.append(value)
                 keys.append(pkey)
             req = t._prepare(values, None if inline else keys)
-            await req
+            _keys_or_raise("modify", await req, len(values))
             return len(values)
 
         return await self.table.run("rw", body)

@@ -19,6 +19,7 @@ from .errors import DataError
 
 __all__ = [
     "MAX_KEY",
+    "MAX_SAFE_INTEGER",
     "MIN_KEY",
     "Key",
     "KeyPath",
@@ -36,6 +37,9 @@ Key: TypeAlias = Any
 
 KeyPath: TypeAlias = str | list[str] | None
 """A key path: one dotted path, a compound list of paths, or ``None`` for out-of-line keys."""
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer a JS number holds exactly; larger ints are refused as keys and values."""
 
 MIN_KEY: float = -math.inf
 """The lowest key, as Dexie's ``Dexie.minKey`` (``-Infinity``)."""
@@ -74,6 +78,8 @@ def _validate(value: Any, field: str, seen: set[int]) -> Key:
     if isinstance(value, bool) or value is None:
         raise DataError(f"{field}: {value!r} is not a valid key", field=field)
     if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise DataError(f"{field}: {value} is beyond JS's safe integer range", field=field)
         return value
     if isinstance(value, float):
         if math.isnan(value):

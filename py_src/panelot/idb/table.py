@@ -4,7 +4,7 @@ A table from ``db.table(name)`` runs each call in a transaction of its own; a ta
 from ``tx.table(name)`` runs its calls inside the transaction ``tx``. Bulk calls issue
 all their requests together, as Dexie does, and report failures by position in a
 :class:`~panelot.idb.errors.BulkError`; the enclosing transaction aborts unless the
-body catches it.
+body catches it. Outside a transaction, as in Dexie, the items that succeeded are kept.
 """
 
 from __future__ import annotations
@@ -96,6 +96,11 @@ class Table:
     ) -> list[Key]:
         req = self._prepare(values, keys)
         req.kind = "add" if op in ("add", "bulk_add") else "put"
+        if self.tx is None:
+            # As in Dexie, a bulk call outside a transaction keeps the items that succeeded:
+            # its own transaction commits, and the BulkError is raised afterwards.
+            result: MutateResult = await self.run("rw", lambda t: req)
+            return _keys_or_raise(op, result, len(values))
 
         async def body(t: Table) -> list[Key]:
             # Raised inside the transaction, so an uncaught failure aborts all of it.
@@ -136,7 +141,7 @@ class Table:
             mutate = t._prepare([current], None if inline else [k])
             if inline and compare_keys(resolve_primary_key(t.spec, current, None), k):
                 raise DataError("update() cannot change the primary key", field="changes")
-            await mutate
+            _keys_or_raise("put", await mutate, 1)
             return 1
 
         return await self.run("rw", body)

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import DataCloneError, DataError
-from .keys import Key, evaluate_key_path, validate_key
+from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, validate_key
 from .schema import TableSpec
 
 __all__ = ["EXTRA_STORABLE", "clone_value", "resolve_primary_key", "set_key_path"]
@@ -35,7 +35,14 @@ def clone_value(value: Any, field: str = "value") -> Any:
 
 
 def _clone(value: Any, field: str, depth: int) -> Any:
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise DataCloneError(
+                f"{field}: {value} is beyond JS's safe integer range and would lose precision",
+                field=field,
+            )
         return value
     if isinstance(value, float):
         return value  # NaN and infinities are storable values (not keys)
@@ -70,7 +77,7 @@ def set_key_path(value: dict[str, Any], key_path: str, key: Key) -> None:
     parts = key_path.split(".")
     target = value
     for part in parts[:-1]:
-        nxt = target.get(part)
+        nxt = target.setdefault(part, {})  # IndexedDB creates missing parents when injecting
         if not isinstance(nxt, dict):
             raise DataError(f"{key_path}: cannot set a generated key here", field=key_path)
         target = nxt

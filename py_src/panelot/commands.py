@@ -1,0 +1,187 @@
+"""The command bus: every write arrives as a command and leaves a receipt.
+
+``await bus.send({type, clientId, submissionId, payload})`` resolves to
+``{"status": "completed", "response": ...}`` or
+``{"status": "failed", "error": {name, message, field?}}``; it never raises for a
+domain error. The handler's effect and the receipt are written in one transaction:
+both land or neither. Replaying a completed submission returns the stored response
+and writes nothing; replaying it with a different request fails with ConflictError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import UnknownCommandError
+from .idb import Database, Transaction
+from .idb.errors import PanelotError, ValidationError
+from .receipts import find_receipt, fingerprint, write_receipt
+from .records import thread_to_wire
+from .transfer import import_thread
+from .tree import (
+    LEAF,
+    TREE_TABLES,
+    Clock,
+    append_node,
+    create_thread,
+    delete_message,
+    edit_message,
+    now_ms,
+    regenerate,
+    switch_branch,
+    update_thread,
+)
+
+__all__ = ["COMMANDS", "CommandBus", "Handler"]
+
+Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """One command type: the tables its transaction needs and what it does."""
+
+    tables: tuple[str, ...]
+    run: Run
+
+
+def arg(
+    payload: dict[str, Any], name: str, kind: type | tuple[type, ...], required: bool = True
+) -> Any:
+    """Return ``payload[name]`` checked against ``kind``; ValidationError names the field."""
+    if name not in payload or payload[name] is None:
+        if required:
+            raise ValidationError(f"payload.{name}: is required", field=f"payload.{name}")
+        return None
+    value = payload[name]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ValidationError(f"payload.{name}: has the wrong type", field=f"payload.{name}")
+    if isinstance(value, str) and len(value) > 100_000:
+        raise ValidationError(f"payload.{name}: is too long", field=f"payload.{name}")
+    return value
+
+
+def _node_result(node: Any) -> dict[str, Any]:
+    return {"nodeId": node.id, "seq": node.seq, "leafId": node.id}
+
+
+async def _thread_create(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    thread = await create_thread(
+        tx,
+        title=arg(p, "title", str, False) or "",
+        folder_id=arg(p, "folderId", str, False),
+        tags=arg(p, "tags", list, False),
+        preset=arg(p, "preset", str, False),
+        clock=clock,
+    )
+    return {"threadId": thread.id}
+
+
+async def _thread_update(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    thread = await update_thread(tx, arg(p, "threadId", str), arg(p, "patch", dict), clock)
+    return {"thread": thread_to_wire(thread)}
+
+
+async def _append(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    parent = p["parentId"] if "parentId" in p else LEAF
+    if parent is not None and parent != LEAF and not isinstance(parent, str):
+        raise ValidationError(
+            "payload.parentId: must be a node id or null", field="payload.parentId"
+        )
+    node = await append_node(
+        tx, arg(p, "threadId", str), arg(p, "type", str), arg(p, "payload", dict), parent, clock
+    )
+    return _node_result(node)
+
+
+async def _edit(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    node = await edit_message(
+        tx, arg(p, "threadId", str), arg(p, "nodeId", str), arg(p, "payload", dict), clock
+    )
+    return _node_result(node)
+
+
+async def _regenerate(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    node = await regenerate(
+        tx, arg(p, "threadId", str), arg(p, "userNodeId", str), arg(p, "payload", dict), clock
+    )
+    return _node_result(node)
+
+
+async def _delete(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    await delete_message(tx, arg(p, "threadId", str), arg(p, "nodeId", str))
+    return {}
+
+
+async def _switch(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    return {
+        "leafId": await switch_branch(tx, arg(p, "threadId", str), arg(p, "nodeId", str), clock)
+    }
+
+
+async def _import(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    return await import_thread(tx, arg(p, "data", dict), clock)
+
+
+COMMANDS: dict[str, Handler] = {
+    "thread.create": Handler(("threads",), _thread_create),
+    "thread.update": Handler(("threads",), _thread_update),
+    "message.append": Handler(TREE_TABLES, _append),
+    "message.edit": Handler(TREE_TABLES, _edit),
+    "message.regenerate": Handler(TREE_TABLES, _regenerate),
+    "message.delete": Handler(TREE_TABLES, _delete),
+    "branch.switch": Handler(TREE_TABLES, _switch),
+    "thread.import": Handler(TREE_TABLES, _import),
+}
+"""Every command type and its handler."""
+
+
+def _envelope(command: Any) -> tuple[dict[str, Any], Handler]:
+    if not isinstance(command, dict):
+        raise ValidationError("command: must be an object", field="command")
+    kind = command.get("type")
+    handler = COMMANDS.get(kind) if isinstance(kind, str) else None
+    if handler is None:
+        raise UnknownCommandError(
+            f"type: unknown command {kind!r}; known: {sorted(COMMANDS)}", field="type"
+        )
+    for name in ("clientId", "submissionId"):
+        value = command.get(name)
+        if not isinstance(value, str) or not 0 < len(value) <= 200:
+            raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
+    payload = command.get("payload", {})
+    if not isinstance(payload, dict):
+        raise ValidationError("payload: must be an object", field="payload")
+    return command, handler
+
+
+class CommandBus:
+    """Runs commands against a database, each with its receipt, in one transaction."""
+
+    def __init__(self, db: Database, clock: Clock = now_ms) -> None:
+        self.db = db
+        self.clock = clock
+
+    async def send(self, command: Any) -> dict[str, Any]:
+        """Run a command; return its terminal response envelope (never raises domain errors)."""
+        try:
+            return {"status": "completed", "response": await self.execute(command)}
+        except PanelotError as exc:
+            return {"status": "failed", "error": exc.to_json()}
+
+    async def execute(self, command: Any) -> Any:
+        """Run a command and return its response; raise the domain error on failure."""
+        cmd, handler = _envelope(command)
+        fp = fingerprint(cmd)
+
+        async def body(tx: Transaction) -> Any:
+            receipt = await find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)
+            if receipt is not None:
+                return receipt["response"]
+            response = await handler.run(tx, cmd.get("payload", {}), self.clock)
+            await write_receipt(tx, cmd, fp, response, self.clock())
+            return response
+
+        return await self.db.transaction("rw", ("commandReceipts", *handler.tables), body)

@@ -1,0 +1,131 @@
+"""Derived views of a loaded thread (seed §4): model context, UI snapshot, Markdown.
+
+All three are pure functions of a :class:`~panelot.loading.LoadedThread`, sharing the
+same leaf→root path and its bounds; none of them reads storage or changes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .loading import LoadedThread
+
+__all__ = ["session_context", "thread_markdown", "ui_snapshot"]
+
+_NOT_FOR_MODEL = {"system_notice", "turn_context", "approval_decision", "interaction_response"}
+_NOT_FOR_UI = {"turn_context", "interaction_response"}
+
+
+def _visible(loaded: LoadedThread) -> list[dict[str, Any]]:
+    """Nodes of the path that are not tombstones, root first."""
+    nodes = (loaded.index.nodes[i] for i in loaded.path)
+    return [n for n in nodes if not n["payload"].get("deleted")]
+
+
+def _content(payload: dict[str, Any], key: str = "content") -> list[Any]:
+    blocks = payload.get(key)
+    return list(blocks) if isinstance(blocks, list) else []
+
+
+def session_context(loaded: LoadedThread) -> dict[str, Any]:
+    """Provider-neutral messages, the latest turn context, and the visible path.
+
+    Tombstones are skipped (their children follow the nearest visible ancestor), and
+    system notices, turn contexts, approval decisions and interaction responses stay
+    out of the messages. A tool call rides on the assistant message before it as
+    ``toolCalls``; a tool result is a ``tool`` message with its ``itemId``.
+    """
+    messages: list[dict[str, Any]] = []
+    turn_context: dict[str, Any] | None = None
+    visible = _visible(loaded)
+    for node in visible:
+        kind, payload = node["type"], node["payload"]
+        if kind == "turn_context":
+            turn_context = {k: v for k, v in payload.items() if k != "deleted"}
+        if kind in _NOT_FOR_MODEL:
+            continue
+        if kind == "user_message":
+            msg: dict[str, Any] = {"role": "user", "content": _content(payload)}
+            if payload.get("attachedContext"):
+                msg["attachedContext"] = payload["attachedContext"]
+            messages.append(msg)
+        elif kind == "assistant_message":
+            msg = {"role": "assistant", "content": _content(payload), "model": payload.get("model")}
+            for key in ("reasoning", "providerState"):
+                if payload.get(key) is not None:
+                    msg[key] = payload[key]
+            messages.append(msg)
+        elif kind == "tool_call":
+            call = {k: payload.get(k) for k in ("itemId", "toolName", "params")}
+            if not messages or messages[-1]["role"] != "assistant":
+                messages.append({"role": "assistant", "content": []})
+            messages[-1].setdefault("toolCalls", []).append(call)
+        elif kind == "tool_result":
+            messages.append(
+                {
+                    "role": "tool",
+                    "itemId": payload.get("itemId"),
+                    "ok": payload.get("ok"),
+                    "content": _content(payload, "contentForLlm"),
+                }
+            )
+    return {
+        "messages": messages,
+        "turnContext": turn_context,
+        "path": [n["id"] for n in visible],
+    }
+
+
+def ui_snapshot(loaded: LoadedThread) -> dict[str, Any]:
+    """The visible path for the UI, each node with its ``n/m`` sibling position."""
+    out = []
+    for node in _visible(loaded):
+        if node["type"] in _NOT_FOR_UI:
+            continue
+        sibs = [
+            s
+            for s in loaded.index.kids(node["parentId"])
+            if not loaded.index.nodes[s]["payload"].get("deleted")
+        ]
+        out.append(
+            {
+                "id": node["id"],
+                "type": node["type"],
+                "payload": node["payload"],
+                "seq": node["seq"],
+                "parentId": node["parentId"],
+                "siblingIndex": sibs.index(node["id"]) + 1 if node["id"] in sibs else 1,
+                "siblingCount": max(len(sibs), 1),
+            }
+        )
+    return {"threadId": loaded.thread.id, "leafId": loaded.thread.leaf_id, "nodes": out}
+
+
+def _block_text(block: Any) -> str:
+    if not isinstance(block, dict):
+        return ""
+    if block.get("type") == "text":
+        return str(block.get("text", ""))
+    label = block.get("name") or block.get("attachmentId") or "attachment"
+    state = " (evicted)" if block.get("evicted") else ""
+    return f"[{block.get('type')}: {label}{state}]"
+
+
+def thread_markdown(loaded: LoadedThread) -> str:
+    """Markdown of the visible path: a title, then each message under a role heading."""
+    lines = [f"# {loaded.thread.title or 'Untitled'}", ""]
+    for node in _visible(loaded):
+        kind, payload = node["type"], node["payload"]
+        if kind in ("user_message", "assistant_message"):
+            role = "User" if kind == "user_message" else "Assistant"
+            body = "\n\n".join(_block_text(b) for b in _content(payload))
+            lines += [f"## {role}", "", body, ""]
+        elif kind == "tool_call":
+            lines += [f"**Tool call** `{payload.get('toolName')}` ({payload.get('itemId')})", ""]
+        elif kind == "tool_result":
+            body = "\n\n".join(_block_text(b) for b in _content(payload, "contentForLlm"))
+            status = "ok" if payload.get("ok") else "failed"
+            lines += [f"**Tool result** ({status})", "", body, ""]
+        elif kind == "system_notice":
+            lines += [f"> {payload.get('text', '')}", ""]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,106 @@
+"""Walking a thread's tree safely, whatever is stored (seed §3.4).
+
+Nodes are handled here as raw stored dicts with only a light structural check, so a
+10,000-node thread is indexed quickly and a malformed record is reported rather than
+raised. Every walk is bounded by the thread's node count: a cycle, a missing node, or
+a parent in another thread ends the walk with a problem, never a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["TreeIndex", "Walk", "best_leaf", "index_nodes", "walk_to_root"]
+
+
+@dataclass(slots=True)
+class TreeIndex:
+    """A thread's readable nodes by id, their children in seq order, and what was wrong."""
+
+    thread_id: str
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    children: dict[str | None, list[str]] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    def kids(self, node_id: str | None) -> list[str]:
+        """Child ids of ``node_id`` (``None``: the roots), ordered by seq."""
+        return self.children.get(node_id, [])
+
+
+def _malformed(raw: Any, thread_id: str) -> str | None:
+    if not isinstance(raw, dict):
+        return "is not an object"
+    checks = (
+        ("id", isinstance(raw.get("id"), str)),
+        ("threadId", raw.get("threadId") == thread_id),
+        ("parentId", raw.get("parentId") is None or isinstance(raw.get("parentId"), str)),
+        ("seq", isinstance(raw.get("seq"), int | float) and not isinstance(raw.get("seq"), bool)),
+        ("type", isinstance(raw.get("type"), str)),
+        ("payload", isinstance(raw.get("payload"), dict)),
+    )
+    for name, ok in checks:
+        if not ok:
+            return f"has an invalid {name}"
+    return None
+
+
+def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
+    """Index the readable nodes of a thread; malformed ones are left out and reported."""
+    index = TreeIndex(thread_id)
+    readable = []
+    for raw in raw_nodes:
+        problem = _malformed(raw, thread_id)
+        if problem is not None:
+            ident = raw.get("id") if isinstance(raw, dict) else None
+            index.problems.append(f"node {ident!r} {problem}")
+            continue
+        readable.append(raw)
+    readable.sort(key=lambda n: (n["seq"], n["id"]))
+    for node in readable:
+        index.nodes[node["id"]] = node
+    for node in readable:
+        index.children.setdefault(node["parentId"], []).append(node["id"])
+    return index
+
+
+@dataclass(slots=True)
+class Walk:
+    """A leaf-to-root walk: the path root→leaf when it reached a root, else the problem."""
+
+    path: list[str]
+    problem: str | None = None
+
+
+def walk_to_root(index: TreeIndex, leaf_id: str | None) -> Walk:
+    """Follow parents from ``leaf_id`` to a root, at most node-count steps."""
+    if leaf_id is None:
+        if index.nodes:
+            return Walk([], "the thread has nodes but no leaf")
+        return Walk([])
+    path: list[str] = []
+    seen: set[str] = set()
+    current: str | None = leaf_id
+    limit = len(index.nodes) + 1
+    while current is not None:
+        if len(path) >= limit or current in seen:
+            return Walk([], f"the walk from {leaf_id!r} loops at {current!r}")
+        node = index.nodes.get(current)
+        if node is None:
+            what = "leaf" if current == leaf_id else "parent"
+            return Walk([], f"{what} {current!r} is missing from the thread")
+        seen.add(current)
+        path.append(current)
+        current = node["parentId"]
+    path.reverse()
+    return Walk(path)
+
+
+def best_leaf(index: TreeIndex) -> tuple[str | None, list[str]]:
+    """Return the highest-seq leaf that reaches a root, and its path (or ``None``)."""
+    leaves = [nid for nid in index.nodes if not index.kids(nid)]
+    for nid in sorted(leaves, key=lambda i: (index.nodes[i]["seq"], i), reverse=True):
+        walk = walk_to_root(index, nid)
+        if walk.problem is None:
+            return nid, walk.path
+    return None, []

@@ -1,0 +1,99 @@
+"""Loading a thread for reading, with the integrity repair of seed §3.4.
+
+:func:`load_thread` reads a thread and all its nodes in one read-only transaction and
+walks from the leaf. When the leaf cannot reach a root (missing node, missing
+parent, cycle, parent in another thread), :func:`repair_thread` moves the leaf to the
+highest-seq reachable leaf and appends a ``system_notice`` saying what was repaired,
+in one read-write transaction that re-checks first, so two contexts never repair twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .codec import encode
+from .idb import Database, Transaction
+from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
+from .records import SystemNotice, ThreadMeta, ThreadNode, thread_to_wire
+from .tree import TREE_TABLES, Clock, get_thread, last_seq, load_nodes, new_id, now_ms
+
+__all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread"]
+
+
+@dataclass(slots=True)
+class LoadedThread:
+    """A thread, its indexed nodes, and the root→leaf path of its current leaf."""
+
+    thread: ThreadMeta
+    index: TreeIndex
+    path: list[str]
+    problem: str | None = None
+
+
+async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> LoadedThread:
+    thread = await get_thread(tx, thread_id)
+    index = index_nodes(thread_id, await load_nodes(tx, thread_id))
+    walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
+    return LoadedThread(thread, index, walk.path, walk.problem)
+
+
+async def check_thread(db: Database, thread_id: str) -> dict[str, Any]:
+    """Report integrity problems without changing anything: ``{ok, problems}``."""
+
+    async def body(tx: Transaction) -> dict[str, Any]:
+        loaded = await _read(tx, thread_id)
+        problems = list(loaded.index.problems)
+        if loaded.problem:
+            problems.append(loaded.problem)
+        for node in loaded.index.nodes.values():
+            parent = node["parentId"]
+            if parent is not None and parent not in loaded.index.nodes:
+                other = await tx.table("nodes").get(parent)
+                where = "in another thread" if other is not None else "missing"
+                problems.append(f"node {node['id']!r} has its parent {parent!r} {where}")
+        return {"ok": not problems, "problems": problems}
+
+    return await db.transaction("r", TREE_TABLES, body)
+
+
+async def repair_thread(tx: Transaction, thread_id: str, clock: Clock = now_ms) -> LoadedThread:
+    """Re-check inside a read-write transaction and repair the leaf if it is still broken."""
+    loaded = await _read(tx, thread_id)
+    if loaded.problem is None:
+        return loaded
+    leaf, _ = best_leaf(loaded.index)
+    now = clock()
+    notice = ThreadNode(
+        id=new_id(),
+        thread_id=thread_id,
+        parent_id=leaf,
+        seq=await last_seq(tx, thread_id) + 1,
+        ts=now,
+        type="system_notice",
+        payload=SystemNotice(
+            text=f"The conversation was repaired: {loaded.problem}. "
+            "It continues from the newest intact message.",
+            level="warning",
+            code="integrity_repair",
+        ),
+    )
+    await tx.table("nodes").add(encode(notice))
+    thread = loaded.thread
+    thread.leaf_id, thread.updated_at = notice.id, now
+    await tx.table("threads").put(thread_to_wire(thread))
+    return await _read(tx, thread_id)
+
+
+async def load_thread(
+    db: Database, thread_id: str, leaf_id: str | None = None, clock: Clock = now_ms
+) -> LoadedThread:
+    """Load a thread for reading; repair its leaf first if it cannot reach a root.
+
+    With an explicit ``leaf_id`` nothing is repaired: an unreachable leaf is an error
+    of the caller, reported as the ``problem`` of the result.
+    """
+    loaded = await db.transaction("r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id))
+    if loaded.problem is None or leaf_id is not None:
+        return loaded
+    return await db.transaction("rw", TREE_TABLES, lambda tx: repair_thread(tx, thread_id, clock))

@@ -1,0 +1,189 @@
+"""``PanelotStore``: the Python API over one open ``panelot_v1`` database.
+
+Writes go through the command bus, so the Python API, ``panelot.send`` and the
+console share receipts and rules; reads are plain methods, also reachable by name
+through :meth:`PanelotStore.query` (which is what ``panelot.query`` calls).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .commands import CommandBus
+from .context import session_context, thread_markdown, ui_snapshot
+from .errors import UnknownCommandError
+from .idb import CoreFactory, Database
+from .idb.errors import NotFoundError, ValidationError
+from .loading import check_thread, load_thread
+from .receipts import cleanup_receipts, list_receipts
+from .records import thread_to_wire
+from .schema import DB_NAME, panelot_database
+from .thread_list import list_threads
+from .transfer import export_thread
+from .tree import TREE_TABLES, Clock, get_thread, now_ms, siblings
+
+__all__ = ["PanelotStore"]
+
+QueryFn = Callable[["PanelotStore", dict[str, Any]], Awaitable[Any]]
+
+
+def _str(args: dict[str, Any], name: str, required: bool = True) -> Any:
+    value = args.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(f"{name}: must be a string", field=name)
+    return value
+
+
+class PanelotStore:
+    """The store: commands with receipts for writes, named queries for reads."""
+
+    def __init__(self, db: Database, clock: Clock = now_ms, client_id: str | None = None) -> None:
+        self.db = db
+        self.clock = clock
+        self.bus = CommandBus(db, clock)
+        self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
+
+    @classmethod
+    async def open(
+        cls, factory: CoreFactory, name: str = DB_NAME, clock: Clock = now_ms
+    ) -> PanelotStore:
+        """Open (or create) the database and clean up expired receipts."""
+        db = await panelot_database(name).open(factory)
+        store = cls(db, clock)
+        await cleanup_receipts(db, clock())
+        return store
+
+    # -- writes: commands ------------------------------------------------------------
+
+    async def send(self, command: Any) -> dict[str, Any]:
+        """Run a bus command; return ``{status, response}`` or ``{status, error}``."""
+        return await self.bus.send(command)
+
+    async def command(
+        self, kind: str, payload: dict[str, Any], submission_id: str | None = None
+    ) -> Any:
+        """Run a command as this store's client and return its response (raises on failure)."""
+        return await self.bus.execute(
+            {
+                "type": kind,
+                "clientId": self.client_id,
+                "submissionId": submission_id or uuid.uuid4().hex,
+                "payload": payload,
+            }
+        )
+
+    async def create_thread(self, title: str = "", **meta: Any) -> str:
+        """Create a thread; return its id."""
+        return str((await self.command("thread.create", {"title": title, **meta}))["threadId"])
+
+    async def append(
+        self, thread_id: str, node_type: str, payload: dict[str, Any], **kw: Any
+    ) -> dict[str, Any]:
+        """Append a node (``parentId=`` defaults to the leaf); return ``{nodeId, seq, leafId}``."""
+        body = {"threadId": thread_id, "type": node_type, "payload": payload, **kw}
+        result: dict[str, Any] = await self.command("message.append", body)
+        return result
+
+    # -- reads: queries --------------------------------------------------------------
+
+    async def query(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        """Run a named read query (see :data:`QUERIES`)."""
+        fn = QUERIES.get(name)
+        if fn is None:
+            raise UnknownCommandError(
+                f"unknown query {name!r}; known: {sorted(QUERIES)}", field="name"
+            )
+        if args is not None and not isinstance(args, dict):
+            raise ValidationError("args: must be an object", field="args")
+        return await fn(self, args or {})
+
+    async def context(self, thread_id: str, leaf_id: str | None = None) -> dict[str, Any]:
+        """``build_session_context``: provider-neutral messages, turn context and path."""
+        loaded = await load_thread(self.db, thread_id, leaf_id, self.clock)
+        if loaded.problem:
+            raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
+        return session_context(loaded)
+
+    async def snapshot(self, thread_id: str) -> dict[str, Any]:
+        """The UI snapshot of the current leaf."""
+        return ui_snapshot(await load_thread(self.db, thread_id, None, self.clock))
+
+    async def markdown(self, thread_id: str) -> str:
+        """Markdown export of the visible path."""
+        return thread_markdown(await load_thread(self.db, thread_id, None, self.clock))
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.db.close()
+
+
+async def _q_list(s: PanelotStore, a: dict[str, Any]) -> Any:
+    archived = a.get("archived", False)
+    if archived is not None and not isinstance(archived, bool):
+        raise ValidationError("archived: must be true, false or null", field="archived")
+    return await list_threads(
+        s.db,
+        archived=archived,
+        folder_id=_str(a, "folderId", False),
+        tag=_str(a, "tag", False),
+        limit=a.get("limit"),
+    )
+
+
+async def _q_get(s: PanelotStore, a: dict[str, Any]) -> Any:
+    thread_id = _str(a, "threadId")
+    return thread_to_wire(
+        await s.db.transaction("r", TREE_TABLES, lambda tx: get_thread(tx, thread_id))
+    )
+
+
+async def _q_context(s: PanelotStore, a: dict[str, Any]) -> Any:
+    return await s.context(_str(a, "threadId"), _str(a, "leafId", False))
+
+
+async def _q_snapshot(s: PanelotStore, a: dict[str, Any]) -> Any:
+    return await s.snapshot(_str(a, "threadId"))
+
+
+async def _q_siblings(s: PanelotStore, a: dict[str, Any]) -> Any:
+    node_id = _str(a, "nodeId")
+    return await s.db.transaction("r", TREE_TABLES, lambda tx: siblings(tx, node_id))
+
+
+async def _q_export(s: PanelotStore, a: dict[str, Any]) -> Any:
+    fmt = a.get("format", "json")
+    if fmt == "json":
+        return {"data": await export_thread(s.db, _str(a, "threadId"), s.clock)}
+    if fmt == "markdown":
+        return {"markdown": await s.markdown(_str(a, "threadId"))}
+    raise ValidationError("format: must be 'json' or 'markdown'", field="format")
+
+
+async def _q_check(s: PanelotStore, a: dict[str, Any]) -> Any:
+    return await check_thread(s.db, _str(a, "threadId"))
+
+
+async def _q_describe(s: PanelotStore, a: dict[str, Any]) -> Any:
+    return s.db.describe()
+
+
+async def _q_receipts(s: PanelotStore, a: dict[str, Any]) -> Any:
+    return await list_receipts(s.db, _str(a, "clientId", False), int(a.get("limit", 50)))
+
+
+QUERIES: dict[str, QueryFn] = {
+    "thread.list": _q_list,
+    "thread.get": _q_get,
+    "thread.context": _q_context,
+    "thread.snapshot": _q_snapshot,
+    "thread.siblings": _q_siblings,
+    "thread.export": _q_export,
+    "thread.check": _q_check,
+    "db.describe": _q_describe,
+    "receipts.list": _q_receipts,
+}
+"""Every read query by name, as ``panelot.query`` exposes them."""

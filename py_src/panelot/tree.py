@@ -1,0 +1,270 @@
+"""Tree operations on ``threads`` and ``nodes`` (seed §3), inside a caller's transaction.
+
+Each function takes a running :class:`~panelot.idb.Transaction` over at least
+``threads`` and ``nodes`` so that callers (the store facade, the command bus with its
+receipt) can put several of them, and a receipt, in one atomic unit.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from .codec import encode
+from .idb import MAX_KEY, MIN_KEY, Transaction
+from .idb.errors import NotFoundError, ValidationError
+from .integrity import index_nodes, walk_to_root
+from .records import (
+    AssistantMessage,
+    ThreadMeta,
+    ThreadNode,
+    node_from_wire,
+    payload_from_wire,
+    thread_from_wire,
+    thread_to_wire,
+)
+
+__all__ = [
+    "LEAF",
+    "TREE_TABLES",
+    "Clock",
+    "append_node",
+    "create_thread",
+    "delete_message",
+    "edit_message",
+    "get_node",
+    "get_thread",
+    "last_seq",
+    "load_nodes",
+    "now_ms",
+    "regenerate",
+    "siblings",
+    "switch_branch",
+    "update_thread",
+]
+
+TREE_TABLES = ("threads", "nodes")
+"""The tables every tree operation's transaction must cover."""
+
+LEAF = "\0leaf"
+"""Default ``parent_id`` of :func:`append_node`: the thread's current leaf."""
+
+Clock = Callable[[], int]
+
+
+def now_ms() -> int:
+    """Milliseconds since the epoch: the store's timestamps."""
+    return int(time.time() * 1000)
+
+
+def new_id() -> str:
+    """A new UUID string."""
+    return str(uuid.uuid4())
+
+
+def _text(value: Any, name: str, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValidationError(f"{name}: must be a string of at most {limit} characters", field=name)
+    return value
+
+
+def _tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if not isinstance(tags, list) or len(tags) > 100:
+        raise ValidationError("tags: must be a list of at most 100 strings", field="tags")
+    return [_text(t, f"tags[{i}]", 200) for i, t in enumerate(tags)]
+
+
+async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
+    """Return a thread's metadata; NotFoundError if absent."""
+    raw = await tx.table("threads").get(_text(thread_id, "threadId", 200))
+    if raw is None:
+        raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
+    return thread_from_wire(raw)
+
+
+async def get_node(tx: Transaction, node_id: str, thread_id: str | None = None) -> ThreadNode:
+    """Return a node; NotFoundError if absent or (with ``thread_id``) in another thread."""
+    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
+    if raw is None or (thread_id is not None and raw.get("threadId") != thread_id):
+        raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
+    return node_from_wire(raw)
+
+
+async def last_seq(tx: Transaction, thread_id: str) -> int:
+    """The thread's highest seq (0 when empty), read through ``[threadId+seq]``."""
+    last = await (
+        tx.table("nodes")
+        .where("[threadId+seq]")
+        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
+        .last()
+    )
+    return int(last["seq"]) if last else 0
+
+
+async def load_nodes(tx: Transaction, thread_id: str) -> list[Any]:
+    """Every stored node record of a thread (raw), through the ``threadId`` index."""
+    return await tx.table("nodes").where("threadId").equals(thread_id).to_list()
+
+
+async def create_thread(
+    tx: Transaction,
+    *,
+    title: str = "",
+    folder_id: str | None = None,
+    tags: list[str] | None = None,
+    preset: str | None = None,
+    clock: Clock = now_ms,
+) -> ThreadMeta:
+    """Create an empty thread."""
+    now = clock()
+    thread = ThreadMeta(
+        id=new_id(),
+        title=_text(title, "title", 1000),
+        created_at=now,
+        updated_at=now,
+        leaf_id=None,
+        tags=_tags(tags),
+        folder_id=folder_id,
+        preset=preset,
+    )
+    await tx.table("threads").add(thread_to_wire(thread))
+    return thread
+
+
+async def append_node(
+    tx: Transaction,
+    thread_id: str,
+    node_type: str,
+    payload: Any,
+    parent_id: str | None = LEAF,
+    clock: Clock = now_ms,
+) -> ThreadNode:
+    """Append a node: next seq, parent check, move the leaf, update time and stats."""
+    thread = await get_thread(tx, thread_id)
+    typed = payload_from_wire(node_type, payload)
+    parent = thread.leaf_id if parent_id == LEAF else parent_id
+    if parent is not None:
+        raw_parent = await tx.table("nodes").get(_text(parent, "parentId", 200))
+        if raw_parent is None or raw_parent.get("threadId") != thread_id:
+            raise ValidationError(
+                f"parentId: node {parent!r} does not exist in thread {thread_id!r}",
+                field="parentId",
+            )
+    now = clock()
+    node = ThreadNode(
+        id=new_id(),
+        thread_id=thread_id,
+        parent_id=parent,
+        seq=await last_seq(tx, thread_id) + 1,
+        ts=now,
+        type=node_type,  # type: ignore[arg-type]
+        payload=typed,
+    )
+    await tx.table("nodes").add(encode(node))
+    thread.leaf_id, thread.updated_at = node.id, now
+    if isinstance(typed, AssistantMessage):
+        usage = typed.usage
+        stats = thread.stats
+        stats.turns += 1
+        if usage is not None:
+            stats.total_tokens += usage.input_tokens + usage.output_tokens
+            stats.cost_usd = round(stats.cost_usd + (usage.cost_usd or 0.0), 10)
+    await tx.table("threads").put(thread_to_wire(thread))
+    return node
+
+
+async def edit_message(
+    tx: Transaction, thread_id: str, node_id: str, payload: Any, clock: Clock = now_ms
+) -> ThreadNode:
+    """Edit a user message: a new sibling under its parent, which becomes the leaf."""
+    original = await get_node(tx, node_id, thread_id)
+    if original.type != "user_message":
+        raise ValidationError("nodeId: only user messages can be edited", field="nodeId")
+    return await append_node(tx, thread_id, "user_message", payload, original.parent_id, clock)
+
+
+async def regenerate(
+    tx: Transaction, thread_id: str, user_node_id: str, payload: Any, clock: Clock = now_ms
+) -> ThreadNode:
+    """Write a regenerated answer: a new assistant branch under the user message."""
+    user = await get_node(tx, user_node_id, thread_id)
+    if user.type != "user_message":
+        raise ValidationError("userNodeId: must be a user message", field="userNodeId")
+    return await append_node(tx, thread_id, "assistant_message", payload, user.id, clock)
+
+
+async def _children(tx: Transaction, thread_id: str, parent_id: str | None) -> list[Any]:
+    if parent_id is None:
+        rows = await tx.table("nodes").where("threadId").equals(thread_id).to_list()
+        kids = [r for r in rows if r.get("parentId") is None]
+    else:
+        rows = await tx.table("nodes").where("parentId").equals(parent_id).to_list()
+        kids = [r for r in rows if r.get("threadId") == thread_id]
+    return sorted(kids, key=lambda r: (r.get("seq", 0), r.get("id", "")))
+
+
+async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
+    """The node and its siblings (same parent, same thread), ordered by seq."""
+    node = await get_node(tx, node_id)
+    kids = await _children(tx, node.thread_id, node.parent_id)
+    return [{"id": k["id"], "seq": k["seq"]} for k in kids]
+
+
+async def switch_branch(
+    tx: Transaction, thread_id: str, node_id: str, clock: Clock = now_ms
+) -> str:
+    """Move the leaf to the deepest newest descendant of ``node_id`` (highest seq per level)."""
+    thread = await get_thread(tx, thread_id)
+    current = (await get_node(tx, node_id, thread_id)).id
+    count = await tx.table("nodes").where("threadId").equals(thread_id).count()
+    for _ in range(count):
+        kids = await _children(tx, thread_id, current)
+        if not kids:
+            break
+        current = kids[-1]["id"]
+    await tx.table("threads").put(
+        thread_to_wire(replace(thread, leaf_id=current, updated_at=clock()))
+    )
+    return current
+
+
+async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> None:
+    """Tombstone a node: ``payload.deleted = true``. Nothing is physically deleted."""
+    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
+    if raw is None or raw.get("threadId") != thread_id:
+        raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
+    raw["payload"]["deleted"] = True
+    await tx.table("nodes").put(raw)
+
+
+_PATCHABLE = {"title", "tags", "pinned", "archived", "folderId", "preset", "scopeOrigins"}
+
+
+async def update_thread(
+    tx: Transaction, thread_id: str, patch: Any, clock: Clock = now_ms
+) -> ThreadMeta:
+    """Apply a metadata patch (title, tags, pinned, archived, folderId, preset, scopeOrigins)."""
+    if not isinstance(patch, dict):
+        raise ValidationError("patch: must be an object", field="patch")
+    unknown = sorted(set(patch) - _PATCHABLE)
+    if unknown:
+        raise ValidationError(f"patch.{unknown[0]}: cannot be changed", field=f"patch.{unknown[0]}")
+    current = thread_to_wire(await get_thread(tx, thread_id))
+    merged = thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
+    await tx.table("threads").put(thread_to_wire(merged))
+    return merged
+
+
+async def check_leaf(tx: Transaction, thread: ThreadMeta) -> tuple[bool, list[str]]:
+    """Tell whether the thread's leaf reaches a root; return the problems seen."""
+    index = index_nodes(thread.id, await load_nodes(tx, thread.id))
+    walk = walk_to_root(index, thread.leaf_id)
+    problems = list(index.problems)
+    if walk.problem:
+        problems.append(walk.problem)
+    return walk.problem is None, problems
