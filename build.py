@@ -293,8 +293,12 @@ def build() -> None:
     shared = merge_plans(pyodide_plan(), wheels_plan(own_wheel))
     web = tree_plan(ROOT / "web")
     sync_tree(DIST / "extension", merge_plans(tree_plan(ROOT / "extension"), web, shared))
-    dexie: Plan = {"vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs"}
-    sync_tree(DIST / "web", merge_plans(web, shared, dexie))
+    # Test/benchmark-only vendor modules: never part of dist/extension.
+    vendor: Plan = {
+        "vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs",
+        "vendor/canonicalize.mjs": NODE_MODULES / "canonicalize" / "lib" / "canonicalize.js",
+    }
+    sync_tree(DIST / "web", merge_plans(web, shared, vendor))
 
 
 # --- serve, test, bench, run -------------------------------------------------------------

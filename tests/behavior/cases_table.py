@@ -469,3 +469,25 @@ async def case_table_methods_inside_transaction(ctx: Ctx) -> None:
     out = await db.transaction("rw", ["items", "auto"], body)
     assert out == [1, [2, 3], 1, 3, [None, {"id": 2, "group": "a"}], [1, 2], [2, 3], [2]]
     assert await db.table("items").to_list() == [{"id": 2, "group": "a"}]
+
+
+async def case_dates_are_stored_as_js_dates(ctx: Ctx) -> None:
+    db = await ctx.open({"d": "id, at"})
+    d = db.table("d")
+    micro = datetime(2024, 1, 2, 3, 4, 5, 678_901, tzinfo=UTC)
+    naive = datetime(2024, 1, 2, 3, 4, 5, 678_000)
+    before_1970 = datetime(1969, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
+    await d.put({"id": 1, "at": micro, "naive": naive, "old": before_1970})
+    got = await d.get(1)
+    ms = datetime(2024, 1, 2, 3, 4, 5, 678_000, tzinfo=UTC)
+    # a JS Date holds whole milliseconds in UTC; a naive datetime is taken as UTC
+    assert got["at"] == ms, got["at"]
+    assert got["naive"] == ms and got["naive"].tzinfo is not None, got["naive"]
+    assert got["old"] == datetime(1969, 12, 31, 23, 59, 59, 999_000, tzinfo=UTC), got["old"]
+    # as keys, too: both name the same millisecond
+    assert await d.where("at").equals(ms).primary_keys() == [1]
+    assert await d.where("at").equals(naive).primary_keys() == [1]
+    await d.put({"id": micro, "v": 1})
+    await d.put({"id": ms, "v": 2})
+    assert await d.get(micro) == {"id": ms, "v": 2}
+    assert await d.count() == 2

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import js
 from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 
 from .errors import DataCloneError, PanelotError, error_from_name
-from .keys import Key, KeyRange
+from .keys import Key, KeyRange, js_date
 
 __all__ = ["js_error", "key_range_to_js", "key_to_js", "value_from_js", "values_to_js"]
 
@@ -46,9 +46,13 @@ def js_error(err: Any, fallback: str = "UnknownError") -> PanelotError:
     return error_from_name(name, message)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def _date_to_js(value: datetime) -> Any:
-    ts = value.timestamp() if value.tzinfo else value.replace(tzinfo=UTC).timestamp()
-    return _Date.new(ts * 1000)
+    # Whole milliseconds, computed exactly: a float timestamp * 1000 can land just below.
+    return _Date.new((js_date(value) - _EPOCH) // _MS)
 
 
 def key_to_js(key: Key) -> Any:
@@ -142,7 +146,7 @@ def _fix(value: Any) -> Any:
         tag = str(_Object.prototype.toString.call(value))
         if tag == "[object Date]":
             ms = value.getTime()
-            return None if math.isnan(ms) else datetime.fromtimestamp(ms / 1000, UTC)
+            return None if math.isnan(ms) else _EPOCH + int(ms) * _MS
         if tag == "[object ArrayBuffer]":
             return bytes(_Uint8Array.new(value).to_py())
         if tag == "[object Map]":

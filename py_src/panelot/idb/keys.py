@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cmp_to_key
 from typing import Any, TypeAlias
 
@@ -28,6 +28,7 @@ __all__ = [
     "evaluate_key_path",
     "index_keys",
     "is_valid_key",
+    "js_date",
     "key_sort_key",
     "validate_key",
 ]
@@ -85,7 +86,9 @@ def _validate(value: Any, field: str, seen: set[int]) -> Key:
         if math.isnan(value):
             raise DataError(f"{field}: NaN is not a valid key", field=field)
         return value
-    if isinstance(value, str | datetime):
+    if isinstance(value, datetime):
+        return js_date(value)
+    if isinstance(value, str):
         return value
     if isinstance(value, bytes):
         return value
@@ -101,6 +104,12 @@ def _validate(value: Any, field: str, seen: set[int]) -> Key:
     raise DataError(
         f"{field}: a value of type {type(value).__name__} is not a valid key", field=field
     )
+
+
+def js_date(value: datetime) -> datetime:
+    """Return ``value`` as a JS ``Date`` holds it: UTC, whole milliseconds (naive means UTC)."""
+    utc = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).astimezone(UTC)
+    return utc.replace(microsecond=utc.microsecond // 1000 * 1000)
 
 
 def is_valid_key(value: Any) -> bool:

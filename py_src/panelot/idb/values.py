@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from .errors import DataCloneError, DataError
-from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, validate_key
+from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
 from .schema import TableSpec
 
 __all__ = ["EXTRA_STORABLE", "clone_value", "resolve_primary_key", "set_key_path"]
@@ -64,7 +64,7 @@ def _clone(value: Any, field: str, depth: int) -> Any:
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     if isinstance(value, datetime):
-        return value
+        return js_date(value)
     if any(isinstance(value, t) for t in EXTRA_STORABLE):
         return value
     raise DataCloneError(

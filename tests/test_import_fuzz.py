@@ -1,0 +1,146 @@
+"""Fuzzing ``thread.import``: the boundary where untrusted data enters.
+
+Mutations of a valid export (and arbitrary JSON) must end in either a clean import
+that passes the integrity check, or a failed envelope with one of the project's
+errors and a message; on failure nothing is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from panelot.idb import MemoryFactory
+from panelot.store import PanelotStore
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**60), 2**60)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+KNOWN_ERRORS = {"ImportError", "ValidationError"}
+
+
+async def _base() -> tuple[PanelotStore, dict[str, Any]]:
+    store = await PanelotStore.open(MemoryFactory())
+    tid = await store.create_thread("fuzz")
+    u = await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
+    await store.append(
+        tid,
+        "assistant_message",
+        {
+            "content": [{"type": "text", "text": "a"}],
+            "model": "m",
+            "connectionId": "c",
+            "usage": {"inputTokens": 1, "outputTokens": 2},
+        },
+    )
+    await store.append(
+        tid, "tool_call", {"itemId": "i", "toolName": "t", "params": {"x": [1]}, "level": "L1"}
+    )
+    await store.command(
+        "message.edit",
+        {
+            "threadId": tid,
+            "nodeId": u["nodeId"],
+            "payload": {"content": [{"type": "text", "text": "q2"}]},
+        },
+    )
+    data = (await store.query("thread.export", {"threadId": tid}))["data"]
+    return store, data
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _set(root: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    target = root
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return root
+
+
+async def _attempt(data: Any) -> None:
+    store, _ = await _base()
+    nodes_before = await store.db.table("nodes").count()
+    threads_before = await store.db.table("threads").count()
+    out = await store.send(
+        {
+            "type": "thread.import",
+            "clientId": "fuzz",
+            "submissionId": "s",
+            "payload": {"data": data},
+        }
+    )
+    if out["status"] == "completed":
+        report = await store.query("thread.check", {"threadId": out["response"]["threadId"]})
+        assert report["ok"], report
+        return
+    assert out["error"]["name"] in KNOWN_ERRORS, out["error"]
+    assert out["error"]["message"]
+    assert await store.db.table("nodes").count() == nodes_before
+    assert await store.db.table("threads").count() == threads_before
+
+
+def _run(coro: Any) -> Any:
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+BASE = _run(_base())[1]
+PATHS = _paths(BASE)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(PATHS), json_values), min_size=1, max_size=3))
+def test_mutated_exports_fail_cleanly_or_import_soundly(
+    mutations: list[tuple[tuple[Any, ...], Any]],
+) -> None:
+    data = copy.deepcopy(BASE)
+    for path, new in mutations:
+        try:
+            data = _set(data, path, new)
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier mutation removed this path
+    _run(_attempt(data))
+
+
+@settings(max_examples=100, deadline=None)
+@given(json_values)
+def test_arbitrary_json_fails_cleanly(data: Any) -> None:
+    _run(_attempt(data))
+
+
+def test_oversized_imports_are_refused() -> None:
+    data = copy.deepcopy(BASE)
+    big = copy.deepcopy(data["nodes"][0])
+    data["nodes"] = [dict(big, id=f"n{i}", seq=i + 1, parentId=None) for i in range(20_001)]
+    _run(_attempt(data))
+    deep: Any = "x"
+    for _ in range(100):
+        deep = {"d": deep}
+    data = copy.deepcopy(BASE)
+    data["nodes"][2]["payload"]["params"] = deep
+    _run(_attempt(data))
