@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UnknownCommandError
+from .executions import ExecutionRegistry
 from .idb import Database, Transaction
 from .idb.errors import PanelotError, ValidationError
 from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
+from .thread_delete import CASCADE_TABLES, cascade_delete, check_admission, stop_thread, unmark
 from .transfer import import_thread
 from .tree import (
     LEAF,
@@ -37,14 +39,24 @@ from .tree import (
 __all__ = ["COMMANDS", "CommandBus", "Handler"]
 
 Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
+Prepare = Callable[["CommandBus", dict[str, Any]], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
 class Handler:
-    """One command type: the tables its transaction needs and what it does."""
+    """One command type: the tables its transaction needs and what it does.
+
+    ``prepare``, when given, runs first, outside the receipt's transaction (for steps
+    that must finish before it, like stopping a thread's executions), and
+    ``undo_prepare`` reverses it if the main transaction then fails; ``status`` is the
+    status its receipt records.
+    """
 
     tables: tuple[str, ...]
     run: Run
+    prepare: Prepare | None = None
+    status: str = "completed"
+    undo_prepare: Prepare | None = None
 
 
 def arg(
@@ -125,6 +137,18 @@ async def _import(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
     return await import_thread(tx, arg(p, "data", dict), clock)
 
 
+async def _delete_prepare(bus: CommandBus, p: dict[str, Any]) -> None:
+    await stop_thread(bus.db, bus.executions, arg(p, "threadId", str), bus.clock())
+
+
+async def _delete_undo(bus: CommandBus, p: dict[str, Any]) -> None:
+    await unmark(bus.db, arg(p, "threadId", str), bus.clock())
+
+
+async def _delete_thread(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    return await cascade_delete(tx, arg(p, "threadId", str))
+
+
 COMMANDS: dict[str, Handler] = {
     "thread.create": Handler(("threads",), _thread_create),
     "thread.update": Handler(("threads",), _thread_update),
@@ -134,6 +158,9 @@ COMMANDS: dict[str, Handler] = {
     "message.delete": Handler(TREE_TABLES, _delete),
     "branch.switch": Handler(TREE_TABLES, _switch),
     "thread.import": Handler(TREE_TABLES, _import),
+    "thread.delete": Handler(
+        CASCADE_TABLES, _delete_thread, _delete_prepare, "acknowledged", _delete_undo
+    ),
 }
 """Every command type and its handler."""
 
@@ -160,9 +187,12 @@ def _envelope(command: Any) -> tuple[dict[str, Any], Handler]:
 class CommandBus:
     """Runs commands against a database, each with its receipt, in one transaction."""
 
-    def __init__(self, db: Database, clock: Clock = now_ms) -> None:
+    def __init__(
+        self, db: Database, clock: Clock = now_ms, executions: ExecutionRegistry | None = None
+    ) -> None:
         self.db = db
         self.clock = clock
+        self.executions = executions or ExecutionRegistry()
 
     async def send(self, command: Any) -> dict[str, Any]:
         """Run a command; return its terminal response envelope (never raises domain errors)."""
@@ -175,13 +205,34 @@ class CommandBus:
         """Run a command and return its response; raise the domain error on failure."""
         cmd, handler = _envelope(command)
         fp = fingerprint(cmd)
+        payload = cmd.get("payload", {})
+        thread_id = payload.get("threadId")
+        guard = isinstance(thread_id, str) and "threads" in handler.tables and not handler.prepare
 
         async def body(tx: Transaction) -> Any:
             receipt = await find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)
             if receipt is not None:
                 return receipt["response"]
-            response = await handler.run(tx, cmd.get("payload", {}), self.clock)
-            await write_receipt(tx, cmd, fp, response, self.clock())
+            if guard:
+                check_admission(await tx.table("threads").get(thread_id))
+            response = await handler.run(tx, payload, self.clock)
+            await write_receipt(tx, cmd, fp, response, self.clock(), handler.status)
             return response
 
-        return await self.db.transaction("rw", ("commandReceipts", *handler.tables), body)
+        tables = ("commandReceipts", *handler.tables)
+        if handler.prepare is None:
+            return await self.db.transaction("rw", tables, body)
+        replay = await self.db.transaction(
+            "r",
+            ["commandReceipts"],
+            lambda tx: find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp),
+        )
+        if replay is not None:
+            return replay["response"]
+        await handler.prepare(self, payload)
+        try:
+            return await self.db.transaction("rw", tables, body)
+        except PanelotError:
+            if handler.undo_prepare is not None:
+                await handler.undo_prepare(self, payload)
+            raise

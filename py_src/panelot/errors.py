@@ -5,9 +5,19 @@ from __future__ import annotations
 from .idb.errors import PanelotError, ValidationError
 
 __all__ = [
+    "AlreadyResolvedError",
+    "AssetIntegrityError",
+    "BindingDriftError",
     "ConflictError",
     "ImportError_",
+    "MissingSnapshotError",
     "PanelotError",
+    "ReadOnlyAssetError",
+    "SnapshotError",
+    "SnapshotIntegrityError",
+    "SnapshotTooLargeError",
+    "SnapshotVersionError",
+    "TransitionError",
     "UnknownCommandError",
     "ValidationError",
 ]
@@ -17,6 +27,12 @@ class ConflictError(PanelotError):
     """A submission id was reused for a different request (its fingerprint differs)."""
 
     name = "ConflictError"
+
+
+class AdmissionError(PanelotError):
+    """The thread is being deleted and accepts no new commands."""
+
+    name = "AdmissionError"
 
 
 class UnknownCommandError(PanelotError):
@@ -37,3 +53,63 @@ class ImportError_(ValidationError):  # noqa: N801 - avoids shadowing the builti
         field = problems[0].split(":", 1)[0] if problems else None
         super().__init__(f"import refused: {shown}", field=field)
         self.problems = problems
+
+
+class TransitionError(PanelotError):
+    """A run was asked to move to a state its current state does not allow (see ``runs``)."""
+
+    name = "TransitionError"
+
+
+class AlreadyResolvedError(PanelotError):
+    """An approval or interaction was claimed after it had already been resolved."""
+
+    name = "AlreadyResolvedError"
+
+
+class SnapshotError(PanelotError):
+    """Base class of the reasons a run's RunEnvironmentSnapshot is refused on recovery."""
+
+    name = "SnapshotError"
+
+
+class MissingSnapshotError(SnapshotError):
+    """The run has no RunEnvironmentSnapshot (a run started before snapshots existed)."""
+
+    name = "MissingSnapshotError"
+
+
+class SnapshotVersionError(SnapshotError):
+    """The snapshot's format version is not one this store understands."""
+
+    name = "SnapshotVersionError"
+
+
+class SnapshotIntegrityError(SnapshotError):
+    """The snapshot's SHA-256 digest does not match its content, or its shape is invalid."""
+
+    name = "SnapshotIntegrityError"
+
+
+class SnapshotTooLargeError(SnapshotError):
+    """The snapshot exceeds MAX_SNAPSHOT_BYTES or MAX_SNAPSHOT_DEPTH."""
+
+    name = "SnapshotTooLargeError"
+
+
+class BindingDriftError(SnapshotError):
+    """The current connection transport or execution bindings differ from the snapshot's."""
+
+    name = "BindingDriftError"
+
+
+class ReadOnlyAssetError(PanelotError):
+    """A plugin asset already exists at that path; assets are replaced only by reinstalling."""
+
+    name = "ReadOnlyAssetError"
+
+
+class AssetIntegrityError(PanelotError):
+    """A stored plugin asset's bytes no longer match its recorded SHA-256 (or size)."""
+
+    name = "AssetIntegrityError"

@@ -262,6 +262,8 @@ class ThreadMeta:
     parent_thread_id: str | None = None
     stats: ThreadStats = field(default_factory=ThreadStats)
     scope_origins: list[str] = field(default_factory=list)
+    deleting: bool | None = None
+    """Extension field: set while ``thread.delete`` runs; such a thread refuses commands."""
 
 
 def payload_from_wire(node_type: str, data: Any, path: str = "payload") -> Payload:

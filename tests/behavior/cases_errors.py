@@ -82,7 +82,7 @@ async def case_raised_errors_carry_names_and_json(ctx: Ctx) -> None:
     assert out["name"] == "BulkError"
     assert sorted(out["failures"]) == ["0", "2", "3"], out
     assert {f["name"] for f in out["failures"].values()} == {"ConstraintError"}
-    assert await t.get(3) == {"id": 3}
+    assert await t.get(3) is None  # all-or-nothing: the good item was rolled back too
     err = await raises(ConstraintError, t.add({"id": 1}))
     assert err.to_json()["name"] == "ConstraintError"  # type: ignore[attr-defined]
     err = await raises(DataError, t.put({"id": None}))

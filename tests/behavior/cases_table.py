@@ -98,12 +98,13 @@ async def case_bulk_error_failures_by_position(ctx: Ctx) -> None:
     assert sorted(err.failures) == [1, 3, 5]
     assert all(isinstance(f, ConstraintError) for f in err.failures.values())
     assert "3 of 6" in err.message
-    # outside a transaction, as in Dexie, the items that succeeded are committed
-    assert await items.to_collection().primary_keys() == [0, 1, 2, 3]
-    # bulk_put fails only on unique indexes
+    # outside a transaction the call is all-or-nothing: nothing of it was committed
+    assert await items.to_collection().primary_keys() == [1]
+    # bulk_put fails only on unique indexes, and likewise writes nothing then
+    await items.put({"id": 3, "email": "e"})
     err = await raises(BulkError, items.bulk_put([{"id": 10, "email": "e"}, {"id": 11}]))
     assert list(err.failures) == [0]  # type: ignore[attr-defined]
-    assert await items.get(11) == {"id": 11}
+    assert await items.get(11) is None
     assert await items.get(10) is None
 
 

@@ -96,14 +96,11 @@ class Table:
     ) -> list[Key]:
         req = self._prepare(values, keys)
         req.kind = "add" if op in ("add", "bulk_add") else "put"
-        if self.tx is None:
-            # As in Dexie, a bulk call outside a transaction keeps the items that succeeded:
-            # its own transaction commits, and the BulkError is raised afterwards.
-            result: MutateResult = await self.run("rw", lambda t: req)
-            return _keys_or_raise(op, result, len(values))
 
         async def body(t: Table) -> list[Key]:
-            # Raised inside the transaction, so an uncaught failure aborts all of it.
+            # Raised inside the transaction, so an uncaught failure aborts all of it: a bulk
+            # call outside a transaction is all-or-nothing too (stricter than Dexie, which
+            # commits the items that succeeded). Catch BulkError in a body to keep them.
             return _keys_or_raise(op, await req, len(values))
 
         return await self.run("rw", body)

@@ -1,0 +1,99 @@
+"""``thread.delete`` (seed §3.3): stop admission, stop executions, then one cascade.
+
+1. One transaction marks the thread ``deleting`` (from then on every command for it
+   is refused with :class:`AdmissionError`, in every context) and cancels its active
+   or recovered runs.
+2. Executions registered in this context are asked to stop and awaited.
+3. One transaction deletes the thread's nodes, attachments, runs, approvals,
+   interactions and ThreadMeta, and writes the command's receipt as ``acknowledged``.
+   The receipt stays, so a replay after a lost acknowledgement returns the same answer.
+
+If step 3 fails, IndexedDB rolls it back whole and the mark of step 1 is lifted again:
+nothing of the thread is lost. Runs cancelled in step 1 stay cancelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import AdmissionError
+from .executions import ExecutionRegistry
+from .faults import FAULTS
+from .idb import Database, Transaction
+from .idb.errors import NotFoundError
+
+__all__ = ["ACTIVE_RUN_STATES", "CASCADE_TABLES", "DELETE_BATCH", "cascade_delete", "stop_thread"]
+
+CASCADE_TABLES = ("threads", "nodes", "attachments", "runs", "approvals", "interactions")
+"""Every table holding records of a thread."""
+
+ACTIVE_RUN_STATES = (
+    "queued",
+    "preparing",
+    "running",
+    "awaiting_approval",
+    "awaiting_interaction",
+)
+"""Run states that are not terminal (active, or recovered after a restart)."""
+
+DELETE_BATCH = 500
+"""Node deletions issued per batch inside the cascade (a fault point between batches)."""
+
+
+async def _mark(tx: Transaction, thread_id: str, deleting: bool, now: int) -> int:
+    thread = await tx.table("threads").get(thread_id)
+    if thread is None:
+        raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
+    if deleting:
+        thread["deleting"] = True
+    else:
+        thread.pop("deleting", None)
+    await tx.table("threads").put(thread)
+    if not deleting:
+        return 0
+    runs = tx.table("runs")
+    cancelled = 0
+    for state in ACTIVE_RUN_STATES:
+        active = runs.where("[threadId+state]").equals([thread_id, state])
+        cancelled += await active.modify({"state": "cancelled", "updatedAt": now})
+    return cancelled
+
+
+async def stop_thread(db: Database, executions: ExecutionRegistry, thread_id: str, now: int) -> int:
+    """Steps 1 and 2: refuse new commands, cancel runs, wait for executions; return runs cancelled."""
+    cancelled = await db.transaction(
+        "rw", ["threads", "runs"], lambda tx: _mark(tx, thread_id, True, now)
+    )
+    executions.cancel(thread_id)
+    await executions.wait_idle(thread_id)
+    return cancelled
+
+
+async def unmark(db: Database, thread_id: str, now: int) -> None:
+    """Lift the ``deleting`` mark after a failed cascade."""
+    await db.transaction("rw", ["threads", "runs"], lambda tx: _mark(tx, thread_id, False, now))
+
+
+async def cascade_delete(tx: Transaction, thread_id: str) -> dict[str, Any]:
+    """Step 3, inside the receipt's transaction: delete everything of the thread."""
+    if await tx.table("threads").get(thread_id) is None:
+        raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
+    counts: dict[str, int] = {}
+    keys = await tx.table("nodes").where("threadId").equals(thread_id).primary_keys()
+    for start in range(0, len(keys), DELETE_BATCH):
+        FAULTS.hit("thread.delete.batch")
+        await tx.table("nodes").bulk_delete(keys[start : start + DELETE_BATCH])
+    counts["nodes"] = len(keys)
+    for table in ("attachments", "runs", "approvals", "interactions"):
+        counts[table] = await tx.table(table).where("threadId").equals(thread_id).delete()
+    await tx.table("threads").delete(thread_id)
+    return {"threadId": thread_id, "deleted": counts}
+
+
+def check_admission(thread: Any) -> None:
+    """Refuse a command for a thread that is being deleted."""
+    if isinstance(thread, dict) and thread.get("deleting"):
+        raise AdmissionError(
+            f"thread {thread.get('id')!r} is being deleted; it accepts no new commands",
+            field="threadId",
+        )
