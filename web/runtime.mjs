@@ -1,6 +1,7 @@
 // Boots Pyodide, installs the bundled wheels and opens the Panelot store.
 // Shared by the extension pages and the plain-page harness (dist/web).
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import * as panelotJs from "./panelot_js.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
@@ -88,6 +89,7 @@ export function bootRuntime({
 
     enter("database");
     await timed("database_ms", async () => {
+      panelot.py.registerJsModule("panelot_js", panelotJs);
       rt = panelot.py.pyimport("panelot.runtime");
       await rt.start(dbName);
     });

@@ -60,7 +60,7 @@ async def _mark(tx: Transaction, thread_id: str, deleting: bool, now: int) -> in
 
 
 async def stop_thread(db: Database, executions: ExecutionRegistry, thread_id: str, now: int) -> int:
-    """Steps 1 and 2: refuse new commands, cancel runs, wait for executions; return runs cancelled."""
+    """Steps 1 and 2: refuse new commands, cancel runs, await executions; count cancelled runs."""
     cancelled = await db.transaction(
         "rw", ["threads", "runs"], lambda tx: _mark(tx, thread_id, True, now)
     )

@@ -24,7 +24,14 @@ from typing import Any, TypeVar
 import js
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull, to_js
 
-from .browser_convert import js_error, key_range_to_js, key_to_js, value_from_js, values_to_js
+from .browser_convert import (
+    js_error,
+    key_range_to_js,
+    key_to_js,
+    records_from_js,
+    value_from_js,
+    values_to_js,
+)
 from .browser_open import describe_native, open_native, request_to_future
 from .core import Batch, Count, GetMany, Mode, Mutate, MutateResult, Query, Request, describe_tables
 from .driver import Stepper
@@ -88,6 +95,8 @@ class _Tx:
     """State of one running native transaction."""
 
     native: Any
+    tx_id: int = 0
+    stores: dict[str, Any] = field(default_factory=dict)
     stepper: Stepper | None = None
     future: asyncio.Future[Any] | None = None
     op: _Op | None = None
@@ -146,7 +155,7 @@ class BrowserCore:
             body.close()
             raise js_error(exc) from None
         tx_id = self._next_id = self._next_id + 1
-        tx = _Tx(native, future=asyncio.get_event_loop().create_future())
+        tx = _Tx(native, tx_id, future=asyncio.get_event_loop().create_future())
         setattr(native, _TX_ID, tx_id)
         native.oncomplete = self._on_complete
         native.onabort = self._on_abort
@@ -165,11 +174,11 @@ class BrowserCore:
         tx.op = op
         try:
             calls, listen_all = self._plan(tx, req)
-        except PanelotError as exc:
-            self._resume(tx, None, exc)
-            return
         except JsException as exc:
             self._resume(tx, None, js_error(exc))
+            return
+        except Exception as exc:  # a PanelotError, or a bug: the body gets it either way
+            self._resume(tx, None, exc)
             return
         self._launch(tx, op, calls, listen_all)
 
@@ -178,10 +187,10 @@ class BrowserCore:
         if isinstance(req, Batch):
             return [self._native_call(tx, sub) for sub in req.requests], True
         if isinstance(req, GetMany):
-            store = tx.native.objectStore(req.table)
+            store = self._store(tx, req.table)
             return [(store.get, (key_to_js(k),)) for k in req.keys], True
         if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
-            store = tx.native.objectStore(req.table)
+            store = self._store(tx, req.table)
             if req.kind == "delete":
                 return [(store.delete, (key_to_js(k),)) for k in req.keys or []], False
             values = req.values or []
@@ -197,19 +206,26 @@ class BrowserCore:
 
     def _native_call(self, tx: _Tx, req: Request) -> tuple[Any, tuple[Any, ...]]:
         if isinstance(req, GetMany) and len(req.keys) == 1:
-            return tx.native.objectStore(req.table).get, (key_to_js(req.keys[0]),)
+            return self._store(tx, req.table).get, (key_to_js(req.keys[0]),)
         if isinstance(req, Query):
             return self._query_call(tx, req)
         if isinstance(req, Count):
             return self._source(tx, req.table, req.index).count, (key_range_to_js(req.range),)
         if isinstance(req, Mutate) and req.kind == "deleteRange":
             rng = req.range or KeyRange()
-            store = tx.native.objectStore(req.table)
+            store = self._store(tx, req.table)
             return (store.clear, ()) if rng.is_all else (store.delete, (key_range_to_js(rng),))
         raise DataError(f"{type(req).__name__} cannot be part of a batch")
 
+    def _store(self, tx: _Tx, table: str) -> Any:
+        """The native object store of ``table`` in ``tx``, fetched once per transaction."""
+        store = tx.stores.get(table)
+        if store is None:
+            store = tx.stores[table] = tx.native.objectStore(table)
+        return store
+
     def _source(self, tx: _Tx, table: str, index: str | None) -> Any:
-        store = tx.native.objectStore(table)
+        store = self._store(tx, table)
         return store if index is None else store.index(index)
 
     def _query_call(self, tx: _Tx, req: Query) -> tuple[Any, tuple[Any, ...]]:
@@ -239,7 +255,8 @@ class BrowserCore:
             except JsException as exc:  # a synchronous failure concerns that item only
                 op.failures[pos] = js_error(exc)
                 continue
-            setattr(native, _POS, pos)
+            if len(calls) > 1:
+                setattr(native, _POS, pos)
             native.onerror = self._on_error
             if listen_all:
                 native.onsuccess = self._on_success
@@ -254,12 +271,23 @@ class BrowserCore:
     # -- request events -----------------------------------------------------------------
 
     def _op_of(self, native: Any) -> tuple[_Tx, _Op, int] | None:
-        tx = self._txs.get(getattr(native.transaction, _TX_ID, -1))
+        # Each JS property read costs a crossing; skip the ones the state makes needless.
+        if len(self._txs) == 1:
+            tx: _Tx | None = next(iter(self._txs.values()))
+        else:
+            tx = self._txs.get(getattr(native.transaction, _TX_ID, -1))
         if tx is None or tx.op is None:
             return None
-        return tx, tx.op, int(getattr(native, _POS))
+        pos = 0 if len(tx.op.results) == 1 else int(getattr(native, _POS))
+        return tx, tx.op, pos
 
     def _success(self, event: Any) -> None:
+        try:
+            self._on_request_success(event)
+        except Exception as exc:  # never let an error escape into the IndexedDB event loop
+            self._fail_from_callback(event, exc)
+
+    def _on_request_success(self, event: Any) -> None:
         found = self._op_of(event.target)
         if found is None:
             return
@@ -273,6 +301,21 @@ class BrowserCore:
     def _error(self, event: Any) -> None:
         event.preventDefault()  # keep the transaction alive; the body decides what follows
         event.stopPropagation()
+        try:
+            self._on_request_error(event)
+        except Exception as exc:  # never let an error escape into the IndexedDB event loop
+            self._fail_from_callback(event, exc)
+
+    def _fail_from_callback(self, event: Any, exc: Exception) -> None:
+        """An internal error while handling a request: end its transaction with that error."""
+        tx = self._txs.get(getattr(event.target.transaction, _TX_ID, -1))
+        if tx is None:
+            return
+        if tx.stepper is not None:
+            tx.stepper.done = True
+        self._finish(tx, None, exc)
+
+    def _on_request_error(self, event: Any) -> None:
         found = self._op_of(event.target)
         if found is None:
             return
@@ -332,21 +375,7 @@ class BrowserCore:
 
     def _convert_query(self, req: Query, result: Any) -> list[Any]:
         if req.want == "records" or req.reverse:
-            rows: list[Any] = []
-            for rec in result:
-                if req.want == "values":
-                    rows.append(value_from_js(rec.value))
-                elif req.want == "primaryKeys":
-                    rows.append(value_from_js(rec.primaryKey))
-                else:
-                    rows.append(
-                        (
-                            value_from_js(rec.key),
-                            value_from_js(rec.primaryKey),
-                            value_from_js(rec.value),
-                        )
-                    )
-            return rows
+            return records_from_js(result, req.want)
         out = value_from_js(result)
         return out if isinstance(out, list) else []
 
@@ -385,7 +414,7 @@ class BrowserCore:
         self._settle_tx(tx, error or AbortError("the transaction was aborted"))
 
     def _settle_tx(self, tx: _Tx, error: BaseException | None) -> None:
-        self._txs.pop(getattr(tx.native, _TX_ID, -1), None)
+        self._txs.pop(tx.tx_id, None)
         tx.native.oncomplete = tx.native.onabort = None
         if tx.stepper is not None and not tx.stepper.done:
             # The browser ended the transaction under a waiting body: stop the body.

@@ -22,7 +22,14 @@ from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 from .errors import DataCloneError, PanelotError, error_from_name
 from .keys import Key, KeyRange, js_date
 
-__all__ = ["js_error", "key_range_to_js", "key_to_js", "value_from_js", "values_to_js"]
+__all__ = [
+    "js_error",
+    "key_range_to_js",
+    "key_to_js",
+    "records_from_js",
+    "value_from_js",
+    "values_to_js",
+]
 
 _JSON = js.JSON
 _Object = js.Object
@@ -155,13 +162,54 @@ def _fix(value: Any) -> Any:
     return value
 
 
+def _load_encoder() -> Any:
+    try:
+        import panelot_js  # registered by web/runtime.mjs; absent on other pages
+
+        return panelot_js
+    except ImportError:
+        return None
+
+
+_ENCODER = _load_encoder()
+
+
 def value_from_js(value: Any) -> Any:
-    """Convert a JS value read from IndexedDB to plain Python data."""
+    """Convert a JS value read from IndexedDB to plain Python data.
+
+    Plain JSON data takes the fast path (one native ``JSON.stringify``, one
+    ``json.loads``); anything else goes through ``to_py()`` and a fix-up walk.
+    """
     if value is None or value is jsnull:
         return None
-    if isinstance(value, JsProxy):
-        try:
-            value = value.to_py()
-        except JsException as exc:  # pragma: no cover - defensive
-            raise js_error(exc) from None
-    return _fix(value)
+    if not isinstance(value, JsProxy):
+        return value  # numbers, strings and booleans arrive converted
+    if _ENCODER is not None:
+        text = _ENCODER.encodeValue(value)
+        if isinstance(text, str):  # JS null (not plain JSON) arrives as jsnull
+            return json.loads(text)
+    try:
+        converted = value.to_py()
+    except JsException as exc:  # pragma: no cover - defensive
+        raise js_error(exc) from None
+    return _fix(converted)
+
+
+def records_from_js(records: Any, want: str) -> list[Any]:
+    """Convert the IDBRecords of ``getAllRecords()`` to values, primary keys or triples."""
+    if _ENCODER is not None:
+        text = _ENCODER.encodeRecords(records, want)
+        if isinstance(text, str):
+            rows: list[Any] = json.loads(text)
+            return rows if want != "records" else [tuple(r) for r in rows]
+    out: list[Any] = []
+    for rec in records:
+        if want == "values":
+            out.append(value_from_js(rec.value))
+        elif want == "primaryKeys":
+            out.append(value_from_js(rec.primaryKey))
+        else:
+            out.append(
+                (value_from_js(rec.key), value_from_js(rec.primaryKey), value_from_js(rec.value))
+            )
+    return out

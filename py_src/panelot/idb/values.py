@@ -25,51 +25,84 @@ EXTRA_STORABLE: list[type] = []
 _MAX_DEPTH = 200
 
 
+class _Refused(Exception):
+    """Internal: why a value cannot be stored, with its path built on the way out."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path: list[str] = []
+
+
 def clone_value(value: Any, field: str = "value") -> Any:
     """Return a deep copy of ``value`` as plain data, or raise :class:`DataCloneError`.
 
-    Tuples become lists and bytearray/memoryview become ``bytes``. ``field`` names the
-    path of the offending part in the error message.
+    Tuples become lists, bytearray/memoryview become ``bytes`` and datetimes are
+    normalized to UTC milliseconds. ``field`` names the path of the offending part in
+    the error message; the path is only built when something is refused.
     """
-    return _clone(value, field, 0)
+    try:
+        return _clone(value, 0)
+    except _Refused as refused:
+        path = field + "".join(reversed(refused.path))
+        raise DataCloneError(f"{path}: {refused.message}", field=path) from None
 
 
-def _clone(value: Any, field: str, depth: int) -> Any:
-    if value is None or isinstance(value, bool | str):
-        return value
-    if isinstance(value, int):
-        if abs(value) > MAX_SAFE_INTEGER:
-            raise DataCloneError(
-                f"{field}: {value} is beyond JS's safe integer range and would lose precision",
-                field=field,
-            )
-        return value
-    if isinstance(value, float):
+_PLAIN_LEAVES = frozenset({str, bool, float, type(None)})
+
+
+def _clone(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind in _PLAIN_LEAVES:
         return value  # NaN and infinities are storable values (not keys)
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _Refused(f"{value} is beyond JS's safe integer range and would lose precision")
     if depth > _MAX_DEPTH:
-        raise DataCloneError(f"{field}: value nested deeper than {_MAX_DEPTH} levels", field=field)
-    if isinstance(value, dict):
+        raise _Refused(f"value nested deeper than {_MAX_DEPTH} levels")
+    if kind is dict:
         out: dict[str, Any] = {}
         for k, v in value.items():
-            if not isinstance(k, str):
-                raise DataCloneError(
-                    f"{field}: object keys must be strings, got {type(k).__name__}", field=field
-                )
-            out[k] = _clone(v, f"{field}.{k}", depth + 1)
+            if type(k) is not str:
+                raise _Refused(f"object keys must be strings, got {type(k).__name__}")
+            try:
+                out[k] = v if type(v) in _PLAIN_LEAVES else _clone(v, depth + 1)
+            except _Refused as refused:
+                refused.path.append(f".{k}")
+                raise
         return out
-    if isinstance(value, list | tuple):
-        return [_clone(v, f"{field}[{i}]", depth + 1) for i, v in enumerate(value)]
-    if isinstance(value, bytes):
+    if kind is list or kind is tuple:
+        items = []
+        for i, v in enumerate(value):
+            try:
+                items.append(v if type(v) in _PLAIN_LEAVES else _clone(v, depth + 1))
+            except _Refused as refused:
+                refused.path.append(f"[{i}]")
+                raise
+        return items
+    return _clone_other(value, depth)
+
+
+def _clone_other(value: Any, depth: int) -> Any:
+    """Subclasses of plain types, binary data, dates and registered handles."""
+    if isinstance(value, bool | str | float) or value is None:
         return value
+    if isinstance(value, int):
+        return _clone(int(value), depth)
+    if isinstance(value, dict):
+        return _clone(dict(value), depth)
+    if isinstance(value, list | tuple):
+        return _clone(list(value), depth)
+    if isinstance(value, bytes):
+        return bytes(value)
     if isinstance(value, bytearray | memoryview):
         return bytes(value)
     if isinstance(value, datetime):
         return js_date(value)
     if any(isinstance(value, t) for t in EXTRA_STORABLE):
         return value
-    raise DataCloneError(
-        f"{field}: a value of type {type(value).__name__} cannot be stored", field=field
-    )
+    raise _Refused(f"a value of type {type(value).__name__} cannot be stored")
 
 
 def set_key_path(value: dict[str, Any], key_path: str, key: Key) -> None:
