@@ -39,3 +39,119 @@ export function encodeRecords(records, want) {
   }
   return plainJSON(rows);
 }
+
+// ---------------------------------------------------------------------------------------
+// Request wiring. Handing an IDBRequest to Python costs ~100 µs (a new JsProxy per
+// request, measured), against ~3 µs for a plain call. So Python never receives the
+// requests: it asks these functions to issue them, and gets called back with
+// (txId, pos, json, raw) on success or (txId, pos, name, message) on error. The
+// transaction logic, and the stepping of the transaction body, stay in Python.
+// Synchronous failures (DataError, DataCloneError) are returned as [[pos, name, message]].
+
+function wire(req, txId, pos, listen, ok, fail) {
+  req.onerror = (event) => {
+    event.preventDefault(); // the Python body decides whether the transaction aborts
+    event.stopPropagation();
+    const e = req.error;
+    fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
+  };
+  if (listen) {
+    req.onsuccess = () => {
+      const value = req.result;
+      const text = encodeValue(value);
+      ok(txId, pos, text, text === null ? value : undefined);
+    };
+  }
+}
+
+/** Parses key JSON, where {"$inf": ±1} stands for ±Infinity. */
+function parseKeys(text) {
+  return JSON.parse(text, (_k, v) =>
+    v !== null && typeof v === "object" && "$inf" in v ? v.$inf * Infinity : v,
+  );
+}
+
+/** A key range from its JSON description [lower, upper, lowerOpen, upperOpen], or as given. */
+function toRange(spec) {
+  if (typeof spec !== "string") return spec === null ? undefined : spec;
+  const [lower, upper, lowerOpen, upperOpen] = parseKeys(spec);
+  if (lower === null) return IDBKeyRange.upperBound(upper, upperOpen);
+  if (upper === null) return IDBKeyRange.lowerBound(lower, lowerOpen);
+  return IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
+}
+
+function attempt(failures, pos, issue) {
+  try {
+    return issue();
+  } catch (e) {
+    failures.push([pos, e && e.name ? e.name : "UnknownError", e && e.message ? e.message : String(e)]);
+    return null;
+  }
+}
+
+/**
+ * One request: source[method](query[, count]) for get, getAll, getAllKeys, count, delete
+ * and clear. `query` is a key, a range description (see toRange) or null. Returns "" or
+ * the JSON of the synchronous failures.
+ */
+export function read(source, method, query, mode, count, txId, pos, ok, fail) {
+  const failures = [];
+  // mode: "key" (a key as given), "keyJSON" (a key as JSON text), "range" (see toRange)
+  const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
+  const req = attempt(failures, pos, () =>
+    count === undefined || count === null ? source[method](q) : source[method](q, count),
+  );
+  if (req) wire(req, txId, pos, true, ok, fail);
+  return failures.length ? JSON.stringify(failures) : "";
+}
+
+/** getAllRecords({query, direction, count}), answered as JSON rows (see encodeRecords). */
+export function readRecords(source, query, direction, count, want, txId, pos, ok, fail) {
+  const failures = [];
+  const options = { query: toRange(query), direction };
+  if (count !== undefined && count !== null) options.count = count;
+  const req = attempt(failures, pos, () => source.getAllRecords(options));
+  if (req) {
+    req.onerror = (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      const e = req.error;
+      fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
+    };
+    req.onsuccess = () => {
+      const text = encodeRecords(req.result, want);
+      ok(txId, pos, text, text === null ? req.result : undefined);
+    };
+  }
+  return failures.length ? JSON.stringify(failures) : "";
+}
+
+/**
+ * Writes or deletes many records at once. `values` is JSON text of an array (or an array
+ * already built), `keys` an array of explicit keys (null entries: none), its JSON text,
+ * or null. Errors
+ * are wired on every request; success on the last only, unless `listenAll` (generated
+ * keys wanted), as Dexie's bulk operations do.
+ */
+export function writeMany(store, method, values, keys, txId, listenAll, ok, fail) {
+  const failures = [];
+  const items = typeof values === "string" ? JSON.parse(values) : values;
+  if (typeof keys === "string") keys = parseKeys(keys);
+  const count = items ? items.length : keys.length;
+  let last = null;
+  let sent = 0;
+  for (let pos = 0; pos < count; pos++) {
+    const key = keys ? keys[pos] : null;
+    const req = attempt(failures, pos, () => {
+      if (method === "delete") return store.delete(key);
+      return key === null || key === undefined ? store[method](items[pos]) : store[method](items[pos], key);
+    });
+    if (req) {
+      wire(req, txId, pos, listenAll, ok, fail);
+      last = [req, pos];
+      sent += 1;
+    }
+  }
+  if (last && !listenAll) wire(last[0], txId, last[1], true, ok, fail);
+  return JSON.stringify([failures, last ? last[1] : -1, sent]);
+}

@@ -18,8 +18,10 @@ from .errors import UnknownCommandError
 from .executions import ExecutionRegistry
 from .idb import Database, Transaction
 from .idb.errors import PanelotError, ValidationError
+from .library_api import LIBRARY_COMMANDS
 from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
+from .runs_api import RUN_COMMANDS
 from .thread_delete import CASCADE_TABLES, cascade_delete, check_admission, stop_thread, unmark
 from .transfer import import_thread
 from .tree import (
@@ -161,6 +163,8 @@ COMMANDS: dict[str, Handler] = {
     "thread.delete": Handler(
         CASCADE_TABLES, _delete_thread, _delete_prepare, "acknowledged", _delete_undo
     ),
+    **{name: Handler(*spec) for name, spec in LIBRARY_COMMANDS.items()},
+    **{name: Handler(*spec) for name, spec in RUN_COMMANDS.items()},
 }
 """Every command type and its handler."""
 

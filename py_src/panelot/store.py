@@ -16,9 +16,11 @@ from .context import session_context, thread_markdown, ui_snapshot
 from .errors import UnknownCommandError
 from .idb import CoreFactory, Database
 from .idb.errors import NotFoundError, ValidationError
+from .library_api import LIBRARY_QUERIES
 from .loading import check_thread, load_thread
 from .receipts import cleanup_receipts, list_receipts
 from .records import thread_to_wire
+from .runs_api import RUN_QUERIES
 from .schema import DB_NAME, panelot_database
 from .thread_list import list_threads
 from .transfer import export_thread
@@ -185,5 +187,7 @@ QUERIES: dict[str, QueryFn] = {
     "thread.check": _q_check,
     "db.describe": _q_describe,
     "receipts.list": _q_receipts,
+    **LIBRARY_QUERIES,
+    **RUN_QUERIES,
 }
 """Every read query by name, as ``panelot.query`` exposes them."""

@@ -19,19 +19,22 @@ from typing import Any
 import js
 from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 
-from .errors import DataCloneError, PanelotError, error_from_name
+from .errors import DataCloneError, InvalidStateError, PanelotError, error_from_name
 from .keys import Key, KeyRange, js_date
 
 __all__ = [
     "js_error",
     "key_range_to_js",
+    "key_arg",
     "key_to_js",
+    "keys_to_js",
+    "range_spec",
     "records_from_js",
     "value_from_js",
     "values_to_js",
+    "wiring_helper",
 ]
 
-_JSON = js.JSON
 _Object = js.Object
 _Array = js.Array
 _Uint8Array = js.Uint8Array
@@ -123,15 +126,18 @@ def _slow_to_js(value: Any) -> Any:
 
 
 def values_to_js(values: list[Any]) -> Any:
-    """Convert already-validated plain values to a JS array of plain JS values."""
+    """Already-validated plain values for the JS helper: JSON text, or a built JS array.
+
+    JSON text (parsed on the JS side) is the fast path; values holding bytes, dates,
+    JS handles or non-finite numbers are built piece by piece instead.
+    """
     try:
-        text = json.dumps(values, allow_nan=False, ensure_ascii=False)
+        return json.dumps(values, allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError):
         arr = _Array.new()
         for v in values:
             arr.push(_slow_to_js(v))
         return arr
-    return _JSON.parse(text)
 
 
 def _fix(value: Any) -> Any:
@@ -160,6 +166,65 @@ def _fix(value: Any) -> Any:
             raise DataCloneError("a stored Map cannot be read as plain data")
         return value  # a Blob or other platform object: handed over as a JS handle
     return value
+
+
+def _jsonable_key(key: Key) -> Any:
+    """A key as JSON data for the helper (infinities tagged), or raise TypeError."""
+    if isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool)):
+        return key
+    if isinstance(key, float):
+        return key if math.isfinite(key) else {"$inf": 1 if key > 0 else -1}
+    if isinstance(key, list):
+        return [_jsonable_key(k) for k in key]
+    raise TypeError("not a JSON key")
+
+
+def range_spec(rng: KeyRange) -> Any:
+    """Describe a range for the JS helper: JSON text when possible, else an IDBKeyRange."""
+    if rng.is_all:
+        return None
+    try:
+        bounds = [
+            None if rng.lower is None else _jsonable_key(rng.lower),
+            None if rng.upper is None else _jsonable_key(rng.upper),
+        ]
+    except TypeError:
+        return key_range_to_js(rng)
+    return json.dumps([*bounds, rng.lower_open, rng.upper_open])
+
+
+def key_arg(key: Key) -> tuple[Any, str]:
+    """One key for the JS helper and its mode: JSON text when possible, else a JS value."""
+    try:
+        return json.dumps(_jsonable_key(key)), "keyJSON"
+    except TypeError:
+        return key_to_js(key), "key"
+
+
+def keys_to_js(keys: list[Key | None]) -> Any:
+    """Explicit keys of a bulk call (``None``: no key for that item), as JSON text if possible.
+
+    Keys travel as JSON because Pyodide may turn a large integral number into a BigInt,
+    which is no valid key; JSON numbers always arrive as JS numbers.
+    """
+    try:
+        return json.dumps([None if k is None else _jsonable_key(k) for k in keys])
+    except TypeError:
+        pass
+    arr = _Array.new()
+    for k in keys:
+        arr.push(None if k is None else key_to_js(k))  # None arrives as undefined: no key
+    return arr
+
+
+def wiring_helper() -> Any:
+    """The ``panelot_js`` module registered by ``web/runtime.mjs``; required by the core."""
+    if _ENCODER is None:
+        raise InvalidStateError(
+            "the browser core needs the panelot_js helper; load the runtime with "
+            "web/runtime.mjs, which registers it"
+        )
+    return _ENCODER
 
 
 def _load_encoder() -> Any:
