@@ -144,3 +144,10 @@ def test_oversized_imports_are_refused() -> None:
     data = copy.deepcopy(BASE)
     data["nodes"][2]["payload"]["params"] = deep
     _run(_attempt(data))
+
+
+def test_unsafe_integers_are_refused_by_the_precheck() -> None:
+    """Found by the fuzzer: a seq of 2**53 once escaped as a storage error."""
+    data = copy.deepcopy(BASE)
+    data["nodes"][1]["seq"] = 2**53
+    _run(_attempt(data))

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from .admission import check_admission
 from .codec import plain_json
 from .errors import AlreadyResolvedError, TransitionError
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .runs import TERMINAL_STATES, apply_transition, get_run
 from .snapshot import canonical_json
-from .thread_delete import check_admission
 from .tree import LEAF, Clock, append_node, new_id, now_ms
 
 __all__ = [

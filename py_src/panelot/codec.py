@@ -23,6 +23,8 @@ from .idb.errors import ValidationError
 __all__ = ["camel", "decode", "encode", "plain_json"]
 
 T = TypeVar("T")
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Largest integer a JS number holds exactly; larger ones are refused."""
 MAX_JSON_DEPTH = 32
 """Deepest nesting accepted in free-form (``Any``) JSON fields."""
 
@@ -47,7 +49,11 @@ def plain_json(value: Any, path: str, depth: int = 0) -> Any:
     """Check that ``value`` is plain, finite JSON data nested at most MAX_JSON_DEPTH deep."""
     if depth > MAX_JSON_DEPTH:
         raise _fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, int):
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise _fail(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -108,6 +114,8 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             raise _fail(path, f"must be an integer, got {type(value).__name__}")
+        if abs(value) > MAX_SAFE_INTEGER:
+            raise _fail(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if tp is float:
         if (

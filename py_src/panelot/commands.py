@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .admission import check_admission
 from .errors import UnknownCommandError
 from .executions import ExecutionRegistry
 from .idb import Database, Transaction
@@ -22,7 +23,7 @@ from .library_api import LIBRARY_COMMANDS
 from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
-from .thread_delete import CASCADE_TABLES, cascade_delete, check_admission, stop_thread, unmark
+from .thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
 from .transfer import import_thread
 from .tree import (
     LEAF,

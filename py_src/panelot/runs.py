@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
+from .admission import check_admission
 from .codec import decode, encode, plain_json
 from .errors import BindingDriftError, MissingSnapshotError, TransitionError
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .records import UserMessage
 from .snapshot import RunEnvironmentSnapshot, canonical_json, make_snapshot, verify_snapshot
-from .thread_delete import check_admission
 from .tree import Clock, new_id, now_ms
 
 __all__ = [

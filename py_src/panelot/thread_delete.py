@@ -16,25 +16,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import AdmissionError
 from .executions import ExecutionRegistry
 from .faults import FAULTS
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError
+from .runs import ACTIVE_STATES, RUN_TABLES, apply_transition
 
-__all__ = ["ACTIVE_RUN_STATES", "CASCADE_TABLES", "DELETE_BATCH", "cascade_delete", "stop_thread"]
+__all__ = ["CASCADE_TABLES", "DELETE_BATCH", "cascade_delete", "stop_thread", "unmark"]
 
 CASCADE_TABLES = ("threads", "nodes", "attachments", "runs", "approvals", "interactions")
 """Every table holding records of a thread."""
 
-ACTIVE_RUN_STATES = (
-    "queued",
-    "preparing",
-    "running",
-    "awaiting_approval",
-    "awaiting_interaction",
-)
-"""Run states that are not terminal (active, or recovered after a restart)."""
+_MARK_TABLES = ("threads", *RUN_TABLES)
 
 DELETE_BATCH = 500
 """Node deletions issued per batch inside the cascade (a fault point between batches)."""
@@ -51,19 +44,19 @@ async def _mark(tx: Transaction, thread_id: str, deleting: bool, now: int) -> in
     await tx.table("threads").put(thread)
     if not deleting:
         return 0
-    runs = tx.table("runs")
     cancelled = 0
-    for state in ACTIVE_RUN_STATES:
-        active = runs.where("[threadId+state]").equals([thread_id, state])
-        cancelled += await active.modify({"state": "cancelled", "updatedAt": now})
+    for state in sorted(ACTIVE_STATES):
+        active = tx.table("runs").where("[threadId+state]").equals([thread_id, state])
+        for run in await active.to_list():
+            # through the run state machine, which also closes its pending approvals
+            await apply_transition(tx, run, "cancelled", lambda: now)
+            cancelled += 1
     return cancelled
 
 
 async def stop_thread(db: Database, executions: ExecutionRegistry, thread_id: str, now: int) -> int:
     """Steps 1 and 2: refuse new commands, cancel runs, await executions; count cancelled runs."""
-    cancelled = await db.transaction(
-        "rw", ["threads", "runs"], lambda tx: _mark(tx, thread_id, True, now)
-    )
+    cancelled = await db.transaction("rw", _MARK_TABLES, lambda tx: _mark(tx, thread_id, True, now))
     executions.cancel(thread_id)
     await executions.wait_idle(thread_id)
     return cancelled
@@ -71,7 +64,7 @@ async def stop_thread(db: Database, executions: ExecutionRegistry, thread_id: st
 
 async def unmark(db: Database, thread_id: str, now: int) -> None:
     """Lift the ``deleting`` mark after a failed cascade."""
-    await db.transaction("rw", ["threads", "runs"], lambda tx: _mark(tx, thread_id, False, now))
+    await db.transaction("rw", _MARK_TABLES, lambda tx: _mark(tx, thread_id, False, now))
 
 
 async def cascade_delete(tx: Transaction, thread_id: str) -> dict[str, Any]:
@@ -88,12 +81,3 @@ async def cascade_delete(tx: Transaction, thread_id: str) -> dict[str, Any]:
         counts[table] = await tx.table(table).where("threadId").equals(thread_id).delete()
     await tx.table("threads").delete(thread_id)
     return {"threadId": thread_id, "deleted": counts}
-
-
-def check_admission(thread: Any) -> None:
-    """Refuse a command for a thread that is being deleted."""
-    if isinstance(thread, dict) and thread.get("deleting"):
-        raise AdmissionError(
-            f"thread {thread.get('id')!r} is being deleted; it accepts no new commands",
-            field="threadId",
-        )
