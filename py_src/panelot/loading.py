@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .codec import encode
 from .idb import Database, Transaction
 from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
-from .records import SystemNotice, ThreadMeta, ThreadNode, thread_to_wire
-from .tree import TREE_TABLES, Clock, get_thread, last_seq, load_nodes, new_id, now_ms
+from .records import ThreadMeta
+from .tree import TREE_TABLES, Clock, append_node, get_thread, load_nodes, now_ms
 
 __all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread"]
 
@@ -63,25 +62,13 @@ async def repair_thread(tx: Transaction, thread_id: str, clock: Clock = now_ms) 
     if loaded.problem is None:
         return loaded
     leaf, _ = best_leaf(loaded.index)
-    now = clock()
-    notice = ThreadNode(
-        id=new_id(),
-        thread_id=thread_id,
-        parent_id=leaf,
-        seq=await last_seq(tx, thread_id) + 1,
-        ts=now,
-        type="system_notice",
-        payload=SystemNotice(
-            text=f"The conversation was repaired: {loaded.problem}. "
-            "It continues from the newest intact message.",
-            level="warning",
-            code="integrity_repair",
-        ),
-    )
-    await tx.table("nodes").add(encode(notice))
-    thread = loaded.thread
-    thread.leaf_id, thread.updated_at = notice.id, now
-    await tx.table("threads").put(thread_to_wire(thread))
+    notice = {
+        "text": f"The conversation was repaired: {loaded.problem}. "
+        "It continues from the newest intact message.",
+        "level": "warning",
+        "code": "integrity_repair",
+    }
+    await append_node(tx, thread_id, "system_notice", notice, leaf, clock)  # moves the leaf
     return await _read(tx, thread_id)
 
 
