@@ -8,20 +8,31 @@
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
 
-function plainJSON(value) {
-  let plain = true;
-  const text = JSON.stringify(value, function check(key, v) {
-    const raw = this[key];
-    if (typeof raw === "number") {
-      if (!Number.isFinite(raw)) plain = false;
-    } else if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
-      if (getPrototypeOf(raw) !== OBJECT && getPrototypeOf(raw) !== null) plain = false;
-    } else if (typeof raw === "bigint" || typeof raw === "function" || typeof raw === "symbol") {
-      plain = false;
+/** True when `value` holds only what JSON carries exactly (a tight walk, no replacer). */
+function isPlain(value) {
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    const type = typeof v;
+    if (type === "string" || type === "boolean" || v === null) continue;
+    if (type === "number") {
+      if (!Number.isFinite(v)) return false;
+      continue;
     }
-    return v;
-  });
-  return plain ? text : null;
+    if (type !== "object") return false; // undefined, bigint, function, symbol
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      continue;
+    }
+    const proto = getPrototypeOf(v);
+    if (proto !== OBJECT && proto !== null) return false; // Date, Blob, typed arrays, Map...
+    for (const key in v) stack.push(v[key]);
+  }
+  return true;
+}
+
+function plainJSON(value) {
+  return isPlain(value) ? JSON.stringify(value) : null;
 }
 
 /** JSON of one value (a record, a key, an array of records), or null. */
@@ -154,4 +165,24 @@ export function writeMany(store, method, values, keys, txId, listenAll, ok, fail
   }
   if (last && !listenAll) wire(last[0], txId, last[1], true, ok, fail);
   return JSON.stringify([failures, last ? last[1] : -1, sent]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Blobs (plumbing for panelot.blobs). Attachment bytes are stored as Blobs; Python
+// passes its bytes object, which arrives here as a PyProxy with the buffer protocol:
+// the Blob is built from a view of Python's memory, so the bytes are copied once.
+
+/** A Blob of the bytes behind a Python buffer (a PyProxy of bytes), with a MIME type. */
+export function blobFromBytes(pyBytes, type) {
+  const buffer = pyBytes.getBuffer("u8");
+  try {
+    return new Blob([buffer.data], { type: type || "" });
+  } finally {
+    buffer.release();
+  }
+}
+
+/** True for a Blob (or File). */
+export function isBlob(value) {
+  return value instanceof Blob;
 }
