@@ -1,5 +1,12 @@
-// Side panel: boots the runtime and shows stage-by-stage progress.
+// Side panel: boot progress, then the app (thread list, conversation, settings).
+// All storage goes through window.panelot.send / window.panelot.query (panel_store.mjs).
 import { STAGES, bootRuntime } from "./runtime.mjs";
+import { h, replace, ago } from "./panel_dom.mjs";
+import { icon, applyIcons } from "./panel_icons.mjs";
+import { cmd, q, hasQuery } from "./panel_store.mjs";
+import { openDialog, confirmDialog, toast } from "./panel_ui.mjs";
+import { Chat } from "./panel_chat.mjs";
+import { renderSettings } from "./panel_settings.mjs";
 
 const LABELS = {
   runtime: "Loading Python runtime",
@@ -8,37 +15,291 @@ const LABELS = {
   ready: "Ready",
 };
 
-const list = document.getElementById("stages");
+// ---- boot ---------------------------------------------------------------------------
+
+applyIcons();
+const stageList = document.getElementById("stages");
 const items = new Map(
   STAGES.map((stage) => {
-    const item = document.createElement("li");
-    item.textContent = LABELS[stage];
-    list.append(item);
+    const item = h("li", { text: LABELS[stage], dataset: { stage } });
+    stageList.append(item);
     return [stage, item];
   }),
 );
-let current = null;
+let currentStage = null;
 
 /** Mark earlier stages done and `stage` active; on "error" mark the current stage failed. */
 function show(stage) {
+  (window.__bootStages ??= []).push(stage);
   if (stage === "error") {
-    items.get(current)?.classList.replace("active", "failed");
+    items.get(currentStage)?.classList.replace("active", "failed");
     return;
   }
-  current = stage;
+  currentStage = stage;
   const index = STAGES.indexOf(stage);
   STAGES.forEach((name, position) => {
     const done = position < index || stage === "ready";
     items.get(name).className = done ? "done" : position === index ? "active" : "";
   });
+  document.getElementById("progress-bar").className = `progress-bar p${index + 1}`;
 }
 
 document.getElementById("retry").addEventListener("click", () => location.reload());
+
+// ---- app ----------------------------------------------------------------------------
+
+export const app = {
+  view: "threads",
+  threads: [],
+  allThreads: [],
+  caps: {},
+  filter: { search: "", archived: "active", folder: "", tag: "" },
+  chat: null,
+  show: null,
+  refreshThreads: null,
+  openThread: null,
+};
+window.panelotApp = app;
+
+const viewTitle = document.getElementById("view-title");
+const navBack = document.getElementById("nav-back");
+
+/** Switch the visible view: "threads", "chat" or "settings". */
+function showView(view) {
+  app.view = view;
+  for (const section of document.querySelectorAll(".view")) {
+    section.hidden = section.dataset.view !== view;
+  }
+  document.body.dataset.view = view;
+  navBack.replaceChildren(icon(view === "threads" ? "menu" : "back", { size: 18 }));
+  navBack.title = view === "threads" ? "Conversations" : "Back";
+  if (view === "threads") viewTitle.textContent = "Conversations";
+  if (view === "settings") {
+    viewTitle.textContent = "Settings";
+    renderSettings(app, document.getElementById("view-settings"));
+  }
+  if (view === "chat") viewTitle.textContent = app.chat.thread?.title || "New chat";
+}
+app.show = showView;
+
+navBack.addEventListener("click", () => {
+  if (app.view === "settings" && app.chat.threadId) showView("chat");
+  else {
+    showView("threads");
+    refreshThreads();
+  }
+});
+document.getElementById("nav-settings").addEventListener("click", () => showView("settings"));
+document.getElementById("nav-new").addEventListener("click", () => newThread());
+
+async function newThread() {
+  try {
+    const { threadId } = await cmd("thread.create", { title: "New chat" });
+    await openThread(threadId);
+    document.getElementById("input").focus();
+  } catch (error) {
+    toast(`Could not create a thread: ${error.message}`);
+  }
+}
+
+async function openThread(threadId) {
+  showView("chat");
+  await app.chat.open(threadId);
+  viewTitle.textContent = app.chat.thread?.title || "New chat";
+}
+app.openThread = openThread;
+
+// ---- thread list --------------------------------------------------------------------
+
+const list = document.getElementById("thread-list");
+const empty = document.getElementById("thread-empty");
+const search = document.getElementById("thread-search");
+const fArchived = document.getElementById("filter-archived");
+const fFolder = document.getElementById("filter-folder");
+const fTag = document.getElementById("filter-tag");
+
+search.addEventListener("input", () => {
+  app.filter.search = search.value;
+  renderThreads();
+});
+for (const [select, key] of [
+  [fArchived, "archived"],
+  [fFolder, "folder"],
+  [fTag, "tag"],
+]) {
+  select.addEventListener("change", () => {
+    app.filter[key] = select.value;
+    refreshThreads();
+  });
+}
+
+function fillSelect(select, label, values, current) {
+  replace(
+    select,
+    h("option", { value: "", text: label }),
+    values.map((v) => h("option", { value: v, text: v, selected: v === current })),
+  );
+  select.value = values.includes(current) ? current : "";
+}
+
+/** Re-read `thread.list` with the filters, then render. */
+async function refreshThreads() {
+  const { archived, folder, tag } = app.filter;
+  const args = { archived: archived === "all" ? null : archived === "archived" };
+  if (folder) args.folderId = folder;
+  if (tag) args.tag = tag;
+  try {
+    const [threads, all] = await Promise.all([q("thread.list", args), q("thread.list", { archived: null })]);
+    app.threads = threads;
+    app.allThreads = all;
+  } catch (error) {
+    toast(`Could not list threads: ${error.message}`);
+    return;
+  }
+  const folders = [...new Set(app.allThreads.map((t) => t.folderId).filter(Boolean))].sort();
+  const tags = [...new Set(app.allThreads.flatMap((t) => t.tags ?? []))].sort();
+  fillSelect(fFolder, "All folders", folders, folder);
+  fillSelect(fTag, "All tags", tags, tag);
+  renderThreads();
+}
+app.refreshThreads = refreshThreads;
+
+function renderThreads() {
+  const needle = app.filter.search.trim().toLowerCase();
+  const shown = app.threads.filter((t) => !needle || (t.title || "").toLowerCase().includes(needle));
+  replace(list, shown.map(threadItem));
+  empty.hidden = shown.length > 0;
+  if (!shown.length) {
+    empty.textContent = needle
+      ? "No conversation title matches your search."
+      : app.filter.archived === "archived"
+        ? "No archived conversations."
+        : "No conversations yet. Press + to start one.";
+  }
+}
+
+function threadItem(t) {
+  const sub = h(
+    "span",
+    { class: "thread-sub" },
+    t.pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("star", { filled: true, size: 11 })) : null,
+    h("span", { text: ago(t.updatedAt) }),
+    t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
+    t.stats?.turns ? h("span", { text: `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
+    (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag })),
+    t.archived ? h("span", { text: "archived" }) : null,
+  );
+  const act = (name, title, fn, filled = false) =>
+    h("button", {
+      class: "icon",
+      type: "button",
+      title,
+      attrs: { "aria-label": title },
+      dataset: { action: title.toLowerCase().split(" ")[0] },
+      on: {
+        click: (event) => {
+          event.stopPropagation();
+          fn();
+        },
+      },
+    }, icon(name, { filled, size: 15 }));
+  return h(
+    "li",
+    {
+      class: `thread-item${app.chat?.threadId === t.id ? " current" : ""}`,
+      dataset: { threadId: t.id },
+    },
+    h(
+      "button",
+      { class: "thread-open", type: "button", on: { click: () => openThread(t.id) } },
+      h("span", { class: "thread-title", text: t.title || "Untitled" }),
+      sub,
+    ),
+    h(
+      "span",
+      { class: "thread-actions" },
+      act("star", t.pinned ? "Unpin" : "Pin", () => patchThread(t, { pinned: !t.pinned }), t.pinned),
+      act("edit", "Rename", () => editThread(t)),
+      act(t.archived ? "unarchive" : "archive", t.archived ? "Unarchive" : "Archive", () =>
+        patchThread(t, { archived: !t.archived }),
+      ),
+      act("trash", "Delete", () => deleteThread(t)),
+    ),
+  );
+}
+
+/** thread.update with a patch; refreshes the list and the open chat. */
+export async function patchThread(t, patch) {
+  try {
+    await cmd("thread.update", { threadId: t.id, patch });
+  } catch (error) {
+    toast(`Update failed: ${error.message}`);
+    return;
+  }
+  if (app.chat.threadId === t.id) await app.chat.reload();
+  await refreshThreads();
+  if (patch.archived !== undefined) toast(patch.archived ? "Archived" : "Restored from archive");
+  if (patch.pinned !== undefined) toast(patch.pinned ? "Pinned" : "Unpinned");
+}
+app.patchThread = patchThread;
+
+export async function editThread(t) {
+  const values = await openDialog({
+    title: "Rename conversation",
+    fields: [
+      { name: "title", label: "Title", value: t.title ?? "" },
+      { name: "folder", label: "Folder", value: t.folderId ?? "", placeholder: "none" },
+      { name: "tags", label: "Tags (comma separated)", value: (t.tags ?? []).join(", ") },
+    ],
+    ok: "Save",
+  });
+  if (!values) return;
+  const tags = [...new Set(values.tags.split(",").map((s) => s.trim()).filter(Boolean))];
+  await patchThread(t, { title: values.title.trim(), folderId: values.folder.trim() || null, tags });
+  if (app.chat.threadId === t.id) viewTitle.textContent = app.chat.thread?.title || "Untitled";
+}
+app.editThread = editThread;
+
+export async function deleteThread(t) {
+  const ok = await confirmDialog(
+    "Delete conversation?",
+    `“${t.title || "Untitled"}” and all its messages, branches and attachments will be deleted. This cannot be undone.`,
+  );
+  if (!ok) return;
+  try {
+    const result = await cmd("thread.delete", { threadId: t.id });
+    toast(`Deleted (${result.deleted?.nodes ?? 0} messages)`);
+  } catch (error) {
+    toast(`Delete failed: ${error.message}`);
+    return;
+  }
+  if (app.chat.threadId === t.id) {
+    app.chat.close();
+    showView("threads");
+  }
+  await refreshThreads();
+}
+app.deleteThread = deleteThread;
+
+// ---- start --------------------------------------------------------------------------
 
 const panelot = bootRuntime({ onProgress: show });
 try {
   await panelot.ready;
   document.getElementById("timing").textContent = `Loaded in ${panelot.timings.total_ms} ms`;
+  app.caps = {
+    attachments: await hasQuery("attachment.get"),
+    settings: await hasQuery("settings.get"),
+    credentials: await hasQuery("credential.status"),
+    estimate: await hasQuery("storage.estimate"),
+  };
+  app.chat = new Chat(app);
+  await app.chat.loadProvider();
+  document.getElementById("boot").hidden = true;
+  document.getElementById("app").hidden = false;
+  showView("threads");
+  await refreshThreads();
+  document.body.dataset.ready = "1";
 } catch (error) {
   document.getElementById("error").textContent = String(error?.message ?? error);
   document.getElementById("failure").hidden = false;

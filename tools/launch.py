@@ -1,8 +1,10 @@
 """Open the built extension's side panel page in Chromium (run by `build.py run`).
 
-With a display ($DISPLAY), a headed window shows the page until the user closes it.
-Without one, Chromium runs headless, waits for the runtime to be ready and saves a
-screenshot.
+With a display ($DISPLAY), a headed window shows the side panel page and the debugging
+console, with a local stub provider already configured, until the user closes it.
+Without one, Chromium runs headless and takes a scripted tour against the stub
+provider (create a thread, send, edit, regenerate, switch branch), saves screenshots
+of the panel in light and dark and of the console, and prints their paths.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import BrowserContext, Page, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stub_provider import StubProvider  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -24,6 +29,100 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 READY_TIMEOUT_MS = 120_000
+VIEWPORT = {"width": 400, "height": 720}
+
+
+def wait_panel(page: Page) -> str:
+    """Wait until the panel booted (or failed); return the runtime state."""
+    page.wait_for_function(
+        "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",
+        timeout=READY_TIMEOUT_MS,
+    )
+    return str(page.evaluate("() => window.__panelotState"))
+
+
+LAST_ID = "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
+NEW_REPLY = """(before) => {
+  const last = document.querySelector('#messages .msg:last-child');
+  return !document.querySelector('[data-streaming]') && last?.dataset.type === 'assistant_message'
+    && last.dataset.nodeId !== before;
+}"""
+
+
+def wait_reply(page: Page, before: str | None) -> None:
+    """Wait until a stored assistant reply other than ``before`` is the last message."""
+    page.wait_for_function(NEW_REPLY, arg=before, timeout=30_000)
+
+
+def configure_provider(page: Page, base_url: str) -> None:
+    """Fill the provider form in Settings and save it."""
+    page.click("#nav-settings")
+    page.fill("#provider-base-url", base_url)
+    page.fill("#provider-model", "stub-model")
+    page.fill("#provider-key", "sk-local-stub")
+    page.click("#provider-save")
+    page.wait_for_selector("#provider-status.ok")
+
+
+def send(page: Page, text: str) -> None:
+    """Type a message and press Enter, then wait for the streamed reply to be stored."""
+    before = page.evaluate(LAST_ID)
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+    wait_reply(page, before)
+
+
+def tour(
+    page: Page, context: BrowserContext, extension_id: str, out: Path, stub: str
+) -> list[Path]:
+    """The scripted headless tour; returns the screenshot paths."""
+    shots: list[Path] = []
+
+    def shot(name: str, target: Page | None = None) -> None:
+        path = out / f"{name}.png"
+        (target or page).screenshot(path=str(path))
+        shots.append(path)
+
+    configure_provider(page, stub)
+    shot("settings")
+    page.click("#nav-back")
+    page.click("#nav-new")
+    send(page, "Plan a weekend in Lisbon for two")
+    send(page, "Can you format it as markdown?")
+    # Edit the first question and resend: a new sibling with its own reply.
+    first = page.locator(".msg.user").first
+    first.hover()
+    first.locator("[data-action=edit]").click()
+    page.fill(".edit-box textarea", "Plan a long weekend in Porto for two")
+    before = page.evaluate(LAST_ID)
+    page.click("[data-action=save-edit]")
+    wait_reply(page, before)
+    # Regenerate the last reply: a new assistant branch.
+    before = page.evaluate(LAST_ID)
+    page.locator(".msg.assistant").last.locator("[data-action=regenerate]").click()
+    wait_reply(page, before)
+    send(page, "Which markdown tricks do you know?")
+    shot("panel-light")
+    page.emulate_media(color_scheme="dark")
+    shot("panel-dark")
+    page.emulate_media(color_scheme="light")
+    # Switch back to the first version of the first question.
+    page.locator(".msg.user").first.locator("[data-action=prev]").click()
+    page.wait_for_selector(".msg.user .branch-pos >> text=1/2")
+    shot("panel-branch")
+    page.click("#nav-back")
+    page.wait_for_selector(".thread-item")
+    shot("threads")
+
+    console = context.new_page()
+    console.set_viewport_size({"width": 1000, "height": 640})
+    console.goto(f"chrome-extension://{extension_id}/console.html")
+    console.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
+    console.evaluate("() => window.panelotConsole.run('threads()')")
+    console.evaluate("() => window.panelotConsole.run('tree(threads()[0][\"id\"])')")
+    console.evaluate('() => window.panelotConsole.run(\'settings()["groups"]["providers"]\')')
+    shot("console", console)
+    return shots
 
 
 def main() -> int:
@@ -34,18 +133,22 @@ def main() -> int:
         "--screenshot",
         type=Path,
         required=True,
-        help="where the headless run saves its screenshot",
+        help="where the headless run saves its main screenshot (others go next to it)",
     )
     args = parser.parse_args()
     extension = args.extension.resolve()
     headed = bool(os.environ.get("DISPLAY"))
 
-    with sync_playwright() as pw, tempfile.TemporaryDirectory(prefix="panelot-run-") as profile:
+    with (
+        sync_playwright() as pw,
+        tempfile.TemporaryDirectory(prefix="panelot-run-") as profile,
+        StubProvider() as stub,
+    ):
         context = pw.chromium.launch_persistent_context(
             profile,
             executable_path=CHROMIUM,
             headless=not headed,
-            **({"no_viewport": True} if headed else {"viewport": {"width": 420, "height": 640}}),
+            **({"no_viewport": True} if headed else {"viewport": VIEWPORT}),
             args=[
                 f"--disable-extensions-except={extension}",
                 f"--load-extension={extension}",
@@ -58,21 +161,34 @@ def main() -> int:
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
         print(f"[run] extension {extension_id}: {page.url}", flush=True)
+        print(f"[run] stub provider at {stub.base_url} (model stub-model)", flush=True)
 
+        state = wait_panel(page)
         if headed:
+            if state == "ready":
+                configure_provider(page, stub.base_url)
+                page.click("#nav-back")
+            console = context.new_page()
+            console.goto(f"chrome-extension://{extension_id}/console.html")
+            page.bring_to_front()
             print("[run] close the browser window to finish", flush=True)
             context.wait_for_event("close", timeout=0)
             return 0
 
-        page.wait_for_function(
-            "() => ['ready', 'error'].includes(window.__panelotState)", timeout=READY_TIMEOUT_MS
-        )
-        state = page.evaluate("() => window.__panelotState")
-        args.screenshot.parent.mkdir(parents=True, exist_ok=True)
+        out = args.screenshot.parent
+        out.mkdir(parents=True, exist_ok=True)
+        if state != "ready":
+            page.screenshot(path=str(args.screenshot))
+            print(f"[run] state: {state}; screenshot: {args.screenshot.resolve()}", flush=True)
+            context.close()
+            return 1
         page.screenshot(path=str(args.screenshot))
-        print(f"[run] state: {state}; screenshot: {args.screenshot.resolve()}", flush=True)
+        shots = [args.screenshot, *tour(page, context, extension_id, out, stub.base_url)]
+        print(f"[run] state: {state}; screenshots:", flush=True)
+        for path in shots:
+            print(f"[run]   {path.resolve()}", flush=True)
         context.close()
-        return 0 if state == "ready" else 1
+        return 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 // Shared by the extension pages and the plain-page harness (dist/web).
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import * as panelotJs from "./panelot_js.mjs";
+import * as panelotCrypto from "./panelot_crypto.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
@@ -90,6 +91,8 @@ export function bootRuntime({
     enter("database");
     await timed("database_ms", async () => {
       panelot.py.registerJsModule("panelot_js", panelotJs);
+      // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
+      panelot.py.registerJsModule("panelot_crypto", panelotCrypto);
       rt = panelot.py.pyimport("panelot.runtime");
       await rt.start(dbName);
     });

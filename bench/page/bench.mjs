@@ -1,12 +1,21 @@
 // Benchmark page: boots the Panelot runtime, loads Dexie, and exposes `window.bench`,
-// which bench/run.py drives one measurement at a time (see workloads.mjs).
+// which bench/run.py drives one measurement at a time (see workloads.mjs, workloads.py).
 import { bootRuntime } from "/runtime.mjs";
 import Dexie from "/vendor/dexie.mjs";
-import { STORES, WORKLOADS, makeRng } from "./workloads.mjs";
+import {
+  STORES,
+  deleteNative,
+  makeMessages,
+  makeRng,
+  makeThread,
+  openNative,
+  seedNative,
+} from "./data.mjs";
+import { WORKLOADS } from "./workloads.mjs";
 
 const IMPLS = ["python", "dexie", "raw"];
 const SEED = 20240601;
-const NATIVE_VERSION = 10; // Dexie's version(1)
+const PY_DIR = "/home/pyodide/bench";
 
 const stateEl = document.getElementById("state");
 const logEl = document.getElementById("log");
@@ -21,170 +30,175 @@ const setState = (state) => {
   stateEl.textContent = state;
 };
 
+/** A full GC of the JS heap when Chromium runs with --js-flags=--expose-gc. */
+const collect = () => globalThis.gc?.();
+
 // --- Python -----------------------------------------------------------------------------
 
-/** Run once per workload namespace, before the workload's own code. */
-const PY_PRELUDE = String.raw`
-import json
-import time
-
-from panelot.idb import Database
-from panelot.idb.browser import BrowserFactory
-from panelot.schema import PANELOT_VERSIONS
-
-async def setup(db, data):
-    return None
-
-async def check(db, data, result):
-    return None
-`;
-
-/** One measurement; DATA_JSON and DB_NAME are set in the namespace beforehand. */
-const PY_MEASURE = String.raw`
-async def _bench_measure():
-    data = json.loads(DATA_JSON)
-    factory = BrowserFactory()
-    await factory.delete(DB_NAME)
-    db = await Database(DB_NAME, PANELOT_VERSIONS).open(factory)
-    try:
-        ctx = await setup(db, data)
-        started = time.perf_counter()
-        result = await run(db, data, ctx)
-        ms = (time.perf_counter() - started) * 1000
-        checked = await check(db, data, result)
-    finally:
-        db.close()
-        await factory.delete(DB_NAME)
-    return json.dumps({"ms": ms, "check": checked})
-
-await _bench_measure()
-`;
-
 let py = null;
-const pyNamespaces = new Map();
+let pyNs = null;
 
-function pyNamespace(workload) {
-  let ns = pyNamespaces.get(workload.name);
-  if (!ns) {
-    ns = py.globals.get("dict")();
-    py.runPython(PY_PRELUDE + workload.python, { globals: ns });
-    pyNamespaces.set(workload.name, ns);
-  }
-  return ns;
-}
-
-async function measurePython(workload, data, dbName) {
-  const ns = pyNamespace(workload);
-  ns.set("DATA_JSON", JSON.stringify(data));
-  ns.set("DB_NAME", dbName);
+/** Evaluate Python `code` with extra globals `vars`; return its (string) result. */
+async function pyCall(code, vars) {
+  for (const [k, v] of Object.entries(vars)) pyNs.set(k, v);
   try {
-    return JSON.parse(await py.runPythonAsync(PY_MEASURE, { globals: ns }));
+    return await py.runPythonAsync(code, { globals: pyNs });
   } finally {
-    ns.delete("DATA_JSON");
+    for (const k of Object.keys(vars)) pyNs.delete(k);
   }
 }
+
+const measurePython = async (name, args, dbName, profile) =>
+  JSON.parse(
+    await pyCall("await _bench.measure(NAME, DB_NAME, ARGS_JSON, PROFILE)", {
+      NAME: name,
+      DB_NAME: dbName,
+      ARGS_JSON: JSON.stringify(args),
+      PROFILE: profile,
+    }),
+  );
+
+/** Live PyProxies allocated since boot and not destroyed (Pyodide's allocation tracing). */
+const liveProxies = () => py._module.pyproxy_alloc_map.size;
+
+const wasmHeapBytes = () => py._module.HEAP8.buffer.byteLength;
 
 // --- Dexie and plain IndexedDB ----------------------------------------------------------
 
-const dexieBackend = {
-  async open(name) {
-    await Dexie.delete(name);
-    const db = new Dexie(name);
-    db.version(1).stores(STORES);
-    await db.open();
-    return db;
-  },
-  async close(db, name) {
-    db.close();
-    await Dexie.delete(name);
-  },
-};
-
-function deleteNative(name) {
-  return new Promise((resolve, reject) => {
-    const req = indexedDB.deleteDatabase(name);
-    req.onsuccess = () => resolve();
-    req.onerror = () => reject(req.error);
-    // "blocked" only means a closed connection still finishes a transaction: wait on.
-  });
+async function openDexie(name) {
+  const db = new Dexie(name);
+  db.version(1).stores(STORES);
+  await db.open();
+  return db;
 }
 
-/** Create the stores and indexes Dexie would make for STORES (names and key paths alike). */
-function createSchema(db) {
-  for (const [table, spec] of Object.entries(STORES)) {
-    const [primary, ...indexes] = spec.split(",").map((s) => s.trim());
-    const store = db.createObjectStore(table, { keyPath: primary });
-    for (const entry of indexes) {
-      const flags = entry.match(/^[&*]*/)[0];
-      const name = entry.slice(flags.length);
-      const keyPath = name.startsWith("[") ? name.slice(1, -1).split("+") : name;
-      store.createIndex(name, keyPath, {
-        unique: flags.includes("&"),
-        multiEntry: flags.includes("*"),
-      });
-    }
-  }
-}
-
-const rawBackend = {
-  async open(name) {
-    await deleteNative(name);
-    return new Promise((resolve, reject) => {
-      const req = indexedDB.open(name, NATIVE_VERSION);
-      req.onupgradeneeded = () => createSchema(req.result);
-      req.onsuccess = () => resolve(req.result);
-      req.onerror = () => reject(req.error);
-    });
-  },
-  async close(db, name) {
-    db.close();
-    await deleteNative(name);
-  },
-};
-
-async function measureJs(backend, impl, data, dbName) {
-  const db = await backend.open(dbName);
+async function measureJs(open, impl, args, dbName) {
+  const db = await open(dbName);
   try {
-    const ctx = impl.setup ? await impl.setup(db, data) : null;
+    const ctx = impl.setup ? await impl.setup(db, args) : null;
+    collect();
     const started = performance.now();
-    const result = await impl.run(db, data, ctx);
+    const result = await impl.run(db, args, ctx);
     const ms = performance.now() - started;
-    const check = impl.check ? await impl.check(db, data, result) : null;
+    const check = impl.check ? await impl.check(db, args, result) : null;
     return { ms, check };
   } finally {
     // Let the last readonly transaction finish (Dexie and requestDone resolve on the
     // request's success), so deleting the database is not reported as blocked.
     await new Promise((resolve) => setTimeout(resolve, 0));
-    await backend.close(db, dbName);
+    db.close();
+  }
+}
+
+/** A fresh database with the panelot_v1 schema and the workload's seed records. */
+async function prepare(dbName, seed) {
+  await deleteNative(dbName);
+  const db = await openNative(dbName);
+  try {
+    await seedNative(db, seed);
+  } finally {
+    db.close();
   }
 }
 
 // --- the API run.py calls ---------------------------------------------------------------
 
 const byName = new Map(WORKLOADS.map((w) => [w.name, w]));
+/** Workloads with a Python implementation in this build (blob needs panelot.attachments). */
+let available = [];
 
 bench.info = () => ({
   pyodide: py.version,
   dexie: Dexie.semVer,
   userAgent: navigator.userAgent,
-  workloads: WORKLOADS.map((w) => ({ name: w.name, sizes: w.sizes })),
+  workloads: WORKLOADS.filter((w) => available.includes(w.name)).map((w) => ({
+    name: w.name,
+    sizes: w.sizes,
+    unit: w.unit,
+  })),
   impls: IMPLS,
 });
 
-/** One timed measurement: `{ms, check}`. Every call uses a fresh database. */
-bench.measure = async (name, impl, run, quick) => {
+/**
+ * One timed measurement: `{ms, check, proxies?, profile?}`. Every call uses a fresh
+ * database; a Python measurement also reports the live PyProxy count after it.
+ */
+bench.measure = async (name, impl, run, quick, profile = false) => {
   const workload = byName.get(name);
   if (!workload) throw new Error(`unknown workload ${name}`);
   const size = quick ? workload.sizes.quick : workload.sizes.full;
-  const data = workload.data(size, makeRng(SEED));
+  const { seed, args } = workload.data(size, makeRng(SEED));
   const dbName = `bench_${name}_${impl}_${run}`;
+  await prepare(dbName, seed);
   let out;
-  if (impl === "python") out = await measurePython(workload, data, dbName);
-  else if (impl === "dexie") out = await measureJs(dexieBackend, workload.dexie, data, dbName);
-  else if (impl === "raw") out = await measureJs(rawBackend, workload.raw, data, dbName);
-  else throw new Error(`unknown implementation ${impl}`);
+  try {
+    if (impl === "python") {
+      out = await measurePython(name, args, dbName, profile);
+      out.proxies = liveProxies();
+    } else if (impl === "dexie") out = await measureJs(openDexie, workload.dexie, args, dbName);
+    else if (impl === "raw") out = await measureJs(openNative, workload.raw, args, dbName);
+    else throw new Error(`unknown implementation ${impl}`);
+  } finally {
+    await deleteNative(dbName);
+  }
   log(`${name} ${impl} #${run}: ${out.ms.toFixed(1)} ms`);
   return out;
+};
+
+bench.proxies = liveProxies;
+
+/** Allocation stacks of the live traced PyProxies (to find a leak). */
+bench.proxyStacks = () => [...py._module.pyproxy_alloc_map.values()].map(String);
+
+/**
+ * Wasm heap (and Python allocation) figures around `count` appends through the tree
+ * layer, one per transaction, with the size of the data they stored.
+ */
+bench.memory = async (count) => {
+  const rng = makeRng(SEED);
+  const thread = makeThread(rng);
+  const messages = makeMessages(rng, 500);
+  const dbName = "bench_memory";
+  await prepare(dbName, { threads: [thread] });
+  try {
+    const pyBefore = JSON.parse(await pyCall("json.dumps(_bench.python_memory())", {}));
+    const heapBefore = wasmHeapBytes();
+    const proxiesBefore = liveProxies();
+    const { ms } = JSON.parse(
+      await pyCall("await _bench.append_many(DB_NAME, THREAD_ID, MESSAGES_JSON, COUNT)", {
+        DB_NAME: dbName,
+        THREAD_ID: thread.id,
+        MESSAGES_JSON: JSON.stringify(messages),
+        COUNT: count,
+      }),
+    );
+    const pyAfter = JSON.parse(await pyCall("json.dumps(_bench.python_memory())", {}));
+    const heapAfter = wasmHeapBytes();
+    const db = await openNative(dbName);
+    const tx = db.transaction("nodes", "readonly");
+    const nodes = await new Promise((resolve, reject) => {
+      const req = tx.objectStore("nodes").getAll();
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
+    db.close();
+    const dataBytes = nodes.reduce((s, n) => s + JSON.stringify(n).length, 0);
+    return {
+      appends: count,
+      nodes_stored: nodes.length,
+      data_json_bytes: dataBytes,
+      append_ms: Math.round(ms),
+      wasm_heap_before_bytes: heapBefore,
+      wasm_heap_after_bytes: heapAfter,
+      wasm_heap_growth_bytes: heapAfter - heapBefore,
+      python_gc_objects_before: pyBefore.gc_objects,
+      python_gc_objects_after: pyAfter.gc_objects,
+      live_pyproxies_before: proxiesBefore,
+      live_pyproxies_after: liveProxies(),
+    };
+  } finally {
+    await deleteNative(dbName);
+  }
 };
 
 // --- boot -------------------------------------------------------------------------------
@@ -205,7 +219,20 @@ try {
       `bench STORES differ from panelot.schema.PANELOT_V1_STORES: ${JSON.stringify(declared)}`,
     );
   }
-  for (const w of WORKLOADS) pyNamespace(w);
+  const source = await fetch(new URL("./workloads.py", import.meta.url));
+  if (!source.ok) throw new Error(`workloads.py: HTTP ${source.status}`);
+  py.FS.mkdirTree(PY_DIR);
+  py.FS.writeFile(`${PY_DIR}/bench_workloads.py`, await source.text());
+  pyNs = py.globals.get("dict")();
+  py.runPython(
+    `import sys, json\nsys.path.insert(0, ${JSON.stringify(PY_DIR)})\nimport bench_workloads as _bench`,
+    { globals: pyNs },
+  );
+  available = JSON.parse(py.runPython("json.dumps(list(_bench.WORKLOADS))", { globals: pyNs }));
+  // runPythonAsync allocates a PyProxy of its own on first use: let it do so now.
+  await py.runPythonAsync("None", { globals: pyNs });
+  // From here on, every PyProxy created and not destroyed is counted (see liveProxies).
+  py._module.enable_pyproxy_allocation_tracing();
   setState("ready");
 } catch (error) {
   bench.error = String(error?.stack ?? error?.message ?? error);

@@ -4,101 +4,258 @@
 //
 //   name    key in bench/results/*.json
 //   sizes   {full, quick}: the size handed to data() (quick is the smoke-test size)
-//   data    (size, rng) => plain JSON data, identical for all three implementations
-//           (Python receives it through JSON; generating it is not timed)
-//   python  Python source defining `async def run(db, data, ctx)` (timed) and optionally
-//           `async def setup(db, data)` (returns ctx) and `async def check(db, data, result)`;
-//           `db` is an open panelot.idb Database
+//   unit    what the size counts (for the Markdown table)
+//   data    (size, rng) => {seed, args}: plain JSON, identical for all implementations.
+//           `seed` ({table: [records]}) is written with plain IndexedDB before the
+//           implementation opens the database; `args` is handed to setup/run/check.
+//           Generating and seeding are not timed.
+//   python  nothing here: bench/page/workloads.py defines WORKLOADS[name] with
+//           `run(db, args, ctx)` (timed) and optional `setup(db, args)` / `check(...)`
 //   dexie   {setup?, run, check?} with the same signatures; `db` is an open Dexie instance
 //   raw     {setup?, run, check?}; `db` is an open IDBDatabase
 //
 // Only run() is timed, from the call until its promise (or coroutine) resolves. check()
 // returns a JSON value that must be equal for all three implementations of a run.
+import Dexie from "/vendor/dexie.mjs";
+import {
+  applyStats,
+  contextCheck,
+  fingerprint,
+  makeChain,
+  makeMessages,
+  makeNodesFlat,
+  makeThread,
+  makeThreads,
+  makeTree,
+  receiptRecord,
+  requestDone,
+  sessionContext,
+  txDone,
+  uuid,
+} from "./data.mjs";
 
-/** The panelot_v1 schema, verbatim from py_src/panelot/schema.py (checked at startup). */
-export const STORES = {
-  threads: "id, updatedAt, folderId, archived, pinned",
-  nodes: "id, threadId, [threadId+seq], parentId",
-  attachments: "id, threadId, createdAt",
-  skills: "id, name, enabled, sourceRef",
-  memories: "id, key, updatedAt",
-  runs: "id, threadId, [threadId+state], submissionId, updatedAt",
-  commandReceipts: "id, [clientId+submissionId], status, createdAt, expiresAt",
-  approvals: "id, threadId, runId, [threadId+status], requestedAt",
-  interactions: "id, threadId, runId, [threadId+status], requestedAt",
-  plugins: "id, name, enabled, updatedAt",
-  pluginAssets: "id, pluginId, [pluginId+path], kind, createdAt",
-};
+export { STORES, makeRng } from "./data.mjs";
 
-/** Seeded PRNG (mulberry32): returns floats in [0, 1). */
-export function makeRng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+// --- small helpers ----------------------------------------------------------------------
+
+const rawCount = (db, table = "nodes") =>
+  requestDone(db.transaction(table, "readonly").objectStore(table).count());
+
+const rawGetAll = (db, table = "nodes") =>
+  requestDone(db.transaction(table, "readonly").objectStore(table).getAll());
+
+const sumTs = (rows) => rows.reduce((s, n) => s + n.ts, 0);
+const lengthAndSeqSum = (rows) => [rows.length, rows.reduce((s, n) => s + n.seq, 0)];
+
+/** [count, seq sum, turns, total tokens, leaf is the highest seq] of a thread after appends. */
+function appendCheck(thread, nodes) {
+  let top = null;
+  for (const n of nodes) if (!top || n.seq > top.seq) top = n;
+  return [
+    nodes.length,
+    nodes.reduce((s, n) => s + n.seq, 0),
+    thread.stats.turns,
+    thread.stats.totalTokens,
+    top !== null && thread.leafId === top.id,
+  ];
+}
+
+async function dexieAppendCheck(db, args) {
+  const thread = await db.threads.get(args.threadId);
+  return appendCheck(thread, await db.nodes.where("threadId").equals(args.threadId).toArray());
+}
+
+async function rawAppendCheck(db, args) {
+  const tx = db.transaction(["threads", "nodes"], "readonly");
+  const thread = await requestDone(tx.objectStore("threads").get(args.threadId));
+  const nodes = await requestDone(
+    tx.objectStore("nodes").index("threadId").getAll(args.threadId),
+  );
+  return appendCheck(thread, nodes);
+}
+
+class NotFound extends Error {}
+
+const BLOB_MIME = "image/png";
+
+/** `n` pseudo-random bytes (the contents do not matter, only that they do not compress). */
+function randomBytes(n) {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, i + 65536));
+  return out;
+}
+
+const blobRecord = (threadId, bytes) => ({
+  id: crypto.randomUUID(),
+  threadId,
+  createdAt: Date.now(),
+  kind: "image",
+  mime: BLOB_MIME,
+  bytes,
+  size: bytes.size,
+});
+
+const blobCheck = (sizes, count) => [sizes.length, sizes.reduce((s, n) => s + n, 0), count];
+
+// --- Dexie: the operations, written as the Dexie docs would -----------------------------
+
+/** message.append's effect inside a running Dexie transaction (threads, nodes). */
+async function dexieAppendIn(db, threadId, type, payload) {
+  const thread = await db.threads.get(threadId);
+  if (!thread) throw new NotFound(`thread ${threadId}`);
+  const parentId = thread.leafId;
+  if (parentId !== null) {
+    const parent = await db.nodes.get(parentId);
+    if (!parent || parent.threadId !== threadId) throw new NotFound(`parent ${parentId}`);
+  }
+  const last = await db.nodes
+    .where("[threadId+seq]")
+    .between([threadId, Dexie.minKey], [threadId, Dexie.maxKey])
+    .last();
+  const now = Date.now();
+  const node = {
+    id: crypto.randomUUID(),
+    threadId,
+    parentId,
+    seq: (last ? last.seq : 0) + 1,
+    ts: now,
+    type,
+    payload,
   };
+  await db.nodes.add(node);
+  thread.leafId = node.id;
+  thread.updatedAt = now;
+  applyStats(thread, type, payload);
+  await db.threads.put(thread);
+  return { nodeId: node.id, seq: node.seq, leafId: node.id };
 }
 
-const HEX = "0123456789abcdef";
-const WORDS = (
-  "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor " +
-  "incididunt ut labore et dolore magna aliqua enim ad minim veniam quis nostrud " +
-  "exercitation ullamco laboris nisi aliquip ex ea commodo consequat"
-).split(" ");
-
-function uuid(rng) {
-  let s = "";
-  for (let i = 0; i < 32; i++) {
-    s += HEX[Math.floor(rng() * 16)];
-    if (i === 7 || i === 11 || i === 15 || i === 19) s += "-";
-  }
-  return s;
-}
-
-function text(rng, length = 300) {
-  let s = "";
-  while (s.length < length) s += WORDS[Math.floor(rng() * WORDS.length)] + " ";
-  return s.slice(0, length);
-}
-
-/** `count` seed-shaped nodes of one thread, each the child of the previous one. */
-export function makeNodes(rng, count, threadId = uuid(rng)) {
-  const nodes = [];
-  let parentId = null;
-  for (let seq = 0; seq < count; seq++) {
-    const id = uuid(rng);
-    nodes.push({
-      id,
-      threadId,
-      parentId,
-      seq,
-      ts: 1_700_000_000_000 + seq * 1000,
-      type: "user_message",
-      payload: { content: [{ type: "text", text: text(rng) }] },
-    });
-    parentId = id;
-  }
-  return nodes;
-}
-
-// --- plain IndexedDB helpers ------------------------------------------------------------
-
-/** Resolve with a request's result. */
-const requestDone = (req) =>
-  new Promise((resolve, reject) => {
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => reject(req.error);
+/**
+ * A bus command with its receipt in one transaction: a replay answers the stored
+ * response, a new submission runs `effect` and adds the receipt.
+ */
+async function dexieCommand(db, tables, command, effect, status = "completed") {
+  const fp = await fingerprint(command);
+  const id = JSON.stringify([command.clientId, command.submissionId]);
+  return db.transaction("rw", ["commandReceipts", ...tables], async () => {
+    const receipt = await db.commandReceipts.get(id);
+    if (receipt) {
+      if (receipt.requestFingerprint !== fp) throw new Error("ConflictError");
+      return receipt.response;
+    }
+    const response = await effect();
+    await db.commandReceipts.add(receiptRecord(command, fp, response, Date.now(), status));
+    return response;
   });
+}
 
-/** Resolve when a transaction commits. */
-const txDone = (tx, value) =>
-  new Promise((resolve, reject) => {
-    tx.oncomplete = () => resolve(value);
-    tx.onerror = tx.onabort = () => reject(tx.error ?? new Error("transaction aborted"));
-  });
+async function dexieThreadUpdate(db, threadId, patch) {
+  const thread = await db.threads.get(threadId);
+  if (!thread) throw new NotFound(`thread ${threadId}`);
+  if (thread.deleting) throw new Error("AdmissionError");
+  const merged = { ...thread, ...patch, updatedAt: Date.now() };
+  await db.threads.put(merged);
+  return { thread: merged };
+}
+
+/** Children of `parentId` in the thread, by seq (roots: through threadId). */
+async function dexieChildren(db, threadId, parentId) {
+  const rows =
+    parentId === null
+      ? (await db.nodes.where("threadId").equals(threadId).toArray()).filter(
+          (r) => r.parentId === null,
+        )
+      : (await db.nodes.where("parentId").equals(parentId).toArray()).filter(
+          (r) => r.threadId === threadId,
+        );
+  return rows.sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+const ACTIVE_RUN_STATES = [
+  "queued",
+  "preparing",
+  "running",
+  "awaiting_approval",
+  "awaiting_interaction",
+];
+const CASCADE = ["attachments", "runs", "approvals", "interactions"];
+
+// --- plain IndexedDB: hand-written, one request after another ---------------------------
+
+const lastSeqRange = (threadId) => IDBKeyRange.bound([threadId, -Infinity], [threadId, []]);
+
+async function rawAppendIn(tx, threadId, type, payload) {
+  const threads = tx.objectStore("threads");
+  const nodes = tx.objectStore("nodes");
+  const thread = await requestDone(threads.get(threadId));
+  if (!thread) throw new NotFound(`thread ${threadId}`);
+  const parentId = thread.leafId;
+  if (parentId !== null) {
+    const parent = await requestDone(nodes.get(parentId));
+    if (!parent || parent.threadId !== threadId) throw new NotFound(`parent ${parentId}`);
+  }
+  const cursor = await requestDone(
+    nodes.index("[threadId+seq]").openCursor(lastSeqRange(threadId), "prev"),
+  );
+  const now = Date.now();
+  const node = {
+    id: crypto.randomUUID(),
+    threadId,
+    parentId,
+    seq: (cursor ? cursor.value.seq : 0) + 1,
+    ts: now,
+    type,
+    payload,
+  };
+  nodes.add(node);
+  thread.leafId = node.id;
+  thread.updatedAt = now;
+  applyStats(thread, type, payload);
+  await requestDone(threads.put(thread));
+  return { nodeId: node.id, seq: node.seq, leafId: node.id };
+}
+
+async function rawCommand(db, tables, command, effect, status = "completed") {
+  const fp = await fingerprint(command);
+  const id = JSON.stringify([command.clientId, command.submissionId]);
+  const tx = db.transaction(["commandReceipts", ...tables], "readwrite");
+  const done = txDone(tx);
+  const receipts = tx.objectStore("commandReceipts");
+  const receipt = await requestDone(receipts.get(id));
+  let response;
+  if (receipt) {
+    if (receipt.requestFingerprint !== fp) throw new Error("ConflictError");
+    response = receipt.response;
+  } else {
+    response = await effect(tx);
+    receipts.add(receiptRecord(command, fp, response, Date.now(), status));
+  }
+  await done;
+  return response;
+}
+
+async function rawThreadUpdate(tx, threadId, patch) {
+  const threads = tx.objectStore("threads");
+  const thread = await requestDone(threads.get(threadId));
+  if (!thread) throw new NotFound(`thread ${threadId}`);
+  if (thread.deleting) throw new Error("AdmissionError");
+  const merged = { ...thread, ...patch, updatedAt: Date.now() };
+  threads.put(merged);
+  return { thread: merged };
+}
+
+async function rawChildren(tx, threadId, parentId) {
+  const nodes = tx.objectStore("nodes");
+  const rows =
+    parentId === null
+      ? (await requestDone(nodes.index("threadId").getAll(threadId))).filter(
+          (r) => r.parentId === null,
+        )
+      : (await requestDone(nodes.index("parentId").getAll(parentId))).filter(
+          (r) => r.threadId === threadId,
+        );
+  return rows.sort((a, b) => a.seq - b.seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
 
 function rawPutAll(db, records) {
   const tx = db.transaction("nodes", "readwrite");
@@ -107,69 +264,540 @@ function rawPutAll(db, records) {
   return txDone(tx, records.length);
 }
 
-const rawGetAll = (db) =>
-  requestDone(db.transaction("nodes", "readonly").objectStore("nodes").getAll());
+// --- shared parts of workloads ---------------------------------------------------------
 
-const rawCount = (db) =>
-  requestDone(db.transaction("nodes", "readonly").objectStore("nodes").count());
+const CLIENT = "bench-client";
 
-const sumTs = (rows) => rows.reduce((s, n) => s + n.ts, 0);
-const lengthAndSeqSum = (rows) => [rows.length, rows.reduce((s, n) => s + n.seq, 0)];
+/** Receipt workload: `size` thread.update commands, then the same commands replayed. */
+function receiptCommands(args) {
+  return args.titles.map((title, i) => ({
+    type: "thread.update",
+    clientId: CLIENT,
+    submissionId: args.submissionIds[i],
+    payload: { threadId: args.threadId, patch: { title } },
+  }));
+}
+
+async function runReceipts(send, args) {
+  const commands = receiptCommands(args);
+  const first = [];
+  for (const c of commands) first.push(await send(c));
+  let same = 0;
+  for (let i = 0; i < commands.length; i++) {
+    const again = await send(commands[i]);
+    if (JSON.stringify(again) === JSON.stringify(first[i])) same += 1;
+  }
+  return same;
+}
+
+const receiptCheck = async (threadTitle, receipts, same) => [same, threadTitle, receipts];
 
 // --- workloads --------------------------------------------------------------------------
 
 export const WORKLOADS = [
   {
-    name: "bulk_put",
-    sizes: { full: 10_000, quick: 500 },
-    data: (size, rng) => ({ nodes: makeNodes(rng, size) }),
-    python: String.raw`
-async def run(db, data, ctx):
-    await db.table("nodes").bulk_put(data["nodes"])
-
-async def check(db, data, result):
-    return await db.table("nodes").count()
-`,
+    name: "append",
+    unit: "appends",
+    sizes: { full: 1_000, quick: 50 },
+    data: (size, rng) => {
+      const thread = makeThread(rng);
+      return { seed: { threads: [thread] }, args: { threadId: thread.id, messages: makeMessages(rng, size) } };
+    },
     dexie: {
-      run: (db, data) => db.nodes.bulkPut(data.nodes),
+      run: async (db, args) => {
+        for (const { type, payload } of args.messages) {
+          await db.transaction("rw", db.threads, db.nodes, () =>
+            dexieAppendIn(db, args.threadId, type, payload),
+          );
+        }
+      },
+      check: dexieAppendCheck,
+    },
+    raw: {
+      run: async (db, args) => {
+        for (const { type, payload } of args.messages) {
+          const tx = db.transaction(["threads", "nodes"], "readwrite");
+          const done = txDone(tx);
+          await rawAppendIn(tx, args.threadId, type, payload);
+          await done;
+        }
+      },
+      check: rawAppendCheck,
+    },
+  },
+
+  {
+    name: "append_bus",
+    unit: "appends",
+    sizes: { full: 1_000, quick: 50 },
+    data: (size, rng) => {
+      const thread = makeThread(rng);
+      return {
+        seed: { threads: [thread] },
+        args: {
+          threadId: thread.id,
+          messages: makeMessages(rng, size),
+          submissionIds: Array.from({ length: size }, () => uuid(rng)),
+        },
+      };
+    },
+    dexie: {
+      run: async (db, args) => {
+        for (const [i, { type, payload }] of args.messages.entries()) {
+          const command = {
+            type: "message.append",
+            clientId: CLIENT,
+            submissionId: args.submissionIds[i],
+            payload: { threadId: args.threadId, type, payload },
+          };
+          await dexieCommand(db, ["threads", "nodes"], command, () =>
+            dexieAppendIn(db, args.threadId, type, payload),
+          );
+        }
+      },
+      check: async (db, args) => [...(await dexieAppendCheck(db, args)), await db.commandReceipts.count()],
+    },
+    raw: {
+      run: async (db, args) => {
+        for (const [i, { type, payload }] of args.messages.entries()) {
+          const command = {
+            type: "message.append",
+            clientId: CLIENT,
+            submissionId: args.submissionIds[i],
+            payload: { threadId: args.threadId, type, payload },
+          };
+          await rawCommand(db, ["threads", "nodes"], command, (tx) =>
+            rawAppendIn(tx, args.threadId, type, payload),
+          );
+        }
+      },
+      check: async (db, args) => [
+        ...(await rawAppendCheck(db, args)),
+        await rawCount(db, "commandReceipts"),
+      ],
+    },
+  },
+
+  {
+    name: "bulk",
+    unit: "nodes",
+    sizes: { full: 10_000, quick: 300 },
+    data: (size, rng) => {
+      const { thread, nodes } = makeChain(rng, size);
+      return { seed: {}, args: { thread, nodes } };
+    },
+    dexie: {
+      run: (db, args) =>
+        db.transaction("rw", db.threads, db.nodes, async () => {
+          await db.threads.add(args.thread);
+          await db.nodes.bulkAdd(args.nodes);
+        }),
+      check: async (db) => [await db.threads.count(), await db.nodes.count()],
+    },
+    raw: {
+      run: (db, args) => {
+        const tx = db.transaction(["threads", "nodes"], "readwrite");
+        tx.objectStore("threads").add(args.thread);
+        const nodes = tx.objectStore("nodes");
+        for (const n of args.nodes) nodes.add(n);
+        return txDone(tx);
+      },
+      check: async (db) => [await rawCount(db, "threads"), await rawCount(db, "nodes")],
+    },
+  },
+
+  {
+    name: "context",
+    unit: "nodes",
+    sizes: { full: 10_000, quick: 300 },
+    data: (size, rng) => {
+      const { thread, nodes } = makeTree(rng, size);
+      return { seed: { threads: [thread], nodes }, args: { threadId: thread.id } };
+    },
+    dexie: {
+      run: async (db, args) => {
+        const [thread, nodes] = await db.transaction("r", db.threads, db.nodes, () =>
+          Promise.all([
+            db.threads.get(args.threadId),
+            db.nodes.where("threadId").equals(args.threadId).toArray(),
+          ]),
+        );
+        return sessionContext(thread, nodes);
+      },
+      check: (db, args, ctx) => contextCheck(ctx),
+    },
+    raw: {
+      run: async (db, args) => {
+        const tx = db.transaction(["threads", "nodes"], "readonly");
+        const [thread, nodes] = await Promise.all([
+          requestDone(tx.objectStore("threads").get(args.threadId)),
+          requestDone(tx.objectStore("nodes").index("threadId").getAll(args.threadId)),
+        ]);
+        return sessionContext(thread, nodes);
+      },
+      check: (db, args, ctx) => contextCheck(ctx),
+    },
+  },
+
+  {
+    name: "walk",
+    unit: "steps",
+    sizes: { full: 2_000, quick: 100 },
+    data: (size, rng) => {
+      const { thread, nodes } = makeChain(rng, size);
+      const other = makeChain(rng, Math.ceil(size / 4)).nodes;
+      return { seed: { nodes: [...nodes, ...other] }, args: { leafId: thread.leafId } };
+    },
+    dexie: {
+      run: (db, args) =>
+        db.transaction("r", db.nodes, async () => {
+          let steps = 0;
+          let last = null;
+          for (let id = args.leafId; id !== null; ) {
+            const node = await db.nodes.get(id);
+            steps += 1;
+            last = node.id;
+            id = node.parentId;
+          }
+          return [steps, last];
+        }),
+      check: (db, args, result) => result,
+    },
+    raw: {
+      run: async (db, args) => {
+        const nodes = db.transaction("nodes", "readonly").objectStore("nodes");
+        let steps = 0;
+        let last = null;
+        for (let id = args.leafId; id !== null; ) {
+          const node = await requestDone(nodes.get(id));
+          steps += 1;
+          last = node.id;
+          id = node.parentId;
+        }
+        return [steps, last];
+      },
+      check: (db, args, result) => result,
+    },
+  },
+
+  {
+    name: "list",
+    unit: "threads",
+    sizes: { full: 1_000, quick: 100 },
+    data: (size, rng) => ({ seed: { threads: makeThreads(rng, size) }, args: { limit: 50 } }),
+    dexie: {
+      run: async (db, args) => {
+        const rows = await db.threads.orderBy("updatedAt").reverse().toArray();
+        const active = rows.filter((t) => !t.archived);
+        return [...active.filter((t) => t.pinned), ...active.filter((t) => !t.pinned)].slice(
+          0,
+          args.limit,
+        );
+      },
+      check: (db, args, rows) => rows.map((t) => t.id),
+    },
+    raw: {
+      run: async (db, args) => {
+        const tx = db.transaction("threads", "readonly");
+        const rows = await requestDone(tx.objectStore("threads").index("updatedAt").getAll());
+        const pinned = [];
+        const rest = [];
+        for (let i = rows.length - 1; i >= 0; i--) {
+          const t = rows[i];
+          if (!t.archived) (t.pinned ? pinned : rest).push(t);
+        }
+        return pinned.concat(rest).slice(0, args.limit);
+      },
+      check: (db, args, rows) => rows.map((t) => t.id),
+    },
+  },
+
+  {
+    name: "branch",
+    unit: "switches",
+    sizes: { full: 200, quick: 10 },
+    data: (size, rng) => {
+      const { thread, nodes } = makeTree(rng, 300, { tombstones: 0 });
+      const kids = new Map();
+      for (const n of nodes) kids.set(n.parentId, (kids.get(n.parentId) ?? 0) + 1);
+      const branched = nodes.filter((n) => kids.get(n.parentId) > 1);
+      const targets = Array.from({ length: size }, () => branched[Math.floor(rng() * branched.length)].id);
+      return { seed: { threads: [thread], nodes }, args: { threadId: thread.id, targets } };
+    },
+    dexie: {
+      run: async (db, args) => {
+        const leaves = [];
+        for (const nodeId of args.targets) {
+          const leaf = await db.transaction("rw", db.threads, db.nodes, async () => {
+            const thread = await db.threads.get(args.threadId);
+            const node = await db.nodes.get(nodeId);
+            if (!thread || !node || node.threadId !== args.threadId) throw new NotFound(nodeId);
+            const sibs = await dexieChildren(db, args.threadId, node.parentId);
+            const at = sibs.findIndex((s) => s.id === nodeId);
+            let current = sibs[(at + 1) % sibs.length].id;
+            for (;;) {
+              const kids = await dexieChildren(db, args.threadId, current);
+              if (kids.length === 0) break;
+              current = kids[kids.length - 1].id;
+            }
+            await db.threads.put({ ...thread, leafId: current, updatedAt: Date.now() });
+            return current;
+          });
+          leaves.push(leaf);
+        }
+        return leaves;
+      },
+      check: (db, args, leaves) => leaves,
+    },
+    raw: {
+      run: async (db, args) => {
+        const leaves = [];
+        for (const nodeId of args.targets) {
+          const tx = db.transaction(["threads", "nodes"], "readwrite");
+          const done = txDone(tx);
+          const threads = tx.objectStore("threads");
+          const thread = await requestDone(threads.get(args.threadId));
+          const node = await requestDone(tx.objectStore("nodes").get(nodeId));
+          if (!thread || !node || node.threadId !== args.threadId) throw new NotFound(nodeId);
+          const sibs = await rawChildren(tx, args.threadId, node.parentId);
+          const at = sibs.findIndex((s) => s.id === nodeId);
+          let current = sibs[(at + 1) % sibs.length].id;
+          for (;;) {
+            const kids = await rawChildren(tx, args.threadId, current);
+            if (kids.length === 0) break;
+            current = kids[kids.length - 1].id;
+          }
+          threads.put({ ...thread, leafId: current, updatedAt: Date.now() });
+          await done;
+          leaves.push(current);
+        }
+        return leaves;
+      },
+      check: (db, args, leaves) => leaves,
+    },
+  },
+
+  {
+    name: "receipt",
+    unit: "commands (+ as many replays)",
+    sizes: { full: 1_000, quick: 30 },
+    data: (size, rng) => {
+      const thread = makeThread(rng);
+      return {
+        seed: { threads: [thread] },
+        args: {
+          threadId: thread.id,
+          titles: Array.from({ length: size }, (_, i) => `title ${i}`),
+          submissionIds: Array.from({ length: size }, () => uuid(rng)),
+        },
+      };
+    },
+    dexie: {
+      run: (db, args) =>
+        runReceipts(
+          (c) =>
+            dexieCommand(db, ["threads"], c, () =>
+              dexieThreadUpdate(db, c.payload.threadId, c.payload.patch),
+            ),
+          args,
+        ),
+      check: async (db, args, same) =>
+        receiptCheck((await db.threads.get(args.threadId)).title, await db.commandReceipts.count(), same),
+    },
+    raw: {
+      run: (db, args) =>
+        runReceipts(
+          (c) =>
+            rawCommand(db, ["threads"], c, (tx) =>
+              rawThreadUpdate(tx, c.payload.threadId, c.payload.patch),
+            ),
+          args,
+        ),
+      check: async (db, args, same) => {
+        const tx = db.transaction("threads", "readonly");
+        const thread = await requestDone(tx.objectStore("threads").get(args.threadId));
+        return receiptCheck(thread.title, await rawCount(db, "commandReceipts"), same);
+      },
+    },
+  },
+
+  {
+    name: "delete",
+    unit: "nodes",
+    sizes: { full: 5_000, quick: 200 },
+    data: (size, rng) => {
+      const { thread, nodes } = makeChain(rng, size);
+      const other = makeChain(rng, 100);
+      const tid = thread.id;
+      const attachments = [];
+      for (let i = 0; i < 5; i++) {
+        attachments.push({ id: uuid(rng), threadId: tid, createdAt: 1_700_000_000_000 + i, mime: "image/png", size: 2048, name: `a${i}.png` });
+      }
+      attachments.push({ id: uuid(rng), threadId: other.thread.id, createdAt: 1, mime: "text/plain", size: 10, name: "keep.txt" });
+      const runs = [
+        { id: uuid(rng), threadId: tid, state: "completed", submissionId: uuid(rng), updatedAt: 1 },
+        { id: uuid(rng), threadId: tid, state: "running", submissionId: uuid(rng), updatedAt: 2 },
+      ];
+      return {
+        seed: { threads: [thread, other.thread], nodes: [...nodes, ...other.nodes], attachments, runs },
+        args: { threadId: tid, submissionId: uuid(rng) },
+      };
+    },
+    dexie: {
+      run: async (db, args) => {
+        const command = { type: "thread.delete", clientId: CLIENT, submissionId: args.submissionId, payload: { threadId: args.threadId } };
+        const tid = args.threadId;
+        const replay = await db.commandReceipts.get(JSON.stringify([CLIENT, args.submissionId]));
+        if (replay) return replay.response;
+        const now = Date.now();
+        await db.transaction("rw", db.threads, db.runs, async () => {
+          const thread = await db.threads.get(tid);
+          if (!thread) throw new NotFound(tid);
+          await db.threads.put({ ...thread, deleting: true });
+          for (const state of ACTIVE_RUN_STATES) {
+            await db.runs.where("[threadId+state]").equals([tid, state]).modify({ state: "cancelled", updatedAt: now });
+          }
+        });
+        return dexieCommand(db, ["threads", "nodes", ...CASCADE], command, async () => {
+          if (!(await db.threads.get(tid))) throw new NotFound(tid);
+          const deleted = { nodes: await db.nodes.where("threadId").equals(tid).delete() };
+          for (const table of CASCADE) deleted[table] = await db.table(table).where("threadId").equals(tid).delete();
+          await db.threads.delete(tid);
+          return { threadId: tid, deleted };
+        }, "acknowledged");
+      },
+      check: async (db, args, response) => [
+        response.deleted,
+        await db.nodes.count(),
+        await db.threads.count(),
+        await db.attachments.count(),
+        (await db.commandReceipts.toArray()).map((r) => r.status),
+      ],
+    },
+    raw: {
+      run: async (db, args) => {
+        const command = { type: "thread.delete", clientId: CLIENT, submissionId: args.submissionId, payload: { threadId: args.threadId } };
+        const tid = args.threadId;
+        const replay = await requestDone(
+          db.transaction("commandReceipts", "readonly").objectStore("commandReceipts").get(JSON.stringify([CLIENT, args.submissionId])),
+        );
+        if (replay) return replay.response;
+        const now = Date.now();
+        const mark = db.transaction(["threads", "runs"], "readwrite");
+        const marked = txDone(mark);
+        const thread = await requestDone(mark.objectStore("threads").get(tid));
+        if (!thread) throw new NotFound(tid);
+        mark.objectStore("threads").put({ ...thread, deleting: true });
+        const runs = mark.objectStore("runs");
+        for (const state of ACTIVE_RUN_STATES) {
+          for (const run of await requestDone(runs.index("[threadId+state]").getAll([tid, state]))) {
+            runs.put({ ...run, state: "cancelled", updatedAt: now });
+          }
+        }
+        await marked;
+        return rawCommand(db, ["threads", "nodes", ...CASCADE], command, async (tx) => {
+          if (!(await requestDone(tx.objectStore("threads").get(tid)))) throw new NotFound(tid);
+          const deleted = {};
+          for (const table of ["nodes", ...CASCADE]) {
+            const store = tx.objectStore(table);
+            const keys = await requestDone(store.index("threadId").getAllKeys(tid));
+            for (const key of keys) store.delete(key);
+            deleted[table] = keys.length;
+          }
+          tx.objectStore("threads").delete(tid);
+          return { threadId: tid, deleted };
+        }, "acknowledged");
+      },
+      check: async (db, args, response) => [
+        response.deleted,
+        await rawCount(db, "nodes"),
+        await rawCount(db, "threads"),
+        await rawCount(db, "attachments"),
+        (await rawGetAll(db, "commandReceipts")).map((r) => r.status),
+      ],
+    },
+  },
+
+  {
+    name: "blob",
+    unit: "× (1 MiB put + read)",
+    sizes: { full: 50, quick: 3 },
+    data: (size, rng) => {
+      const thread = makeThread(rng);
+      return {
+        seed: { threads: [thread] },
+        args: { threadId: thread.id, times: size, bytes: 1 << 20, seed: 7 },
+      };
+    },
+    dexie: {
+      setup: (db, args) => randomBytes(args.bytes),
+      run: async (db, args, data) => {
+        const sizes = [];
+        for (let i = 0; i < args.times; i++) {
+          const id = await db.transaction("rw", db.threads, db.attachments, async () => {
+            if (!(await db.threads.get(args.threadId))) throw new NotFound(args.threadId);
+            const bytes = new Blob([data], { type: BLOB_MIME });
+            return db.attachments.add(blobRecord(args.threadId, bytes));
+          });
+          const record = await db.attachments.get(id);
+          sizes.push((await record.bytes.arrayBuffer()).byteLength);
+        }
+        return sizes;
+      },
+      check: async (db, args, sizes) => blobCheck(sizes, await db.attachments.count()),
+    },
+    raw: {
+      setup: (db, args) => randomBytes(args.bytes),
+      run: async (db, args, data) => {
+        const sizes = [];
+        for (let i = 0; i < args.times; i++) {
+          const tx = db.transaction(["threads", "attachments"], "readwrite");
+          const done = txDone(tx);
+          if (!(await requestDone(tx.objectStore("threads").get(args.threadId)))) {
+            throw new NotFound(args.threadId);
+          }
+          const record = blobRecord(args.threadId, new Blob([data], { type: BLOB_MIME }));
+          tx.objectStore("attachments").add(record);
+          await done;
+          const read = db.transaction("attachments", "readonly").objectStore("attachments");
+          const stored = await requestDone(read.get(record.id));
+          sizes.push((await stored.bytes.arrayBuffer()).byteLength);
+        }
+        return sizes;
+      },
+      check: async (db, args, sizes) => blobCheck(sizes, await rawCount(db, "attachments")),
+    },
+  },
+
+  // --- storage-layer micro workloads (panelot.idb against Dexie, no tree logic) ------------
+
+  {
+    name: "bulk_put",
+    unit: "nodes",
+    sizes: { full: 10_000, quick: 300 },
+    data: (size, rng) => ({ seed: {}, args: { nodes: makeNodesFlat(rng, size) } }),
+    dexie: {
+      run: (db, args) => db.nodes.bulkPut(args.nodes),
       check: (db) => db.nodes.count(),
     },
     raw: {
-      run: (db, data) => rawPutAll(db, data.nodes),
+      run: (db, args) => rawPutAll(db, args.nodes),
       check: (db) => rawCount(db),
     },
   },
 
   {
     name: "get_then_put",
+    unit: "records",
     sizes: { full: 2_000, quick: 100 },
-    data: (size, rng) => ({ nodes: makeNodes(rng, size) }),
-    python: String.raw`
-async def setup(db, data):
-    await db.table("nodes").bulk_put(data["nodes"])
-    return [n["id"] for n in data["nodes"]]
-
-async def run(db, data, ids):
-    async def body(tx):
-        nodes = tx.table("nodes")
-        for node_id in ids:
-            node = await nodes.get(node_id)
-            node["ts"] += 1
-            await nodes.put(node)
-
-    await db.transaction("rw", ["nodes"], body)
-
-async def check(db, data, result):
-    return sum(n["ts"] for n in await db.table("nodes").to_list())
-`,
+    data: (size, rng) => {
+      const nodes = makeNodesFlat(rng, size);
+      return { seed: { nodes }, args: { ids: nodes.map((n) => n.id) } };
+    },
     dexie: {
-      setup: async (db, data) => {
-        await db.nodes.bulkPut(data.nodes);
-        return data.nodes.map((n) => n.id);
-      },
-      run: (db, data, ids) =>
+      run: (db, args) =>
         db.transaction("rw", db.nodes, async () => {
-          for (const id of ids) {
+          for (const id of args.ids) {
             const node = await db.nodes.get(id);
             node.ts += 1;
             await db.nodes.put(node);
@@ -178,13 +806,10 @@ async def check(db, data, result):
       check: async (db) => sumTs(await db.nodes.toArray()),
     },
     raw: {
-      setup: async (db, data) => {
-        await rawPutAll(db, data.nodes);
-        return data.nodes.map((n) => n.id);
-      },
-      run: (db, data, ids) => {
+      run: (db, args) => {
         const tx = db.transaction("nodes", "readwrite");
         const store = tx.objectStore("nodes");
+        const ids = args.ids;
         let i = 0;
         const step = () => {
           if (i === ids.length) return;
@@ -204,39 +829,28 @@ async def check(db, data, result):
 
   {
     name: "read_by_index",
-    sizes: { full: 10_000, quick: 500 },
+    unit: "nodes",
+    sizes: { full: 10_000, quick: 300 },
     data: (size, rng) => {
-      const nodes = makeNodes(rng, size);
+      const nodes = makeNodesFlat(rng, size);
       // A second, smaller thread, so that the index has something to skip.
-      const other = makeNodes(rng, Math.ceil(size / 10));
-      return { threadId: nodes[0].threadId, nodes: [...nodes, ...other] };
+      const other = makeNodesFlat(rng, Math.ceil(size / 10));
+      return { seed: { nodes: [...nodes, ...other] }, args: { threadId: nodes[0].threadId } };
     },
-    python: String.raw`
-async def setup(db, data):
-    await db.table("nodes").bulk_put(data["nodes"])
-
-async def run(db, data, ctx):
-    return await db.table("nodes").where("threadId").equals(data["threadId"]).to_list()
-
-async def check(db, data, rows):
-    return [len(rows), sum(r["seq"] for r in rows)]
-`,
     dexie: {
-      setup: (db, data) => db.nodes.bulkPut(data.nodes),
-      run: (db, data) => db.nodes.where("threadId").equals(data.threadId).toArray(),
-      check: (db, data, rows) => lengthAndSeqSum(rows),
+      run: (db, args) => db.nodes.where("threadId").equals(args.threadId).toArray(),
+      check: (db, args, rows) => lengthAndSeqSum(rows),
     },
     raw: {
-      setup: (db, data) => rawPutAll(db, data.nodes),
-      run: (db, data) =>
+      run: (db, args) =>
         requestDone(
           db
             .transaction("nodes", "readonly")
             .objectStore("nodes")
             .index("threadId")
-            .getAll(data.threadId),
+            .getAll(args.threadId),
         ),
-      check: (db, data, rows) => lengthAndSeqSum(rows),
+      check: (db, args, rows) => lengthAndSeqSum(rows),
     },
   },
 ];

@@ -15,14 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from .admission import check_admission
+from .attachments_api import ATTACHMENT_COMMANDS
 from .errors import UnknownCommandError
 from .executions import ExecutionRegistry
 from .idb import Database, Transaction
 from .idb.errors import PanelotError, ValidationError
+from .legacy.importer import LEGACY_COMMANDS
 from .library_api import LIBRARY_COMMANDS
 from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
+from .settings.api import SETTINGS_COMMANDS
 from .thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
 from .transfer import import_thread
 from .tree import (
@@ -166,6 +169,9 @@ COMMANDS: dict[str, Handler] = {
     ),
     **{name: Handler(*spec) for name, spec in LIBRARY_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in RUN_COMMANDS.items()},
+    **{name: Handler(*spec) for name, spec in ATTACHMENT_COMMANDS.items()},
+    **{name: Handler(*spec) for name, spec in SETTINGS_COMMANDS.items()},
+    **{name: Handler(*spec) for name, spec in LEGACY_COMMANDS.items()},
 }
 """Every command type and its handler."""
 

@@ -27,6 +27,38 @@ def _content(payload: dict[str, Any], key: str = "content") -> list[Any]:
     return list(blocks) if isinstance(blocks, list) else []
 
 
+def _is_evicted(block: Any) -> bool:
+    return isinstance(block, dict) and bool(block.get("evicted"))
+
+
+def _for_model(blocks: list[Any]) -> list[Any]:
+    """Evicted image/file blocks become a text placeholder naming what was there."""
+    return [
+        {
+            "type": "text",
+            "text": f"[{b.get('type')} evicted: {b.get('name') or b.get('attachmentId')}]",
+            "evicted": True,
+            "attachmentId": b.get("attachmentId"),
+        }
+        if _is_evicted(b)
+        else b
+        for b in blocks
+    ]
+
+
+def _for_ui(payload: dict[str, Any]) -> dict[str, Any]:
+    """The payload with each evicted block tagged ``state: "evicted"`` (the UI's cue)."""
+    if not any(_is_evicted(b) for k in ("content", "contentForLlm") for b in _content(payload, k)):
+        return payload
+    out = dict(payload)
+    for key in ("content", "contentForLlm"):
+        if key in out:
+            out[key] = [
+                {**b, "state": "evicted"} if _is_evicted(b) else b for b in _content(out, key)
+            ]
+    return out
+
+
 def session_context(loaded: LoadedThread) -> dict[str, Any]:
     """Provider-neutral messages, the latest turn context, and the visible path.
 
@@ -45,12 +77,13 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
         if kind in _NOT_FOR_MODEL:
             continue
         if kind == "user_message":
-            msg: dict[str, Any] = {"role": "user", "content": _content(payload)}
+            msg: dict[str, Any] = {"role": "user", "content": _for_model(_content(payload))}
             if payload.get("attachedContext"):
                 msg["attachedContext"] = payload["attachedContext"]
             messages.append(msg)
         elif kind == "assistant_message":
-            msg = {"role": "assistant", "content": _content(payload), "model": payload.get("model")}
+            content = _for_model(_content(payload))
+            msg = {"role": "assistant", "content": content, "model": payload.get("model")}
             for key in ("reasoning", "providerState"):
                 if payload.get(key) is not None:
                     msg[key] = payload[key]
@@ -66,7 +99,7 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
                     "role": "tool",
                     "itemId": payload.get("itemId"),
                     "ok": payload.get("ok"),
-                    "content": _content(payload, "contentForLlm"),
+                    "content": _for_model(_content(payload, "contentForLlm")),
                 }
             )
     return {
@@ -91,7 +124,7 @@ def ui_snapshot(loaded: LoadedThread) -> dict[str, Any]:
             {
                 "id": node["id"],
                 "type": node["type"],
-                "payload": node["payload"],
+                "payload": _for_ui(node["payload"]),
                 "seq": node["seq"],
                 "parentId": node["parentId"],
                 "siblingIndex": sibs.index(node["id"]) + 1 if node["id"] in sibs else 1,

@@ -263,6 +263,7 @@ class ThreadMeta:
     stats: ThreadStats = field(default_factory=ThreadStats)
     scope_origins: list[str] = field(default_factory=list)
     deleting: bool | None = None
+    deleting_since: int | None = None
     """Extension field: set while ``thread.delete`` runs; such a thread refuses commands."""
 
 

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .attachments_api import ATTACHMENT_QUERIES, start_up
 from .commands import CommandBus
 from .context import session_context, thread_markdown, ui_snapshot
 from .errors import UnknownCommandError
@@ -22,6 +23,8 @@ from .receipts import cleanup_receipts, list_receipts
 from .records import thread_to_wire
 from .runs_api import RUN_QUERIES
 from .schema import DB_NAME, panelot_database
+from .settings.api import SETTINGS_QUERIES
+from .thread_delete import release_stale_deletes
 from .thread_list import list_threads
 from .transfer import export_thread
 from .tree import TREE_TABLES, Clock, get_thread, now_ms, siblings
@@ -48,15 +51,31 @@ class PanelotStore:
         self.clock = clock
         self.bus = CommandBus(db, clock)
         self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
+        self.startup: dict[str, Any] = {}
+        """What start-up housekeeping did: ``{finished, archived, evicted}``."""
 
     @classmethod
     async def open(
-        cls, factory: CoreFactory, name: str = DB_NAME, clock: Clock = now_ms
+        cls,
+        factory: CoreFactory,
+        name: str = DB_NAME,
+        clock: Clock = now_ms,
+        *,
+        retention_days: int | None = None,
+        active_thread_id: str | None = None,
     ) -> PanelotStore:
-        """Open (or create) the database and clean up expired receipts."""
+        """Open (or create) the database, clean up expired receipts and stale delete marks.
+
+        Start-up housekeeping (:func:`~panelot.attachments_api.start_up`) then finishes
+        interrupted attachment evictions, archives threads older than ``retention_days``
+        (``None``: retention off) and enforces the attachment budget, sparing
+        ``active_thread_id``.
+        """
         db = await panelot_database(name).open(factory)
         store = cls(db, clock)
         await cleanup_receipts(db, clock())
+        await release_stale_deletes(db, clock())
+        store.startup = await start_up(db, clock, retention_days, active_thread_id)
         return store
 
     # -- writes: commands ------------------------------------------------------------
@@ -189,5 +208,7 @@ QUERIES: dict[str, QueryFn] = {
     "receipts.list": _q_receipts,
     **LIBRARY_QUERIES,
     **RUN_QUERIES,
+    **ATTACHMENT_QUERIES,
+    **SETTINGS_QUERIES,
 }
 """Every read query by name, as ``panelot.query`` exposes them."""

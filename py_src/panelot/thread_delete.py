@@ -9,7 +9,10 @@
    The receipt stays, so a replay after a lost acknowledgement returns the same answer.
 
 If step 3 fails, IndexedDB rolls it back whole and the mark of step 1 is lifted again:
-nothing of the thread is lost. Runs cancelled in step 1 stay cancelled.
+nothing of the thread is lost. Runs cancelled in step 1 stay cancelled. If the page
+dies between the steps, the next start lifts marks older than
+:data:`STALE_DELETE_MS` (:func:`release_stale_deletes`), so the thread is back as it
+was; replaying the command runs the whole delete again.
 """
 
 from __future__ import annotations
@@ -22,12 +25,23 @@ from .idb import Database, Transaction
 from .idb.errors import NotFoundError
 from .runs import ACTIVE_STATES, RUN_TABLES, apply_transition
 
-__all__ = ["CASCADE_TABLES", "DELETE_BATCH", "cascade_delete", "stop_thread", "unmark"]
+__all__ = [
+    "CASCADE_TABLES",
+    "DELETE_BATCH",
+    "STALE_DELETE_MS",
+    "cascade_delete",
+    "release_stale_deletes",
+    "stop_thread",
+    "unmark",
+]
 
 CASCADE_TABLES = ("threads", "nodes", "attachments", "runs", "approvals", "interactions")
 """Every table holding records of a thread."""
 
 _MARK_TABLES = ("threads", *RUN_TABLES)
+
+STALE_DELETE_MS = 2 * 60 * 1000
+"""A ``deleting`` mark older than this belongs to a delete that died half-way."""
 
 DELETE_BATCH = 500
 """Node deletions issued per batch inside the cascade (a fault point between batches)."""
@@ -38,9 +52,10 @@ async def _mark(tx: Transaction, thread_id: str, deleting: bool, now: int) -> in
     if thread is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
     if deleting:
-        thread["deleting"] = True
+        thread["deleting"], thread["deletingSince"] = True, now
     else:
         thread.pop("deleting", None)
+        thread.pop("deletingSince", None)
     await tx.table("threads").put(thread)
     if not deleting:
         return 0
@@ -81,3 +96,18 @@ async def cascade_delete(tx: Transaction, thread_id: str) -> dict[str, Any]:
         counts[table] = await tx.table(table).where("threadId").equals(thread_id).delete()
     await tx.table("threads").delete(thread_id)
     return {"threadId": thread_id, "deleted": counts}
+
+
+async def release_stale_deletes(db: Database, now: int) -> list[str]:
+    """On start-up, lift ``deleting`` marks left by an interrupted delete; return the ids."""
+
+    def stale(thread: Any) -> bool:
+        since = thread.get("deletingSince") if isinstance(thread, dict) else None
+        return bool(thread.get("deleting")) and (
+            not isinstance(since, int) or now - since > STALE_DELETE_MS
+        )
+
+    ids = await db.table("threads").filter(stale).primary_keys()
+    for thread_id in ids:
+        await unmark(db, str(thread_id), now)
+    return [str(i) for i in ids]

@@ -26,7 +26,8 @@ async def list_threads(
     """
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise ValidationError("limit: must be a non-negative integer", field="limit")
-    rows = await db.table("threads").order_by("updatedAt").reverse().to_list()
+    rows = await db.table("threads").order_by("updatedAt").to_list()
+    rows.reverse()  # a forward getAll reversed here is cheaper than a "prev" read
     out = [
         r
         for r in rows

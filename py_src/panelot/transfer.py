@@ -20,7 +20,7 @@ from .codec import encode
 from .errors import ImportError_
 from .idb import Database, Transaction
 from .idb.errors import PanelotError
-from .integrity import index_nodes, walk_to_root
+from .integrity import index_nodes, nodes_off_root, walk_to_root
 from .records import node_from_wire, thread_from_wire, thread_to_wire
 from .tree import TREE_TABLES, Clock, get_thread, load_nodes, new_id, now_ms
 
@@ -106,12 +106,13 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         seen_seqs.add(node.seq)
         nodes.append(encode(node))
     index = index_nodes(thread.id, nodes)
+    off_root = nodes_off_root(index)
     for node in nodes:
         if node["parentId"] is not None and node["parentId"] not in seen_ids:
             problems.append(
                 f"nodes: {node['id']!r} has parent {node['parentId']!r} outside the thread"
             )
-        elif walk_to_root(index, node["id"]).problem:
+        elif node["id"] in off_root:
             problems.append(f"nodes: {node['id']!r} is on a cycle")
     walk = walk_to_root(index, thread.leaf_id)
     if walk.problem:

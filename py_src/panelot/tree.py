@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from .codec import encode
@@ -218,18 +217,21 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
 async def switch_branch(
     tx: Transaction, thread_id: str, node_id: str, clock: Clock = now_ms
 ) -> str:
-    """Move the leaf to the deepest newest descendant of ``node_id`` (highest seq per level)."""
+    """Move the leaf to the deepest newest descendant of ``node_id`` (highest seq per level).
+
+    The descent stops at a node it has seen before, so corrupt parent links cannot loop.
+    """
     thread = await get_thread(tx, thread_id)
     current = (await get_node(tx, node_id, thread_id)).id
-    count = await tx.table("nodes").where("threadId").equals(thread_id).count()
-    for _ in range(count):
+    seen = {current}
+    while True:
         kids = await _children(tx, thread_id, current)
-        if not kids:
+        if not kids or kids[-1]["id"] in seen:
             break
         current = kids[-1]["id"]
-    await tx.table("threads").put(
-        thread_to_wire(replace(thread, leaf_id=current, updated_at=clock()))
-    )
+        seen.add(current)
+    thread.leaf_id, thread.updated_at = current, clock()
+    await tx.table("threads").put(thread_to_wire(thread))
     return current
 
 

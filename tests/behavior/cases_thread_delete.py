@@ -189,3 +189,42 @@ async def case_admission_stops_and_executions_are_awaited(ctx: Ctx) -> None:
         "approvals": 0,
         "interactions": 0,
     }
+
+
+async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) -> None:
+    from panelot.thread_delete import STALE_DELETE_MS, stop_thread
+
+    store = await ctx.store()
+    dead = await store.create_thread("page died after step 1")
+    live = await store.create_thread("another context is deleting it right now")
+    await _populate(store, dead, 5)
+    await stop_thread(store.db, store.bus.executions, dead, ctx.now)  # step 1, then the page dies
+    refused = await store.send(
+        {
+            "type": "message.append",
+            "clientId": "c",
+            "submissionId": "x",
+            "payload": {"threadId": dead, "type": "user_message", "payload": text("x")},
+        }
+    )
+    assert refused["error"]["name"] == "AdmissionError"
+    ctx.now += STALE_DELETE_MS + 1
+    await stop_thread(store.db, store.bus.executions, live, ctx.now)  # a fresh mark
+    name = store.db.name
+    store.close()
+    again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    ctx.dbs.append(again.db)
+    assert "deleting" not in await again.query("thread.get", {"threadId": dead})
+    assert (await again.query("thread.get", {"threadId": live}))["deleting"] is True
+    assert await _counts(again, dead) == {
+        "threads": 1,
+        "nodes": 5,
+        "attachments": 1,
+        "runs": 2,
+        "approvals": 1,
+        "interactions": 1,
+    }
+    ok = await again.append(dead, "user_message", text("back"))
+    assert ok["seq"] == 6
+    out = await again.send(delete_cmd(dead))  # the replayed command runs the whole delete
+    assert out["status"] == "completed" and out["response"]["deleted"]["nodes"] == 6

@@ -1,0 +1,363 @@
+"""Python implementations of the benchmark workloads, run inside Pyodide by bench.mjs.
+
+bench.mjs writes this file into Pyodide's file system as ``bench_workloads`` and calls
+:func:`measure` once per measurement. Each workload uses the real panelot API (the
+store facade, the command bus, the tree layer or ``panelot.idb``) on a database that
+the page has created and seeded with plain IndexedDB; only ``run`` is timed. The JS
+implementations of the same operations are in workloads.mjs, under the same names.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gc
+import importlib.util
+import io
+import json
+import pstats
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from panelot.idb import Database, Transaction
+from panelot.schema import PANELOT_VERSIONS
+from panelot.store import PanelotStore
+from panelot.tree import TREE_TABLES, append_node, siblings, switch_branch
+
+Args = dict[str, Any]
+Run = Callable[[Database, Args, Any], Awaitable[Any]]
+Setup = Callable[[Database, Args], Awaitable[Any]]
+Check = Callable[[Database, Args, Any], Awaitable[Any]]
+
+CLIENT = "bench-client"
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    run: Run
+    setup: Setup | None = None
+    check: Check | None = None
+
+
+async def _store(db: Database, args: Args) -> PanelotStore:
+    return PanelotStore(db, client_id=CLIENT)
+
+
+async def _none(db: Database, args: Args, result: Any) -> Any:
+    return None
+
+
+async def _count(db: Database, table: str) -> int:
+    return await db.table(table).count()
+
+
+# --- append -----------------------------------------------------------------------------
+
+
+def _append_body(thread_id: str, node_type: str, payload: Any) -> Callable[[Transaction], Any]:
+    return lambda tx: append_node(tx, thread_id, node_type, payload)
+
+
+async def append_run(db: Database, args: Args, ctx: Any) -> None:
+    thread_id = args["threadId"]
+    for m in args["messages"]:
+        await db.transaction("rw", TREE_TABLES, _append_body(thread_id, m["type"], m["payload"]))
+
+
+async def append_check(db: Database, args: Args, result: Any) -> list[Any]:
+    thread = await db.table("threads").get(args["threadId"])
+    nodes = await db.table("nodes").where("threadId").equals(args["threadId"]).to_list()
+    top = max(nodes, key=lambda n: n["seq"], default=None)
+    return [
+        len(nodes),
+        sum(n["seq"] for n in nodes),
+        thread["stats"]["turns"],
+        thread["stats"]["totalTokens"],
+        top is not None and thread["leafId"] == top["id"],
+    ]
+
+
+async def append_bus_run(db: Database, args: Args, store: PanelotStore) -> None:
+    thread_id = args["threadId"]
+    for m, submission_id in zip(args["messages"], args["submissionIds"], strict=True):
+        await store.command(
+            "message.append",
+            {"threadId": thread_id, "type": m["type"], "payload": m["payload"]},
+            submission_id,
+        )
+
+
+async def append_bus_check(db: Database, args: Args, result: Any) -> list[Any]:
+    return [*(await append_check(db, args, result)), await _count(db, "commandReceipts")]
+
+
+# --- bulk, context, walk, list, branch ------------------------------------------------
+
+
+async def bulk_run(db: Database, args: Args, ctx: Any) -> None:
+    async def body(tx: Transaction) -> None:
+        await tx.table("threads").add(args["thread"])
+        await tx.table("nodes").bulk_add(args["nodes"])
+
+    await db.transaction("rw", TREE_TABLES, body)
+
+
+async def bulk_check(db: Database, args: Args, result: Any) -> list[int]:
+    return [await _count(db, "threads"), await _count(db, "nodes")]
+
+
+async def context_run(db: Database, args: Args, store: PanelotStore) -> dict[str, Any]:
+    return await store.context(args["threadId"])
+
+
+def context_summary(ctx: dict[str, Any]) -> list[Any]:
+    """The same summary as contextCheck() in data.mjs."""
+    messages = ctx["messages"]
+    roles: dict[str, int] = {}
+    for m in messages:
+        roles[m["role"]] = roles.get(m["role"], 0) + 1
+    path = ctx["path"]
+    return [
+        len(messages),
+        len(path),
+        path[-1] if path else None,
+        sum(len(m.get("toolCalls", [])) for m in messages),
+        ctx["turnContext"]["turnId"] if ctx["turnContext"] else None,
+        roles,
+    ]
+
+
+async def context_check(db: Database, args: Args, ctx: dict[str, Any]) -> list[Any]:
+    return context_summary(ctx)
+
+
+async def walk_run(db: Database, args: Args, ctx: Any) -> list[Any]:
+    async def body(tx: Transaction) -> list[Any]:
+        nodes = tx.table("nodes")
+        steps, last, current = 0, None, args["leafId"]
+        while current is not None:
+            node = await nodes.get(current)
+            steps += 1
+            last, current = node["id"], node["parentId"]
+        return [steps, last]
+
+    return await db.transaction("r", ["nodes"], body)
+
+
+async def list_run(db: Database, args: Args, store: PanelotStore) -> Any:
+    return await store.query("thread.list", {"limit": args["limit"]})
+
+
+async def ids_check(db: Database, args: Args, rows: list[dict[str, Any]]) -> list[str]:
+    return [r["id"] for r in rows]
+
+
+def _switch_body(thread_id: str, node_id: str) -> Callable[[Transaction], Awaitable[str]]:
+    async def body(tx: Transaction) -> str:
+        ids = [s["id"] for s in await siblings(tx, node_id)]
+        target = ids[(ids.index(node_id) + 1) % len(ids)]
+        return await switch_branch(tx, thread_id, target)
+
+    return body
+
+
+async def branch_run(db: Database, args: Args, ctx: Any) -> list[str]:
+    thread_id = args["threadId"]
+    return [
+        await db.transaction("rw", TREE_TABLES, _switch_body(thread_id, node_id))
+        for node_id in args["targets"]
+    ]
+
+
+async def result_check(db: Database, args: Args, result: Any) -> Any:
+    return result
+
+
+# --- receipts and delete ---------------------------------------------------------------
+
+
+async def receipt_run(db: Database, args: Args, store: PanelotStore) -> int:
+    commands = [
+        ({"threadId": args["threadId"], "patch": {"title": title}}, submission_id)
+        for title, submission_id in zip(args["titles"], args["submissionIds"], strict=True)
+    ]
+    first = [await store.command("thread.update", p, s) for p, s in commands]
+    same = 0
+    for (payload, submission_id), response in zip(commands, first, strict=True):
+        if await store.command("thread.update", payload, submission_id) == response:
+            same += 1
+    return same
+
+
+async def receipt_check(db: Database, args: Args, same: int) -> list[Any]:
+    thread = await db.table("threads").get(args["threadId"])
+    return [same, thread["title"], await _count(db, "commandReceipts")]
+
+
+async def delete_run(db: Database, args: Args, store: PanelotStore) -> Any:
+    return await store.command(
+        "thread.delete", {"threadId": args["threadId"]}, args["submissionId"]
+    )
+
+
+async def delete_check(db: Database, args: Args, response: Any) -> list[Any]:
+    receipts = await db.table("commandReceipts").to_list()
+    return [
+        response["deleted"],
+        await _count(db, "nodes"),
+        await _count(db, "threads"),
+        await _count(db, "attachments"),
+        [r["status"] for r in receipts],
+    ]
+
+
+# --- blob (panelot.attachments, when present) ---------------------------------------
+
+BLOB_MIME = "image/png"
+
+
+async def blob_setup(db: Database, args: Args) -> bytes:
+    return random.Random(args["seed"]).randbytes(args["bytes"])
+
+
+def _put_body(thread_id: str, data: bytes) -> Callable[[Transaction], Awaitable[Any]]:
+    from panelot.attachments import put_attachment
+
+    return lambda tx: put_attachment(tx, thread_id, "image", BLOB_MIME, data)
+
+
+async def blob_run(db: Database, args: Args, data: bytes) -> list[int]:
+    from panelot.attachments import ATTACHMENT_TABLES, read_bytes
+
+    sizes = []
+    for _ in range(args["times"]):
+        record = await db.transaction("rw", ATTACHMENT_TABLES, _put_body(args["threadId"], data))
+        _, read = await read_bytes(db, record["id"])
+        sizes.append(len(read))
+    return sizes
+
+
+async def blob_check(db: Database, args: Args, sizes: list[int]) -> list[int]:
+    return [len(sizes), sum(sizes), await _count(db, "attachments")]
+
+
+# --- storage-layer micro workloads ----------------------------------------------------
+
+
+async def bulk_put_run(db: Database, args: Args, ctx: Any) -> None:
+    await db.table("nodes").bulk_put(args["nodes"])
+
+
+async def nodes_count(db: Database, args: Args, result: Any) -> int:
+    return await _count(db, "nodes")
+
+
+async def get_then_put_run(db: Database, args: Args, ctx: Any) -> None:
+    async def body(tx: Transaction) -> None:
+        nodes = tx.table("nodes")
+        for node_id in args["ids"]:
+            node = await nodes.get(node_id)
+            node["ts"] += 1
+            await nodes.put(node)
+
+    await db.transaction("rw", ["nodes"], body)
+
+
+async def ts_sum(db: Database, args: Args, result: Any) -> int:
+    return sum(n["ts"] for n in await db.table("nodes").to_list())
+
+
+async def read_by_index_run(db: Database, args: Args, ctx: Any) -> list[Any]:
+    return await db.table("nodes").where("threadId").equals(args["threadId"]).to_list()
+
+
+async def length_and_seq_sum(db: Database, args: Args, rows: list[Any]) -> list[int]:
+    return [len(rows), sum(r["seq"] for r in rows)]
+
+
+WORKLOADS: dict[str, Workload] = {
+    "append": Workload(append_run, check=append_check),
+    "append_bus": Workload(append_bus_run, _store, append_bus_check),
+    "bulk": Workload(bulk_run, check=bulk_check),
+    "context": Workload(context_run, _store, context_check),
+    "walk": Workload(walk_run, check=result_check),
+    "list": Workload(list_run, _store, ids_check),
+    "branch": Workload(branch_run, check=result_check),
+    "receipt": Workload(receipt_run, _store, receipt_check),
+    "delete": Workload(delete_run, _store, delete_check),
+    **(
+        {"blob": Workload(blob_run, blob_setup, blob_check)}
+        if importlib.util.find_spec("panelot.attachments") is not None
+        else {}
+    ),
+    "bulk_put": Workload(bulk_put_run, check=nodes_count),
+    "get_then_put": Workload(get_then_put_run, check=ts_sum),
+    "read_by_index": Workload(read_by_index_run, check=length_and_seq_sum),
+}
+
+
+# --- the entry points bench.mjs calls -----------------------------------------------------
+
+
+async def _open(db_name: str) -> Database:
+    from panelot.idb.browser import BrowserFactory  # Pyodide only
+
+    return await Database(db_name, PANELOT_VERSIONS).open(BrowserFactory())
+
+
+def _profile_text(profile: cProfile.Profile, top: int = 35) -> str:
+    out = io.StringIO()
+    stats = pstats.Stats(profile, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+async def measure(name: str, db_name: str, args_json: str, profile: bool = False) -> str:
+    """One measurement on the seeded database ``db_name``: JSON ``{ms, check, profile?}``."""
+    workload = WORKLOADS[name]
+    args = json.loads(args_json)
+    db = await _open(db_name)
+    try:
+        ctx = await workload.setup(db, args) if workload.setup else None
+        gc.collect()
+        profiler = cProfile.Profile() if profile else None
+        started = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
+        result = await workload.run(db, args, ctx)
+        if profiler is not None:
+            profiler.disable()
+        ms = (time.perf_counter() - started) * 1000
+        checked = await (workload.check or _none)(db, args, result)
+    finally:
+        db.close()
+    out: dict[str, Any] = {"ms": ms, "check": checked}
+    if profiler is not None:
+        out["profile"] = _profile_text(profiler)
+    return json.dumps(out)
+
+
+def python_memory() -> dict[str, int]:
+    """Python-side memory figures after a full collection."""
+    gc.collect()
+    return {"gc_objects": len(gc.get_objects())}
+
+
+async def append_many(db_name: str, thread_id: str, messages_json: str, count: int) -> str:
+    """Append ``count`` nodes (cycling through ``messages``), one per transaction."""
+    messages = json.loads(messages_json)
+    db = await _open(db_name)
+    try:
+        started = time.perf_counter()
+        for i in range(count):
+            m = messages[i % len(messages)]
+            body = _append_body(thread_id, m["type"], m["payload"])
+            await db.transaction("rw", TREE_TABLES, body)
+        ms = (time.perf_counter() - started) * 1000
+    finally:
+        db.close()
+    del messages
+    return json.dumps({"ms": ms})

@@ -1,0 +1,113 @@
+"""Render benchmark results: a Markdown table and a bar chart of the ratios."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+TARGET_RATIO = 1.25
+"""Issue 8: every workload except startup at most 1.25× Dexie."""
+
+
+def _cell(w: dict[str, Any], impl: str) -> str:
+    lo, hi = w["spread"][impl]
+    return f"{w[f'{impl}_ms']:.1f} ({lo:.1f}–{hi:.1f})"
+
+
+def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
+    """The results as Markdown: machine line, workload table, startup and memory notes."""
+    m = results["machine"]
+    lines = [
+        f"Chromium {m['chromium']}, Pyodide {m['pyodide']}, Dexie {m['dexie']}, "
+        f"{m['cpu']} ({m['cores']} cores), {m['date']}. Medians of {m.get('runs', '?')} runs "
+        "(min–max in brackets), ms.",
+        "",
+        "| workload | size | runs | Python ms | Dexie ms | raw IDB ms "
+        "| Python/Dexie | Python/raw |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, w in results["workloads"].items():
+        mark = " ⚠" if not name.startswith("startup") and w["ratio_dexie"] > TARGET_RATIO else ""
+        lines.append(
+            f"| {name} | {sizes.get(name, '')} | {w['runs']} | {_cell(w, 'python')} "
+            f"| {_cell(w, 'dexie')} | {_cell(w, 'raw')} | {w['ratio_dexie']:.2f}×{mark} "
+            f"| {w['ratio_raw']:.2f}× |"
+        )
+    startup = [(n, w) for n, w in results["workloads"].items() if "pyodide_ms" in w]
+    if startup:
+        lines += [
+            "",
+            "Startup (navigation to a ready store in the extension's side-panel page; "
+            "“Dexie”/“raw” open panelot_v1 from a page of the same extension):",
+            "",
+            "| phase | ready store ms | bare loadPyodide ms | overhead over bare Pyodide "
+            "| runtime / package / database ms (panel timings) | package+database vs runtime |",
+            "|---|---:|---:|---:|---|---:|",
+        ]
+        for name, w in startup:
+            t = w["panel_timings"]
+            lines.append(
+                f"| {name.removeprefix('startup_')} | {w['python_ms']:.0f} "
+                f"| {w['pyodide_ms']:.0f} | {w['overhead_pct']:+.1f}% "
+                f"| {t.get('runtime_ms', 0):.0f} / {t.get('package_ms', 0):.0f} / "
+                f"{t.get('database_ms', 0):.0f} | {w['package_database_pct_of_runtime']}% |"
+            )
+    memory = results.get("memory") or {}
+    proxies = memory.get("pyproxies")
+    if proxies:
+        lines += [
+            "",
+            f"Live PyProxies: {proxies['before']} before the workloads, {proxies['after']} "
+            f"after; largest growth across one workload: {proxies['max_growth']} "
+            f"({proxies['growth_by_workload']}).",
+        ]
+    heap = memory.get("appends")
+    if heap:
+        lines.append(
+            f"Wasm heap around {heap['appends']:,} appends: {heap['wasm_heap_before_bytes']:,} → "
+            f"{heap['wasm_heap_after_bytes']:,} bytes (growth "
+            f"{heap['wasm_heap_growth_bytes']:,}), for {heap['data_json_bytes']:,} bytes of "
+            f"stored node JSON; Python gc objects "
+            f"{heap['python_gc_objects_before']:,} → {heap['python_gc_objects_after']:,}."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def chart(results: dict[str, Any], path: Path) -> None:
+    """A horizontal bar chart of Python/Dexie and Python/raw per workload (startup aside)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [(n, w) for n, w in results["workloads"].items() if not n.startswith("startup")]
+    names = [n for n, _ in rows][::-1]
+    dexie = [w["ratio_dexie"] for _, w in rows][::-1]
+    raw = [w["ratio_raw"] for _, w in rows][::-1]
+    height = 0.38
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
+    ys = range(len(rows))
+    ax.barh([y + height / 2 for y in ys], dexie, height, label="Python / Dexie", color="#4c72b0")
+    ax.barh([y - height / 2 for y in ys], raw, height, label="Python / raw IDB", color="#dd8452")
+    for y, (d, r) in enumerate(zip(dexie, raw, strict=True)):
+        ax.text(d, y + height / 2, f" {d:.2f}×", va="center", fontsize=8)
+        ax.text(r, y - height / 2, f" {r:.2f}×", va="center", fontsize=8)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.axvline(TARGET_RATIO, color="#c44e52", linestyle="--", linewidth=1, label="target 1.25×")
+    ax.set_yticks(list(ys), names)
+    ax.set_xlabel("time ratio (lower is better; < 1 means Python is faster)")
+    m = results["machine"]
+    title = f"Panelot Store vs Dexie {m['dexie']} and raw IndexedDB"
+    startup = results["workloads"].get("startup_warm")
+    if startup:
+        title += (
+            f"\nstartup: warm {startup['python_ms']:.0f} ms, "
+            f"{startup['overhead_pct']:+.0f}% over bare loadPyodide"
+        )
+    ax.set_title(title, fontsize=10)
+    ax.set_xlim(0, max([*dexie, *raw, TARGET_RATIO]) * 1.18)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,162 @@
+"""Startup timing: navigation to a ready store in the extension's side-panel page.
+
+A temporary copy of ``dist/extension`` gets the baseline page ``bench/page/startup.html``
+(with data.mjs and Dexie) at ``bench/``, so the baselines load from the same
+``chrome-extension://`` origin, Pyodide files and CSP as the side panel. Every run
+launches fresh persistent profiles:
+
+* ``panel``: ``sidepanel.html`` (our runtime: Pyodide, the panelot wheel, the database);
+* ``pyodide``: ``bench/startup.html?mode=pyodide``, bare ``loadPyodide`` in the same origin;
+* ``dexie`` / ``raw``: the same page opening ``panelot_v1`` with Dexie / plain IndexedDB.
+
+The first navigation of a profile is *cold* (nothing cached, database created); the
+following navigations in the same browser are *warm*. The time is ``performance.now()``
+at readiness, i.e. milliseconds since the navigation started.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DIST_EXTENSION = ROOT / "dist" / "extension"
+DEXIE = ROOT / "dist" / "web" / "vendor" / "dexie.mjs"
+PAGE_DIR = ROOT / "bench" / "page"
+READY_TIMEOUT_MS = 180_000
+
+#: Records when the runtime enters "ready" (web/runtime.mjs sets window.__panelotState).
+PANEL_INIT_SCRIPT = """(() => {
+  let state;
+  Object.defineProperty(window, "__panelotState", {
+    configurable: true,
+    get() { return state; },
+    set(value) {
+      state = value;
+      if (value === "ready" && window.__benchReadyAt === undefined) {
+        window.__benchReadyAt = performance.now();
+      }
+      if (value === "error") window.__benchError = "the runtime failed to start";
+    },
+  });
+})();"""
+
+#: Function-form predicates only: the extension CSP forbids string evaluation.
+SETTLED = "() => window.__benchReadyAt !== undefined || window.__benchError !== undefined"
+READ = "() => ({ready: window.__benchReadyAt, error: window.__benchError ?? null,"
+READ += " timings: window.panelot ? window.panelot.timings : null})"
+
+KINDS = ("panel", "pyodide", "dexie", "raw")
+
+
+def _prepare_extension(dest: Path) -> Path:
+    ext = dest / "extension"
+    shutil.copytree(DIST_EXTENSION, ext)
+    (ext / "bench").mkdir()
+    for name in ("startup.html", "startup.mjs", "data.mjs"):
+        shutil.copy2(PAGE_DIR / name, ext / "bench" / name)
+    (ext / "vendor").mkdir(exist_ok=True)
+    shutil.copy2(DEXIE, ext / "vendor" / "dexie.mjs")
+    return ext
+
+
+def _navigate(page: Any, url: str) -> dict[str, Any]:
+    page.goto(url)
+    page.wait_for_function(SETTLED, timeout=READY_TIMEOUT_MS)
+    out: dict[str, Any] = page.evaluate(READ)
+    if out["error"]:
+        raise RuntimeError(f"{url}: {out['error']}")
+    return out
+
+
+def measure_startup(
+    playwright: Any,
+    chromium: str,
+    chromium_args: list[str],
+    runs: int,
+    warm_navs: int,
+    progress: Callable[[str], None],
+) -> dict[str, Any]:
+    """Return ``{kind: {"cold": [ms...], "warm": [ms...]}, "timings": {...}}``."""
+    times: dict[str, dict[str, list[float]]] = {k: {"cold": [], "warm": []} for k in KINDS}
+    panel_timings: dict[str, dict[str, list[float]]] = {"cold": {}, "warm": {}}
+    with tempfile.TemporaryDirectory(prefix="panelot-bench-ext-") as tmp:
+        ext = _prepare_extension(Path(tmp))
+        for run in range(runs):
+            # One fresh profile per page kind and run, so that each cold load is a first load.
+            groups = (("panel",), ("pyodide",), ("dexie", "raw"))
+            for group in groups if run % 2 == 0 else reversed(groups):
+                profile = Path(tmp) / f"profile-{run}-{group[0]}"
+                context = playwright.chromium.launch_persistent_context(
+                    str(profile),
+                    executable_path=chromium,
+                    headless=True,
+                    args=[
+                        f"--disable-extensions-except={ext}",
+                        f"--load-extension={ext}",
+                        *chromium_args,
+                    ],
+                )
+                try:
+                    workers = context.service_workers
+                    worker = workers[0] if workers else context.wait_for_event("serviceworker")
+                    base = f"chrome-extension://{worker.url.split('/')[2]}"
+                    context.add_init_script(PANEL_INIT_SCRIPT)
+                    page = context.new_page()
+                    urls = {
+                        "panel": f"{base}/sidepanel.html",
+                        "pyodide": f"{base}/bench/startup.html?mode=pyodide",
+                        "dexie": f"{base}/bench/startup.html?mode=dexie",
+                        "raw": f"{base}/bench/startup.html?mode=raw",
+                    }
+                    for nav in range(1 + warm_navs):
+                        phase = "cold" if nav == 0 else "warm"
+                        for kind in group:
+                            out = _navigate(page, urls[kind])
+                            times[kind][phase].append(float(out["ready"]))
+                            if kind == "panel" and out["timings"]:
+                                for key, value in out["timings"].items():
+                                    panel_timings[phase].setdefault(key, []).append(float(value))
+                            progress(
+                                f"startup run {run + 1}/{runs} {kind:<8} {phase} "
+                                f"{out['ready']:8.1f} ms"
+                            )
+                finally:
+                    context.close()
+    return {"times": times, "panel_timings": panel_timings}
+
+
+def summarize_startup(measured: dict[str, Any]) -> dict[str, Any]:
+    """Workload entries ``startup_cold`` and ``startup_warm`` in the results shape."""
+    times, panel_timings = measured["times"], measured["panel_timings"]
+    out: dict[str, Any] = {}
+    for phase in ("cold", "warm"):
+        med = {k: statistics.median(times[k][phase]) for k in KINDS}
+        timing_med = {k: round(statistics.median(v), 1) for k, v in panel_timings[phase].items()}
+        runtime = timing_med.get("runtime_ms") or 0.0
+        own = timing_med.get("package_ms", 0.0) + timing_med.get("database_ms", 0.0)
+        out[f"startup_{phase}"] = {
+            "python_ms": round(med["panel"], 2),
+            "dexie_ms": round(med["dexie"], 2),
+            "raw_ms": round(med["raw"], 2),
+            "ratio_dexie": round(med["panel"] / med["dexie"], 3),
+            "ratio_raw": round(med["panel"] / med["raw"], 3),
+            "runs": len(times["panel"][phase]),
+            "spread": {
+                impl: [round(min(times[k][phase]), 2), round(max(times[k][phase]), 2)]
+                for impl, k in (("python", "panel"), ("dexie", "dexie"), ("raw", "raw"))
+            },
+            "pyodide_ms": round(med["pyodide"], 2),
+            "pyodide_spread": [
+                round(min(times["pyodide"][phase]), 2),
+                round(max(times["pyodide"][phase]), 2),
+            ],
+            "overhead_pct": round((med["panel"] - med["pyodide"]) / med["pyodide"] * 100, 1),
+            "panel_timings": timing_med,
+            "package_database_pct_of_runtime": round(own / runtime * 100, 1) if runtime else None,
+        }
+    return out

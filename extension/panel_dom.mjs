@@ -1,0 +1,81 @@
+// Tiny DOM helpers. Nothing here ever assigns HTML: text goes through textContent and
+// attributes through setAttribute/properties, so content can never become markup.
+
+/**
+ * Create an element. `props`: class, text, title, attrs (object), on (event -> handler),
+ * dataset (object), and any other key is set as a property (e.g. type, value, disabled).
+ */
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props ?? {})) {
+    if (value === undefined || value === null) continue;
+    if (key === "class") el.className = value;
+    else if (key === "text") el.textContent = value;
+    else if (key === "attrs") for (const [a, v] of Object.entries(value)) el.setAttribute(a, v);
+    else if (key === "on") for (const [ev, fn] of Object.entries(value)) el.addEventListener(ev, fn);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else el[key] = value;
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** Replace every child of `el`. */
+export function replace(el, ...children) {
+  el.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+/** A short relative time ("now", "5m", "3h", "2d", or a date). */
+export function ago(ms) {
+  if (!ms) return "";
+  const s = Math.max(0, (Date.now() - ms) / 1000);
+  if (s < 45) return "now";
+  if (s < 3600) return `${Math.round(s / 60)}m`;
+  if (s < 86400) return `${Math.round(s / 3600)}h`;
+  if (s < 7 * 86400) return `${Math.round(s / 86400)}d`;
+  return new Date(ms).toLocaleDateString();
+}
+
+/** Human bytes. */
+export function bytes(n) {
+  if (n === null || n === undefined) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+/** Offer `blob` as a download named `name`. */
+export function download(name, blob) {
+  const url = URL.createObjectURL(blob);
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/** base64 of an ArrayBuffer (chunked, so large files don't blow the stack). */
+export function toBase64(buffer) {
+  const bytesArr = new Uint8Array(buffer);
+  let binary = "";
+  for (let i = 0; i < bytesArr.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytesArr.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+/** Blob from base64. */
+export function fromBase64(data, mime) {
+  const binary = atob(data);
+  const out = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) out[i] = binary.charCodeAt(i);
+  return new Blob([out], { type: mime || "application/octet-stream" });
+}

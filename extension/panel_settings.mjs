@@ -1,0 +1,331 @@
+// The settings view: provider connection, storage, data (export/import), retention.
+import { h, replace, bytes, download } from "./panel_dom.mjs";
+import { cmd, q } from "./panel_store.mjs";
+import { confirmDialog, toast } from "./panel_ui.mjs";
+
+const CONNECTION_ID = "default";
+
+function status(el, text, kind = "") {
+  el.textContent = text;
+  el.className = `status ${kind}`;
+}
+
+/** Render the settings view into `root` (re-reads everything each time). */
+export async function renderSettings(app, root) {
+  root.classList.add("settings");
+  const provider = providerSection(app);
+  const storage = h("section", { id: "settings-storage" }, h("h2", { text: "Storage" }), h("p", { class: "note", text: "Reading…" }));
+  const data = dataSection(app);
+  const retention = retentionSection(app);
+  replace(root, provider, storage, data, retention, aboutSection());
+  fillStorage(app, storage);
+}
+
+// ---- provider -------------------------------------------------------------------------
+
+function providerSection(app) {
+  const chat = app.chat;
+  const current = chat.provider ?? chat.memoryProvider ?? {};
+  const baseUrl = h("input", {
+    id: "provider-base-url",
+    type: "url",
+    placeholder: "an https URL ending in /v1",
+    value: current.baseUrl ?? "",
+  });
+  const model = h("input", { id: "provider-model", type: "text", placeholder: "gpt-4o-mini", value: current.model ?? "" });
+  const key = h("input", {
+    id: "provider-key",
+    type: "password",
+    autocomplete: "off",
+    placeholder: current.credentialRef ? "•••••••• stored (leave empty to keep)" : "sk-…",
+  });
+  const state = h("p", { class: "status", id: "provider-status" });
+  const keyNote = app.caps.credentials
+    ? "The key is encrypted (AES-GCM, non-extractable key) and stored as a credential reference; it is never shown again."
+    : "This build has no credential store: the key is kept in memory for this session only, never written to disk.";
+  const save = async () => {
+    const url = baseUrl.value.trim();
+    const name = model.value.trim();
+    if (!/^https?:\/\//.test(url) || !name) {
+      status(state, "Enter an http(s) base URL and a model.", "error");
+      return;
+    }
+    try {
+      if (app.caps.settings) {
+        let ref = current.credentialRef ?? null;
+        if (key.value) {
+          if (!app.caps.credentials) throw new Error("no credential store");
+          ref = (await cmd("credential.set", { secret: key.value, ...(ref ? { ref } : {}) })).ref;
+        }
+        const { value } = await q("settings.get", { group: "providers" });
+        const others = (value.connections ?? []).filter((c) => c.id !== CONNECTION_ID);
+        const existing = (value.connections ?? []).find((c) => c.id === CONNECTION_ID) ?? {};
+        await cmd("settings.set", {
+          group: "providers",
+          value: {
+            ...value,
+            connections: [
+              {
+                ...existing,
+                id: CONNECTION_ID,
+                kind: "openai_compatible",
+                baseUrl: url,
+                models: [name],
+                credentialRef: ref,
+                label: "OpenAI-compatible",
+                enabled: true,
+              },
+              ...others,
+            ],
+            defaultConnectionId: CONNECTION_ID,
+          },
+        });
+      } else {
+        chat.memoryProvider = { connectionId: CONNECTION_ID, baseUrl: url, model: name, credentialRef: null };
+        if (key.value) chat.sessionKey = key.value;
+      }
+      key.value = "";
+      await chat.loadProvider();
+      status(state, `Saved. Replies come from ${name}.`, "ok");
+      key.placeholder = chat.provider?.credentialRef || chat.sessionKey ? "•••••••• stored (leave empty to keep)" : "sk-…";
+      if (chat.threadId) chat.render();
+    } catch (error) {
+      status(state, `Could not save: ${error.message}`, "error");
+    }
+  };
+  const clear = async () => {
+    if (!(await confirmDialog("Remove provider?", "The connection and its stored key will be removed.", "Remove"))) return;
+    try {
+      if (app.caps.settings) {
+        if (current.credentialRef) await cmd("credential.delete", { ref: current.credentialRef }).catch(() => {});
+        await cmd("settings.reset", { group: "providers" });
+      } else {
+        chat.memoryProvider = null;
+        chat.sessionKey = null;
+      }
+      await chat.loadProvider();
+      renderSettings(app, document.getElementById("view-settings"));
+      toast("Provider removed");
+    } catch (error) {
+      status(state, `Could not remove: ${error.message}`, "error");
+    }
+  };
+  if (chat.provider) {
+    status(
+      state,
+      `Connected: ${chat.provider.model} at ${chat.provider.baseUrl}` +
+        (chat.provider.credentialRef ? ` · key ${chat.provider.credentialRef.slice(0, 13)}…` : " · no key"),
+      "ok",
+    );
+  } else {
+    status(state, "Not configured: sending and regenerating are off until you save a provider.", "warn");
+  }
+  return h(
+    "section",
+    { id: "settings-provider" },
+    h("h2", { text: "Provider (OpenAI-compatible)" }),
+    h("label", {}, "Base URL", baseUrl),
+    h("label", {}, "Model", model),
+    h("label", {}, "API key", key),
+    h("p", { class: "note", text: keyNote }),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { id: "provider-save", type: "button", class: "primary", text: "Save provider", on: { click: save } }),
+      chat.provider
+        ? h("button", { id: "provider-clear", type: "button", class: "danger", text: "Remove", on: { click: clear } })
+        : null,
+    ),
+    state,
+  );
+}
+
+// ---- storage --------------------------------------------------------------------------
+
+async function fillStorage(app, section) {
+  const parts = [h("h2", { text: "Storage" })];
+  if (app.caps.estimate) {
+    try {
+      const est = await q("storage.estimate");
+      const pct = est.percent ?? 0;
+      const bar = h("div");
+      bar.style.width = `${Math.min(100, Math.max(pct, 0.5))}%`;
+      parts.push(
+        h("p", {
+          id: "storage-usage",
+          class: `status ${est.warn ? "warn" : ""}`,
+          text: `${bytes(est.usage)} used of ${est.quota ? bytes(est.quota) : "unknown"}${est.percent !== null ? ` (${est.percent}%)` : ""}`,
+        }),
+        h("div", { class: `meter${est.warn ? " warn" : ""}` }, bar),
+      );
+      if (est.warn) {
+        parts.push(
+          h("p", {
+            class: "status warn",
+            id: "storage-warning",
+            text: "Storage is over 80% full. Clean up attachments or delete old conversations.",
+          }),
+        );
+      }
+    } catch (error) {
+      parts.push(h("p", { class: "status error", text: `Estimate unavailable: ${error.message}` }));
+    }
+  }
+  if (app.caps.attachments) {
+    try {
+      const use = await q("attachment.usage");
+      parts.push(
+        h("p", {
+          id: "attachment-usage",
+          class: "status",
+          text: `Attachments: ${use.count} files, ${bytes(use.total)} of a ${bytes(use.budget)} budget`,
+        }),
+        h("p", {
+          class: "note",
+          text: "Over budget, the oldest attachments outside the open conversation are removed first; their messages keep a placeholder.",
+        }),
+        h(
+          "div",
+          { class: "row" },
+          h("button", {
+            id: "attachment-cleanup",
+            type: "button",
+            text: "Clean up attachments now",
+            on: {
+              click: async () => {
+                try {
+                  const r = await cmd("attachment.evict", app.chat.threadId ? { activeThreadId: app.chat.threadId } : {});
+                  toast(`Removed ${r.evicted?.length ?? r.evicted ?? 0} attachments, freed ${bytes(r.freed ?? 0)}`);
+                  fillStorage(app, section);
+                } catch (error) {
+                  toast(`Clean-up failed: ${error.message}`);
+                }
+              },
+            },
+          }),
+        ),
+      );
+    } catch (error) {
+      parts.push(h("p", { class: "status error", text: `Attachment usage unavailable: ${error.message}` }));
+    }
+  } else {
+    parts.push(h("p", { class: "note", text: "Attachments are not available in this build." }));
+  }
+  replace(section, parts);
+}
+
+// ---- data: export / import --------------------------------------------------------------
+
+function dataSection(app) {
+  const state = h("p", { class: "status", id: "data-status" });
+  const fileInput = h("input", { id: "import-file", type: "file", accept: ".json,application/json", hidden: true });
+  fileInput.addEventListener("change", async () => {
+    const file = fileInput.files?.[0];
+    fileInput.value = "";
+    if (!file) return;
+    try {
+      const parsed = JSON.parse(await file.text());
+      const list = parsed?.format === "panelot.all" ? parsed.threads : [parsed];
+      let count = 0;
+      let last = null;
+      for (const data of list) {
+        last = (await cmd("thread.import", { data })).threadId;
+        count += 1;
+      }
+      status(state, `Imported ${count} conversation${count === 1 ? "" : "s"}.`, "ok");
+      await app.refreshThreads();
+      if (count === 1 && last) toast("Imported; open it from the list");
+    } catch (error) {
+      status(state, `Import failed: ${error.message}`, "error");
+    }
+  });
+  const exportAll = async () => {
+    try {
+      const threads = await q("thread.list", { archived: null });
+      const out = [];
+      for (const t of threads) out.push((await q("thread.export", { threadId: t.id, format: "json" })).data);
+      const stamp = new Date().toISOString().slice(0, 10);
+      download(
+        `panelot-all-${stamp}.json`,
+        new Blob([JSON.stringify({ format: "panelot.all", version: 1, threads: out }, null, 2)], { type: "application/json" }),
+      );
+      status(state, `Exported ${out.length} conversations.`, "ok");
+    } catch (error) {
+      status(state, `Export failed: ${error.message}`, "error");
+    }
+  };
+  const current = app.chat.thread;
+  const legacy = async () => {
+    try {
+      const r = await cmd("legacy.import", {});
+      status(state, `Legacy import: ${r.threads} conversations, ${r.messages} messages, ${r.images} images.`, "ok");
+      await app.refreshThreads();
+    } catch (error) {
+      status(state, `Legacy import failed: ${error.message}`, "error");
+    }
+  };
+  return h(
+    "section",
+    { id: "settings-data" },
+    h("h2", { text: "Export & import" }),
+    h(
+      "div",
+      { class: "row" },
+      current
+        ? h("button", { type: "button", id: "export-current-json", text: "This chat as JSON", on: { click: () => app.chat.exportThread(false) } })
+        : null,
+      current
+        ? h("button", { type: "button", id: "export-current-md", text: "as Markdown", on: { click: () => app.chat.exportThread(true) } })
+        : null,
+      h("button", { type: "button", id: "export-all", text: "Everything (JSON)", on: { click: exportAll } }),
+    ),
+    h(
+      "div",
+      { class: "row" },
+      h("button", { type: "button", id: "import-button", text: "Import JSON…", on: { click: () => fileInput.click() } }),
+      h("button", { type: "button", id: "legacy-import", text: "Import from the previous extension", on: { click: legacy } }),
+      fileInput,
+    ),
+    h("p", { class: "note", text: "Imports always create new conversations; nothing existing is overwritten." }),
+    state,
+  );
+}
+
+// ---- retention ------------------------------------------------------------------------
+
+function retentionSection(app) {
+  const days = h("input", { id: "retention-days", type: "number", min: 1, value: 90 });
+  const state = h("p", { class: "status" });
+  const run = async () => {
+    const n = Number(days.value);
+    if (!Number.isInteger(n) || n < 1) {
+      status(state, "Enter a whole number of days.", "error");
+      return;
+    }
+    try {
+      const r = await cmd("thread.archive_old", { days: n, ...(app.chat.threadId ? { activeThreadId: app.chat.threadId } : {}) });
+      status(state, `Archived ${r.archived.length} conversation${r.archived.length === 1 ? "" : "s"}.`, "ok");
+      await app.refreshThreads();
+    } catch (error) {
+      status(state, `Failed: ${error.message}`, "error");
+    }
+  };
+  return h(
+    "section",
+    { id: "settings-retention" },
+    h("h2", { text: "Retention" }),
+    h("label", {}, "Archive conversations untouched for more than (days)", days),
+    h("div", { class: "row" }, h("button", { type: "button", id: "retention-run", text: "Archive old conversations", on: { click: run } })),
+    state,
+  );
+}
+
+function aboutSection() {
+  return h(
+    "section",
+    {},
+    h("h2", { text: "Debugging" }),
+    h("p", { class: "note", text: "A Python console on the same database (store, threads(), tree(id), …)." }),
+    h("a", { href: "console.html", target: "_blank", id: "open-console", text: "Open the debugging console ↗" }),
+  );
+}

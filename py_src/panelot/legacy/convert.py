@@ -1,0 +1,191 @@
+"""Browsa history entries → Panelot node payloads (a linear path), as a plan.
+
+* ``user`` / ``assistant`` entries become ``user_message`` / ``assistant_message``;
+  string content is one text block; ``text`` parts are text blocks.
+* ``image_url`` parts holding a ``data:`` URL become images: their bytes are decoded
+  exactly (base64 or percent-encoding) and written as ``image`` attachments by the
+  importer. Other URLs cannot be fetched offline; they become a text block
+  ``[Image: <url>]`` and are counted as ``externalImages``.
+* Entries whose text starts with :data:`PAGE_CONTEXT_PREFIX` are page contexts: their
+  ``Title:`` / ``URL:`` header lines and body become a ``page`` context block
+  (``videoSrc`` stands in for a missing URL), attached as ``attachedContext`` to the
+  next user message; a trailing run becomes a user message with no content.
+* Other roles and malformed entries are skipped and counted. ``imagesSeen`` stamps are
+  request-side state and are not carried over.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["PAGE_CONTEXT_PREFIX", "PlannedImage", "PlannedNode", "decode_data_url", "plan_history"]
+
+PAGE_CONTEXT_PREFIX = "[Page context attached by browsa]"
+"""The header browsa puts on page-context entries (its ``lib/constants.js``)."""
+
+_DATA_URL = re.compile(r"^data:([^;,]*)((?:;[^;,]*)*),(.*)$", re.S)
+
+
+@dataclass(slots=True)
+class PlannedImage:
+    """An image to store as an attachment: exact bytes and MIME type."""
+
+    mime: str
+    data: bytes
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class PlannedNode:
+    """A node to append; ``images[i]`` fills the i-th image block of its content."""
+
+    type: str
+    payload: dict[str, Any]
+    images: list[PlannedImage] = field(default_factory=list)
+
+
+def decode_data_url(url: str) -> PlannedImage | None:
+    """Decode a ``data:`` URL exactly; None if it is not one or is malformed."""
+    match = _DATA_URL.match(url)
+    if match is None:
+        return None
+    mime = match.group(1) or "application/octet-stream"
+    params, body = match.group(2), match.group(3)
+    try:
+        if ";base64" in params.lower():
+            data = base64.b64decode(body.strip(), validate=True)
+        else:
+            data = urllib.parse.unquote_to_bytes(body)
+    except (binascii.Error, ValueError):
+        return None
+    return PlannedImage(mime, data)
+
+
+def _image_url(part: dict[str, Any]) -> str | None:
+    ref = part.get("image_url")
+    if isinstance(ref, dict):
+        ref = ref.get("url")
+    return ref if isinstance(ref, str) else None
+
+
+def _context_block(text: str, entry: dict[str, Any]) -> dict[str, Any]:
+    rest = text[len(PAGE_CONTEXT_PREFIX) :].lstrip("\n")
+    head, _, body = rest.partition("\n\n")
+    block: dict[str, Any] = {"type": "page"}
+    other: list[str] = []
+    for line in head.splitlines():
+        key, sep, value = line.partition(":")
+        name = key.strip().lower() if sep else ""
+        if name in ("title", "url"):
+            if value.strip():
+                block[name] = value.strip()
+        elif line.strip():
+            other.append(line)
+    block["text"] = "\n".join([*other, body]).strip() if other else body
+    if "url" not in block and isinstance(entry.get("videoSrc"), str):
+        block["url"] = entry["videoSrc"]
+    return block
+
+
+@dataclass(slots=True)
+class _Counts:
+    messages: int = 0
+    images: int = 0
+    external_images: int = 0
+    page_contexts: int = 0
+    skipped_entries: int = 0
+
+
+def _content(entry: dict[str, Any], counts: _Counts) -> tuple[list[Any], list[PlannedImage]]:
+    content = entry.get("content")
+    if isinstance(content, str):
+        return ([{"type": "text", "text": content}] if content else []), []
+    blocks: list[Any] = []
+    images: list[PlannedImage] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
+            blocks.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            url = _image_url(part) or ""
+            image = decode_data_url(url)
+            if image is None:
+                counts.external_images += 1
+                blocks.append({"type": "text", "text": f"[Image: {url[:2000]}]"})
+                continue
+            name = part.get("name")
+            image.name = name if isinstance(name, str) else None
+            block: dict[str, Any] = {"type": "image", "attachmentId": "", "mime": image.mime}
+            if image.name:
+                block["name"] = image.name
+            blocks.append(block)
+            images.append(image)
+            counts.images += 1
+    return blocks, images
+
+
+def _is_context(entry: dict[str, Any]) -> str | None:
+    content = entry.get("content")
+    text = content if isinstance(content, str) else None
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        first = content[0].get("text")
+        text = first if isinstance(first, str) else None
+    if entry.get("role") == "user" and text and text.startswith(PAGE_CONTEXT_PREFIX):
+        return text
+    return None
+
+
+def plan_history(history: list[Any]) -> tuple[list[PlannedNode], dict[str, int]]:
+    """Plan the nodes of one browsa history; return them and their counts."""
+    counts = _Counts()
+    nodes: list[PlannedNode] = []
+    contexts: list[dict[str, Any]] = []
+    carried: list[tuple[list[Any], list[PlannedImage]]] = []
+    for entry in history:
+        if not isinstance(entry, dict) or entry.get("role") not in ("user", "assistant"):
+            counts.skipped_entries += 1
+            continue
+        context_text = _is_context(entry)
+        if context_text is not None:
+            contexts.append(_context_block(context_text, entry))
+            counts.page_contexts += 1
+            blocks, images = _content(entry, counts)
+            carried.append(([b for b in blocks if b["type"] == "image"], images))
+            continue
+        blocks, images = _content(entry, counts)
+        if entry["role"] == "user":
+            for extra_blocks, extra_images in carried:
+                blocks, images = [*extra_blocks, *blocks], [*extra_images, *images]
+            payload: dict[str, Any] = {"content": blocks}
+            if contexts:
+                payload["attachedContext"] = contexts
+            contexts, carried = [], []
+            nodes.append(PlannedNode("user_message", payload, images))
+        else:
+            model = entry.get("model")
+            provider = entry.get("provider")
+            payload = {
+                "content": blocks,
+                "model": model if isinstance(model, str) else "unknown",
+                "connectionId": provider if isinstance(provider, str) else "browsa",
+            }
+            nodes.append(PlannedNode("assistant_message", payload, images))
+        counts.messages += 1
+    if contexts:
+        extra = [b for bs, _ in carried for b in bs]
+        payload = {"content": extra, "attachedContext": contexts}
+        nodes.append(PlannedNode("user_message", payload, [i for _, im in carried for i in im]))
+        counts.messages += 1
+    return nodes, {
+        "messages": counts.messages,
+        "images": counts.images,
+        "externalImages": counts.external_images,
+        "pageContexts": counts.page_contexts,
+        "skippedEntries": counts.skipped_entries,
+    }

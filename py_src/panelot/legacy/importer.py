@@ -1,0 +1,193 @@
+"""``legacy.import``: the browsa layout into Panelot threads, as a command with a receipt.
+
+Payload ``{migrate?: true, includeHistory?: true}``. The prepare step (outside any
+IndexedDB transaction) reads ``chrome.storage.local`` by explicit keys only — runs the
+seed's legacy → split migration unless ``migrate`` is false — and plans every thread.
+The transaction then writes the threads, nodes and image attachments and the receipt,
+all or nothing. Response::
+
+    {threads, skippedThreads, sessions, historyImported, migrated, messages, images,
+     imagesWithoutBytes, externalImages, pageContexts, skippedEntries,
+     threadIds: {history: id | null, sessions: {sessionId: threadId}}}
+
+Thread ids are derived from the source (``uuid5``), so a second import — with the same
+submission (the receipt answers) or a new one (existing threads are skipped) — imports
+once; ``messages`` .. ``skippedEntries`` count what this run imported.
+The source keys are read, never changed (beyond the seed's own migration, which
+keeps every message). Sessions keep their name (as the title), ``createdAt`` and
+``pinned``; the global history becomes one thread titled after its first question.
+Images become ``image`` attachments (provenance ``import``) with their exact bytes when
+:mod:`panelot.attachments` is present; without it an image block keeps an empty
+``attachmentId`` with ``evicted: true`` and is counted in ``imagesWithoutBytes``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..idb import Transaction
+from ..idb.errors import ValidationError
+from ..records import ThreadMeta, thread_to_wire
+from ..settings.active import services
+from ..settings.api import Spec, external
+from ..tree import LEAF, Clock, append_node
+from .convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
+from .layout import read_history, read_session_bodies, read_session_index
+
+if TYPE_CHECKING:
+    from ..commands import CommandBus
+
+try:  # written concurrently by another module owner; optional here
+    from ..attachments import attach, put_attachment
+except ImportError:  # pragma: no cover - depends on the tree
+    attach = put_attachment = None  # type: ignore[assignment]
+
+__all__ = ["LEGACY_COMMANDS", "NAMESPACE", "PlannedThread", "plan_import"]
+
+NAMESPACE = uuid.UUID("6f7c2a2e-5b1d-4c8e-9a57-0b7a1f2e3d4c")
+"""uuid5 namespace of imported thread ids."""
+TAGS = ["imported:browsa"]
+
+
+@dataclass(slots=True)
+class PlannedThread:
+    """One thread to import."""
+
+    id: str
+    title: str
+    created_at: int | None
+    pinned: bool
+    nodes: list[PlannedNode]
+    session_id: str | None
+    counts: dict[str, int]
+
+
+def _auto_title(history: list[Any]) -> str:
+    for m in history:
+        content = m.get("content") if isinstance(m, dict) else None
+        if (
+            isinstance(m, dict)
+            and m.get("role") == "user"
+            and isinstance(content, str)
+            and not content.startswith(PAGE_CONTEXT_PREFIX)
+        ):
+            text = content.strip()
+            return text[:48] + ("…" if len(text) > 48 else "")
+    return "Browsa history"
+
+
+async def plan_import(
+    migrate: bool, include_history: bool
+) -> tuple[list[PlannedThread], dict[str, Any]]:
+    """Read the layout (migrating unless told not to) and plan every thread."""
+    backend = services().backend
+    entries, inline, migrated = await read_session_index(backend, migrate)
+    bodies = await read_session_bodies(backend, [e["id"] for e in entries], inline)
+    threads: list[PlannedThread] = []
+    totals: dict[str, Any] = {"sessions": len(entries), "migrated": migrated}
+    sources: list[tuple[str | None, list[Any], dict[str, Any]]] = []
+    history = await read_history(backend) if include_history else []
+    if history:
+        sources.append((None, history, {"name": _auto_title(history)}))
+    sources += [(e["id"], bodies[e["id"]], e) for e in entries]
+    for session_id, hist, entry in sources:
+        nodes, counts = plan_history(hist)
+        key = "browsa:history" if session_id is None else f"browsa:session:{session_id}"
+        name = entry.get("name")
+        created = entry.get("createdAt")
+        threads.append(
+            PlannedThread(
+                str(uuid.uuid5(NAMESPACE, key)),
+                (name if isinstance(name, str) else "Untitled session")[:1000],
+                int(created) if isinstance(created, int | float) else None,
+                bool(entry.get("pinned")),
+                nodes,
+                session_id,
+                counts,
+            )
+        )
+    return threads, totals
+
+
+async def _prepare(bus: CommandBus, p: dict[str, Any]) -> Any:
+    flags = {}
+    for name in ("migrate", "includeHistory"):
+        value = p.get(name, True)
+        if not isinstance(value, bool):
+            raise ValidationError(f"payload.{name}: must be true or false", field=f"payload.{name}")
+        flags[name] = value
+    return await plan_import(flags["migrate"], flags["includeHistory"])
+
+
+async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
+    created = t.created_at if t.created_at is not None else clock()
+    meta = ThreadMeta(t.id, t.title, created, created, None, list(TAGS), t.pinned)
+    await tx.table("threads").add(thread_to_wire(meta))
+    missing = 0
+    for node in t.nodes:
+        payload = node.payload
+        ids: list[str] = []
+        for image in node.images:
+            if put_attachment is None:
+                missing += 1
+                continue
+            record = await put_attachment(
+                tx,
+                t.id,
+                "image",
+                image.mime,
+                image.data,
+                meta={"title": image.name} if image.name else None,
+                provenance="import",
+                source_ref="browsa",
+                clock=clock,
+            )
+            ids.append(record["id"])
+        images = iter(ids)
+        for block in payload["content"]:
+            if block["type"] == "image":
+                block["attachmentId"] = next(images, "")
+                if not block["attachmentId"]:
+                    block["evicted"] = True
+        written = await append_node(tx, t.id, node.type, payload, LEAF, clock)
+        for attachment_id in ids:
+            await attach(tx, attachment_id, written.id)
+    return missing
+
+
+async def _finish(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    threads, totals = p["\0prepared"]
+    created = skipped = missing = 0
+    counts = dict.fromkeys(
+        ("messages", "images", "externalImages", "pageContexts", "skippedEntries"), 0
+    )
+    ids: dict[str, Any] = {"history": None, "sessions": {}}
+    for t in threads:
+        if t.session_id is None:
+            ids["history"] = t.id
+        else:
+            ids["sessions"][t.session_id] = t.id
+        if await tx.table("threads").get(t.id) is not None:
+            skipped += 1
+            continue
+        missing += await _write_thread(tx, t, clock)
+        created += 1
+        for k, v in t.counts.items():
+            counts[k] += v
+    return {
+        "threads": created,
+        "skippedThreads": skipped,
+        "historyImported": ids["history"] is not None,
+        "imagesWithoutBytes": missing,
+        **totals,
+        **counts,
+        "threadIds": ids,
+    }
+
+
+LEGACY_COMMANDS: dict[str, Spec] = {
+    "legacy.import": external(_prepare, ("threads", "nodes", "attachments"), _finish),
+}
+"""Command type -> Handler arguments; merged into :data:`panelot.commands.COMMANDS`."""

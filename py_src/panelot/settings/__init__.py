@@ -1,0 +1,31 @@
+"""Settings in ``chrome.storage.local``: typed, versioned groups, change events, credentials.
+
+* :mod:`.backend` — the async key-value contract, and the in-memory backend;
+* :mod:`.chrome` — ``chrome.storage.local`` through JS proxies;
+* :mod:`.groups` — the groups (providers, permissions, ui), defaults, migrations, repair;
+* :mod:`.service` — :class:`Settings` (reads, writes, typed change events);
+* :mod:`.active` — this context's services; :mod:`.api` — bus commands and queries.
+"""
+
+from .active import Services, services, use_backend
+from .backend import ABSENT, Change, MemoryArea, MemoryStorageBackend, StorageBackend
+from .chrome import ChromeStorageBackend, chrome_storage_available
+from .groups import GROUPS, SETTINGS_KEYS, Problem
+from .service import Settings
+
+__all__ = [
+    "ABSENT",
+    "GROUPS",
+    "SETTINGS_KEYS",
+    "Change",
+    "ChromeStorageBackend",
+    "MemoryArea",
+    "MemoryStorageBackend",
+    "Problem",
+    "Services",
+    "Settings",
+    "StorageBackend",
+    "chrome_storage_available",
+    "services",
+    "use_backend",
+]

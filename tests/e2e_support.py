@@ -1,0 +1,151 @@
+"""Shared pieces of the end-to-end tests of the side panel and the console."""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import READY_TIMEOUT_MS, ROOT, run_py
+
+sys.path.insert(0, str(ROOT / "tools"))
+from stub_provider import StubProvider  # noqa: E402
+
+__all__ = [
+    "API_KEY",
+    "SHOTS",
+    "StubProvider",
+    "configure_provider",
+    "last_id",
+    "count_nodes",
+    "new_thread",
+    "open_panel",
+    "raw_nodes",
+    "send",
+    "shot",
+    "snapshot",
+    "tiny_png",
+    "wait_reply",
+]
+
+SHOTS = ROOT / "test-results"
+API_KEY = "sk-e2e-secret-4f1c9a"
+
+
+def shot(page: Page, name: str) -> Path:
+    """Save a screenshot under test-results/ and return its path."""
+    SHOTS.mkdir(exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def open_panel(context: BrowserContext, extension_id: str) -> Page:
+    """Open sidepanel.html in a tab at side-panel size and wait for the app."""
+    page = context.new_page()
+    page.set_viewport_size({"width": 400, "height": 720})
+    page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+    page.wait_for_function(
+        "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",
+        timeout=READY_TIMEOUT_MS,
+    )
+    assert page.evaluate("() => window.__panelotState") == "ready"
+    return page
+
+
+def configure_provider(page: Page, base_url: str, key: str = API_KEY) -> None:
+    """Save the provider through the Settings form."""
+    page.click("#nav-settings")
+    page.fill("#provider-base-url", base_url)
+    page.fill("#provider-model", "stub-model")
+    page.fill("#provider-key", key)
+    page.click("#provider-save")
+    page.wait_for_selector("#provider-status.ok")
+    page.click("#nav-back")
+
+
+def new_thread(page: Page) -> str:
+    """Create a thread with the + button; return its id (from the store)."""
+    if page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    previous = page.evaluate("() => window.panelotApp.chat.threadId")
+    page.click("#nav-new")
+    page.wait_for_function(
+        "(previous) => { const chat = window.panelotApp.chat;"
+        " return chat.threadId !== previous && chat.thread?.id === chat.threadId; }",
+        arg=previous,
+    )
+    return str(page.evaluate("() => window.panelotApp.chat.threadId"))
+
+
+def last_id(page: Page) -> str | None:
+    """The node id of the last message shown (None if there is none)."""
+    return page.evaluate(  # type: ignore[no-any-return]
+        "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
+    )
+
+
+_NEW_REPLY = """(before) => {
+  const last = document.querySelector('#messages .msg:last-child');
+  return !document.querySelector('[data-streaming]') && last?.dataset.type === 'assistant_message'
+    && last.dataset.nodeId !== before;
+}"""
+
+
+def wait_reply(page: Page, before: str | None, timeout: int = 30_000) -> None:
+    """Wait until a stored assistant reply other than ``before`` is the last message."""
+    page.wait_for_function(_NEW_REPLY, arg=before, timeout=timeout)
+
+
+def send(page: Page, text: str) -> None:
+    """Type a message, press Enter and wait for the stored reply."""
+    before = last_id(page)
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+    wait_reply(page, before)
+
+
+def snapshot(page: Page, thread_id: str) -> dict[str, Any]:
+    """``thread.snapshot`` through panelot.query."""
+    return dict(
+        page.evaluate("(id) => window.panelot.query('thread.snapshot', {threadId: id})", thread_id)
+    )
+
+
+def raw_nodes(page: Page, thread_id: str) -> list[dict[str, Any]]:
+    """Every stored node of a thread, read from IndexedDB in Python (tombstones included)."""
+    code = f"""
+import json
+from panelot.runtime import store
+rows = await store().db.table("nodes").where("threadId").equals({json.dumps(thread_id)}).to_list()
+json.dumps([{{"id": r["id"], "type": r["type"], "seq": r["seq"], "parentId": r["parentId"],
+             "payload": r["payload"]}} for r in sorted(rows, key=lambda r: r["seq"])], default=str)
+"""
+    return list(run_py(page, code))
+
+
+def count_nodes(page: Page, thread_id: str) -> int:
+    """How many nodes a thread has in IndexedDB."""
+    return len(raw_nodes(page, thread_id))
+
+
+def tiny_png(size: int = 16) -> bytes:
+    """A valid ``size`` x ``size`` PNG (an indigo square), built with zlib."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    row = b"\x00" + bytes([70, 86, 214]) * size
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(row * size))
+        + chunk(b"IEND", b"")
+    )

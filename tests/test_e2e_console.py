@@ -1,0 +1,177 @@
+"""End-to-end tests of the debugging console (console.html in the real extension).
+
+The console runs in the extension's origin, so it sees the database the side panel
+writes: data is made by clicking through the panel, then inspected by typing Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import READY_TIMEOUT_MS
+from e2e_support import (
+    API_KEY,
+    StubProvider,
+    configure_provider,
+    new_thread,
+    open_panel,
+    send,
+    shot,
+)
+
+
+@pytest.fixture(scope="module")
+def data(extension_context: tuple[BrowserContext, str]) -> Iterator[dict[str, str]]:
+    """A thread made through the panel UI: two turns, one regenerated reply, a tombstone."""
+    context, extension_id = extension_context
+    with StubProvider() as stub:
+        panel = open_panel(context, extension_id)
+        configure_provider(panel, stub.base_url)
+        thread_id = new_thread(panel)
+        send(panel, "Console question one")
+        send(panel, "Console question two")
+        first_reply = panel.locator(".msg.assistant").first
+        first_reply.hover()
+        first_reply.locator("[data-action=delete]").click()
+        panel.click("#dialog-ok")
+        panel.wait_for_function("() => document.querySelectorAll('.msg.assistant').length === 1")
+        leaf = panel.evaluate("() => window.panelotApp.chat.snapshot.leafId")
+        yield {"thread_id": thread_id, "leaf": leaf}
+        panel.close()
+
+
+@pytest.fixture(scope="module")
+def console(extension_context: tuple[BrowserContext, str], data: dict[str, str]) -> Iterator[Page]:
+    context, extension_id = extension_context
+    page = context.new_page()
+    page.set_viewport_size({"width": 1000, "height": 700})
+    page.goto(f"chrome-extension://{extension_id}/console.html")
+    page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
+    yield page
+    page.close()
+
+
+def run(page: Page, source: str) -> str:
+    """Run source as typed; return the output it added (without the echoed input)."""
+    before = page.evaluate("() => document.getElementById('output').children.length")
+    page.evaluate("(s) => window.panelotConsole.run(s)", source)
+    return str(
+        page.evaluate(
+            "(n) => [...document.getElementById('output').children].slice(n)"
+            ".filter(e => !e.classList.contains('echo')).map(e => e.textContent).join('\\n')",
+            before,
+        )
+    )
+
+
+def type_line(page: Page, text: str) -> None:
+    """Type into the prompt and press Enter, waiting for the run to finish."""
+    runs = page.evaluate("() => window.__consoleRuns ?? 0")
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+    if page.text_content("#prompt") == ">>>":
+        page.wait_for_function("(n) => (window.__consoleRuns ?? 0) > n", arg=runs)
+
+
+def test_banner_lists_the_helpers(console: Page) -> None:
+    banner = console.inner_text(".banner")
+    for helper in (
+        "store",
+        "threads(",
+        "tree(thread_id)",
+        "context(thread_id)",
+        "check(thread_id)",
+        "export(thread_id",
+        "receipts(",
+        "describe()",
+        "settings()",
+    ):
+        assert helper in banner
+    assert "panelot_v1" in banner
+
+
+def test_helpers_see_the_panels_data(console: Page, data: dict[str, str]) -> None:
+    tid = data["thread_id"]
+    listed = run(console, "threads()")
+    assert tid in listed and "Console question one" in listed
+
+    tree = run(console, f"tree({tid[:8]!r})")  # a unique prefix is enough
+    assert f"thread {tid}" in tree
+    assert "#1 user_message" in tree and "x deleted" in tree
+    assert "<- leaf" in tree and data["leaf"][:8] in tree.split("<- leaf")[0].splitlines()[-1]
+
+    context = run(console, f"[m['role'] for m in context({tid!r})['messages']]")
+    assert context == "['user', 'user', 'assistant']"  # the tombstoned reply is skipped
+    assert run(console, f"check({tid!r})['ok']") == "True"
+    assert run(console, f"export({tid!r})['format']") == "'panelot.thread'"
+    assert "# Console question one" in run(console, f"export({tid!r}, 'markdown')")
+    receipts = run(console, "receipts('sidepanel', 50)")
+    assert "message.delete" in receipts and "message.append" in receipts
+    described = run(console, "sorted(s['name'] for s in describe()['stores'])")
+    assert "'nodes'" in described and "'commandReceipts'" in described
+    shot(console, "console-helpers")
+
+
+def test_settings_are_shown_with_secrets_masked(console: Page) -> None:
+    out = run(console, "settings()")
+    assert "providers" in out and "cred:" in out
+    assert API_KEY not in out
+    masked = run(console, "from panelot.console import mask_secrets; mask_secrets({'apiKey': 'x'})")
+    assert masked == "{'apiKey': '••••'}"
+
+
+def test_store_writes_from_the_console_show_in_queries(console: Page) -> None:
+    out = run(console, "tid = await store.create_thread('made in console'); tid")
+    thread_id = out.strip().strip("'")
+    assert "made in console" in run(console, "threads()")
+    assert run(
+        console, f"(await store.query('thread.get', {{'threadId': {thread_id!r}}}))['title']"
+    ) == ("'made in console'")
+    run(console, f"await store.command('thread.delete', {{'threadId': {thread_id!r}}})")
+
+
+def test_typing_multiline_history_completion_and_tracebacks(console: Page) -> None:
+    # A block: Enter after a colon (or inside an indented block) adds a newline;
+    # Enter on the empty line after it runs the whole block.
+    console.fill("#input", "")
+    console.type("#input", "def double(x):")
+    console.press("#input", "Enter")
+    assert console.input_value("#input") == "def double(x):\n"
+    console.type("#input", "    return x * 2")
+    console.press("#input", "Enter")
+    runs = console.evaluate("() => window.__consoleRuns ?? 0")
+    console.press("#input", "Enter")
+    console.wait_for_function("(n) => window.__consoleRuns > n", arg=runs)
+    type_line(console, "double(21)")
+    assert console.locator(".line.result").last.text_content() == "42"
+    # An incomplete expression continues at the "..." prompt.
+    type_line(console, "total = (1 +")
+    assert console.text_content("#prompt") == "..."
+    type_line(console, "2)")
+    assert console.text_content("#prompt") == ">>>"
+    type_line(console, "total")
+    assert console.locator(".line.result").last.text_content() == "3"
+    type_line(console, "double(21)")
+
+    console.press("#input", "ArrowUp")
+    assert console.input_value("#input") == "double(21)"
+    console.fill("#input", "")
+
+    console.fill("#input", "dou")
+    console.press("#input", "Tab")
+    assert console.input_value("#input") == "double("
+    console.fill("#input", "")
+
+    type_line(console, "print('to stdout'); 1/0")
+    assert "to stdout" in console.locator(".line.stdout").last.text_content()
+    error = console.locator(".line.error").last.text_content() or ""
+    assert "Traceback" in error and "ZeroDivisionError: division by zero" in error
+
+    type_line(console, "tree('no-such-thread')")
+    assert "LookupError" in (console.locator(".line.error").last.text_content() or "")
+    type_line(console, "x = )")
+    assert "SyntaxError" in (console.locator(".line.error").last.text_content() or "")
+    shot(console, "console-typing")
