@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .admission import check_admission
-from .codec import plain_json
+from .codec import id_field, plain_json
 from .errors import AlreadyResolvedError, TransitionError
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
@@ -68,12 +68,6 @@ def _json(value: Any, path: str, need_object: bool) -> Any:
     return clean
 
 
-def _id(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= 200:
-        raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
-    return value
-
-
 async def _pending_of_run(tx: Transaction, table: str, run_id: str) -> int:
     return await (
         tx.table(table)
@@ -111,7 +105,7 @@ async def request(
     The run must belong to ``thread_id`` and be ``running`` (or already waiting);
     otherwise TransitionError and nothing is written. ``tx`` covers REQUEST_TABLES.
     """
-    thread_id, run_id = _id(thread_id, "threadId"), _id(run_id, "runId")
+    thread_id, run_id = id_field(thread_id, "threadId"), id_field(run_id, "runId")
     clean = _json(body, "request", need_object=True)
     check_admission(await tx.table("threads").get(thread_id))
     run = await get_run(tx, run_id)
@@ -164,20 +158,20 @@ async def claim(
     ``value`` is the decision (approvals) or the response (interactions). Returns
     ``{approvalId|interactionId, nodeId, runState}``. ``tx`` covers CLAIM_TABLES.
     """
-    id_field = f"{kind}Id"
-    item_id = _id(item_id, id_field)
+    id_name = f"{kind}Id"
+    item_id = id_field(item_id, id_name)
     value = _check_value(kind, value)
     table = tx.table(_TABLE[kind])
     record = await table.get(item_id)
     if not isinstance(record, dict):
-        raise NotFoundError(f"{kind} {item_id!r} does not exist", field=id_field)
+        raise NotFoundError(f"{kind} {item_id!r} does not exist", field=id_name)
     if record.get("status") != "pending":
         why = record.get("closedReason")
         raise AlreadyResolvedError(
             f"{kind} {item_id!r} was already resolved at {record.get('resolvedAt')}"
             + (f" ({why})" if why else "")
             + "; this claim changed nothing",
-            field=id_field,
+            field=id_name,
         )
     check_admission(await tx.table("threads").get(record["threadId"]))
     run = await get_run(tx, record["runId"])
@@ -185,7 +179,7 @@ async def claim(
         raise TransitionError(
             f"{kind} {item_id!r} cannot be claimed: its run is {run.get('state')}; "
             "this claim changed nothing",
-            field=id_field,
+            field=id_name,
         )
     now = clock()
     if kind == "approval":
@@ -211,7 +205,7 @@ async def claim(
     record.update(status="resolved", resolvedAt=now, nodeId=node.id)
     await table.put(record)
     run = await _settle(tx, run, clock)
-    return {id_field: item_id, "nodeId": node.id, "runState": run["state"]}
+    return {id_name: item_id, "nodeId": node.id, "runState": run["state"]}
 
 
 async def claim_approval(
@@ -234,7 +228,7 @@ async def claim_interaction(
 
 async def pending(db: Database, thread_id: str) -> dict[str, list[dict[str, Any]]]:
     """A thread's pending approvals and interactions (oldest first), via ``[threadId+status]``."""
-    key = [_id(thread_id, "threadId"), "pending"]
+    key = [id_field(thread_id, "threadId"), "pending"]
 
     async def body(tx: Transaction) -> dict[str, list[dict[str, Any]]]:
         out: dict[str, list[dict[str, Any]]] = {}

@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from .idb.errors import ValidationError
 
-__all__ = ["camel", "decode", "encode", "plain_json"]
+__all__ = ["camel", "decode", "encode", "id_field", "plain_json"]
 
 T = TypeVar("T")
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -43,6 +43,13 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def _fail(path: str, message: str) -> ValidationError:
     return ValidationError(f"{path}: {message}", field=path)
+
+
+def id_field(value: Any, name: str) -> str:
+    """Check an id-like field: a string of 1 to 200 characters, or ValidationError naming it."""
+    if not isinstance(value, str) or not 0 < len(value) <= 200:
+        raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
+    return value
 
 
 def plain_json(value: Any, path: str, depth: int = 0) -> Any:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from .admission import check_admission
-from .codec import decode, encode, plain_json
+from .codec import decode, encode, id_field, plain_json
 from .errors import BindingDriftError, MissingSnapshotError, TransitionError
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
@@ -126,12 +126,6 @@ def normalize_input(data: Any, path: str = "input") -> dict[str, Any]:
     return wire
 
 
-def _text(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= 200:
-        raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
-    return value
-
-
 def _state(value: Any, name: str) -> str:
     if value not in RUN_STATES:
         raise ValidationError(
@@ -150,7 +144,7 @@ def run_summary(run: dict[str, Any]) -> dict[str, Any]:
 
 async def get_run(tx: Transaction, run_id: str) -> dict[str, Any]:
     """Return a stored run record; NotFoundError if absent."""
-    raw = await tx.table("runs").get(_text(run_id, "runId"))
+    raw = await tx.table("runs").get(id_field(run_id, "runId"))
     if not isinstance(raw, dict):
         raise NotFoundError(f"run {run_id!r} does not exist", field="runId")
     return raw
@@ -171,10 +165,10 @@ async def start_run(
     (AdmissionError). ``tx`` must cover ``threads`` and ``runs``.
     """
     if submission_id is not None:
-        _text(submission_id, "submissionId")
+        id_field(submission_id, "submissionId")
     normalized = normalize_input(input)
     wire = make_snapshot(snapshot)
-    thread = await tx.table("threads").get(_text(thread_id, "threadId"))
+    thread = await tx.table("threads").get(id_field(thread_id, "threadId"))
     if thread is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
     check_admission(thread)
@@ -271,9 +265,9 @@ async def runs_for_thread(
     """A thread's runs (oldest first), optionally in one state, via ``[threadId+state]``."""
     table = db.table("runs")
     if state is None:
-        rows = await table.where("threadId").equals(_text(thread_id, "threadId")).to_list()
+        rows = await table.where("threadId").equals(id_field(thread_id, "threadId")).to_list()
     else:
-        key = [_text(thread_id, "threadId"), _state(state, "state")]
+        key = [id_field(thread_id, "threadId"), _state(state, "state")]
         rows = await table.where("[threadId+state]").equals(key).to_list()
     return sorted(rows, key=lambda r: (r.get("createdAt", 0), r.get("id", "")))
 
@@ -283,7 +277,7 @@ async def run_by_submission(db: Database, submission_id: str) -> dict[str, Any] 
     rows = (
         await db.table("runs")
         .where("submissionId")
-        .equals(_text(submission_id, "submissionId"))
+        .equals(id_field(submission_id, "submissionId"))
         .to_list()
     )
     rows.sort(key=lambda r: (r.get("createdAt", 0), r.get("id", "")))
