@@ -140,22 +140,24 @@ export function readRecords(source, query, direction, count, want, txId, pos, ok
 /**
  * Writes or deletes many records at once. `values` is JSON text of an array (or an array
  * already built), `keys` an array of explicit keys (null entries: none), its JSON text,
- * or null. Errors
- * are wired on every request; success on the last only, unless `listenAll` (generated
- * keys wanted), as Dexie's bulk operations do.
+ * or null. Item i is reported at position `base + i`. Errors are wired on every
+ * request; success on the last only, unless `listenAll` (generated keys wanted), as
+ * Dexie's bulk operations do. Returns JSON [failures, last position or -1, sent].
  */
-export function writeMany(store, method, values, keys, txId, listenAll, ok, fail) {
+export function writeMany(store, method, values, keys, txId, listenAll, ok, fail, base) {
   const failures = [];
   const items = typeof values === "string" ? JSON.parse(values) : values;
   if (typeof keys === "string") keys = parseKeys(keys);
   const count = items ? items.length : keys.length;
+  const offset = base || 0;
   let last = null;
   let sent = 0;
-  for (let pos = 0; pos < count; pos++) {
-    const key = keys ? keys[pos] : null;
+  for (let i = 0; i < count; i++) {
+    const key = keys ? keys[i] : null;
+    const pos = offset + i;
     const req = attempt(failures, pos, () => {
       if (method === "delete") return store.delete(key);
-      return key === null || key === undefined ? store[method](items[pos]) : store[method](items[pos], key);
+      return key === null || key === undefined ? store[method](items[i]) : store[method](items[i], key);
     });
     if (req) {
       wire(req, txId, pos, listenAll, ok, fail);

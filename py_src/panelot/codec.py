@@ -16,6 +16,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from .idb.errors import ValidationError
@@ -52,8 +53,52 @@ def id_field(value: Any, name: str) -> str:
     return value
 
 
+class _NotPlain(Exception):
+    """Internal: the fast copy of plain JSON met something it must describe by path."""
+
+
+def _copy_plain(value: Any, depth: int) -> Any:
+    """Copy plain JSON without building paths; raise :class:`_NotPlain` on anything else."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is int:
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _NotPlain
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        raise _NotPlain
+    if depth >= MAX_JSON_DEPTH:
+        raise _NotPlain
+    if kind is list:
+        return [_copy_plain(v, depth + 1) for v in value]
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is not str:
+                raise _NotPlain
+            out[k] = _copy_plain(v, depth + 1)
+        return out
+    raise _NotPlain
+
+
 def plain_json(value: Any, path: str, depth: int = 0) -> Any:
-    """Check that ``value`` is plain, finite JSON data nested at most MAX_JSON_DEPTH deep."""
+    """Check that ``value`` is plain, finite JSON data nested at most MAX_JSON_DEPTH deep.
+
+    Returns a copy. The common case is one quick walk; only data that fails it is
+    walked again, with paths, to name the offending place.
+    """
+    try:
+        return _copy_plain(value, depth)
+    except _NotPlain:
+        return _plain_json_slow(value, path, depth)
+    except RecursionError:
+        raise _fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+
+
+def _plain_json_slow(value: Any, path: str, depth: int = 0) -> Any:
     if depth > MAX_JSON_DEPTH:
         raise _fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
     if value is None or isinstance(value, bool | str):
@@ -67,48 +112,72 @@ def plain_json(value: Any, path: str, depth: int = 0) -> Any:
             raise _fail(path, "numbers must be finite")
         return value
     if isinstance(value, list):
-        return [plain_json(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
+        return [_plain_json_slow(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
                 raise _fail(path, "object keys must be strings")
-            out[k] = plain_json(v, f"{path}.{k}", depth + 1)
+            out[k] = _plain_json_slow(v, f"{path}.{k}", depth + 1)
         return out
     raise _fail(path, f"{type(value).__name__} is not JSON data")
 
 
+Decoder = Callable[[Any, str], Any]
+
+
 def decode(cls: type[T], data: Any, path: str = "") -> T:
     """Validate wire data against dataclass ``cls`` and return an instance."""
-    return typing.cast(T, _decode(cls, data, path or cls.__name__))
+    return typing.cast(T, _decoder(typing.cast(Any, cls))(data, path or cls.__name__))
 
 
-def _decode(tp: Any, value: Any, path: str) -> Any:
+@functools.cache
+def _decoder(tp: Any) -> Decoder:
+    """A decoder compiled once per annotation: no type introspection per value."""
     origin = get_origin(tp)
     if tp is Any:
-        return plain_json(value, path)
+        return plain_json
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-        return _decode_dataclass(tp, value, path)
+        return _dataclass_decoder(tp)
     if origin in (types.UnionType, typing.Union):
-        return _decode_union(get_args(tp), value, path)
+        return _union_decoder(get_args(tp))
     if origin is Literal:
-        if value not in get_args(tp) or isinstance(value, bool) != isinstance(
-            get_args(tp)[0], bool
-        ):
-            choices = ", ".join(repr(a) for a in get_args(tp))
-            raise _fail(path, f"must be one of {choices}, got {value!r}")
-        return value
+        return _literal_decoder(get_args(tp))
     if origin is list:
-        if not isinstance(value, list):
-            raise _fail(path, f"must be a list, got {type(value).__name__}")
-        (item,) = get_args(tp)
-        return [_decode(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        (item_tp,) = get_args(tp)
+
+        def list_decoder(value: Any, path: str) -> Any:
+            if not isinstance(value, list):
+                raise _fail(path, f"must be a list, got {type(value).__name__}")
+            item = _decoder(item_tp)
+            return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
+        return list_decoder
     if origin is dict:
-        if not isinstance(value, dict):
-            raise _fail(path, f"must be an object, got {type(value).__name__}")
-        _, item = get_args(tp)
-        return {str(k): _decode(item, v, f"{path}.{k}") for k, v in value.items()}
-    return _decode_scalar(tp, value, path)
+        _, item_tp = get_args(tp)
+
+        def dict_decoder(value: Any, path: str) -> Any:
+            if not isinstance(value, dict):
+                raise _fail(path, f"must be an object, got {type(value).__name__}")
+            item = _decoder(item_tp)
+            return {str(k): item(v, f"{path}.{k}") for k, v in value.items()}
+
+        return dict_decoder
+    if tp in (bool, int, float, str):
+        return functools.partial(_decode_scalar, tp)
+    raise TypeError(f"unsupported annotation {tp!r}")
+
+
+def _literal_decoder(choices: tuple[Any, ...]) -> Decoder:
+    is_bool = isinstance(choices[0], bool)
+
+    def literal_decoder(value: Any, path: str) -> Any:
+        if value not in choices or isinstance(value, bool) != is_bool:
+            listed = ", ".join(repr(a) for a in choices)
+            raise _fail(path, f"must be one of {listed}, got {value!r}")
+        return value
+
+    return literal_decoder
 
 
 def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
@@ -139,62 +208,102 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
     raise TypeError(f"unsupported annotation {tp!r} at {path}")
 
 
-def _decode_union(options: tuple[Any, ...], value: Any, path: str) -> Any:
-    if value is None:
-        if type(None) in options:
-            return None
-        raise _fail(path, "must not be null")
+def _union_decoder(options: tuple[Any, ...]) -> Decoder:
+    nullable = type(None) in options
     candidates = [o for o in options if o is not type(None)]
-    if len(candidates) == 1:
-        return _decode(candidates[0], value, path)
-    tagged: list[type] = [
-        c for c in candidates if isinstance(c, type) and dataclasses.is_dataclass(c)
-    ]
-    if tagged and isinstance(value, dict):
-        for c in tagged:
-            if value.get("type") in get_args(_hints(c).get("type", Literal[None])):
-                return _decode(c, value, path)
-        kinds = sorted(a for c in tagged for a in get_args(_hints(c)["type"]))
-        raise _fail(f"{path}.type", f"must be one of {kinds}, got {value.get('type')!r}")
-    errors = []
+    tagged: dict[Any, type] = {}
     for c in candidates:
-        try:
-            return _decode(c, value, path)
-        except ValidationError as exc:
-            errors.append(exc.message)
-    raise _fail(path, "matches none of the allowed shapes: " + "; ".join(errors))
+        if isinstance(c, type) and dataclasses.is_dataclass(c):
+            for tag in get_args(_hints(c).get("type", Literal[None])):
+                tagged.setdefault(tag, c)
+
+    def union_decoder(value: Any, path: str) -> Any:
+        if value is None:
+            if nullable:
+                return None
+            raise _fail(path, "must not be null")
+        if len(candidates) == 1:
+            return _decoder(candidates[0])(value, path)
+        if tagged and isinstance(value, dict):
+            tag = value.get("type")
+            cls = tagged.get(tag) if isinstance(tag, str | int | bool) or tag is None else None
+            if cls is not None:
+                return _decoder(cls)(value, path)
+            kinds = sorted(k for k in tagged if k is not None)
+            raise _fail(f"{path}.type", f"must be one of {kinds}, got {tag!r}")
+        errors = []
+        for c in candidates:
+            try:
+                return _decoder(c)(value, path)
+            except ValidationError as exc:
+                errors.append(exc.message)
+        raise _fail(path, "matches none of the allowed shapes: " + "; ".join(errors))
+
+    return union_decoder
 
 
-def _decode_dataclass(cls: type, value: Any, path: str) -> Any:
-    if not isinstance(value, dict):
-        raise _fail(path, f"must be an object, got {type(value).__name__}")
-    hints = _hints(cls)
-    fields = {camel(f.name): f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(value) - set(fields))
-    if unknown:
-        raise _fail(f"{path}.{unknown[0]}", "is not a known field")
-    kwargs = {}
-    for wire, f in fields.items():
-        if wire not in value:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+_Field = tuple[str, str, bool, Any]
+"""(wire name, Python name, required, annotation) of a dataclass field."""
+
+
+def _dataclass_decoder(cls: type) -> Decoder:
+    specs: list[_Field] = []
+    known: set[str] = set()
+
+    def dataclass_decoder(value: Any, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise _fail(path, f"must be an object, got {type(value).__name__}")
+        if not specs:  # compiled on first use, so self-referencing records work
+            hints = _hints(cls)
+            for f in dataclasses.fields(cls):
+                required = (
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+                )
+                specs.append((camel(f.name), f.name, required, hints[f.name]))
+                known.add(camel(f.name))
+        if not known.issuperset(value):
+            unknown = sorted(str(k) for k in value if k not in known)
+            raise _fail(f"{path}.{unknown[0]}", "is not a known field")
+        kwargs = {}
+        for wire, name, required, tp in specs:
+            if wire in value:
+                kwargs[name] = _decoder(tp)(value[wire], f"{path}.{wire}")
+            elif required:
                 raise _fail(f"{path}.{wire}", "is required")
-            continue
-        kwargs[f.name] = _decode(hints[f.name], value[wire], f"{path}.{wire}")
-    return cls(**kwargs)
+        return cls(**kwargs)
+
+    return dataclass_decoder
+
+
+@functools.cache
+def _encode_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """(Python name, wire name, optional) of each field of a dataclass."""
+    return tuple(
+        (
+            f.name,
+            camel(f.name),
+            f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING,
+        )
+        for f in dataclasses.fields(cls)
+    )
 
 
 def encode(obj: Any) -> Any:
     """Return the wire form of a record (camelCase keys, optional ``None`` fields left out)."""
+    kind = type(obj)
+    if kind is str or kind is int or kind is float or kind is bool or obj is None:
+        return obj
+    if kind is list:
+        return [encode(v) for v in obj]
+    if kind is dict:
+        return {k: encode(v) for k, v in obj.items()}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         out = {}
-        for f in dataclasses.fields(obj):
-            v = getattr(obj, f.name)
-            optional = (
-                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-            )
+        for name, wire, optional in _encode_fields(typing.cast(Any, kind)):
+            v = getattr(obj, name)
             if v is None and optional:
                 continue
-            out[camel(f.name)] = encode(v)
+            out[wire] = encode(v)
         return out
     if isinstance(obj, list):
         return [encode(v) for v in obj]

@@ -41,7 +41,6 @@ from .browser_open import describe_native, open_native, request_to_future
 from .core import Batch, Count, GetMany, Mode, Mutate, MutateResult, Query, Request, describe_tables
 from .driver import Stepper
 from .errors import AbortError, DataError, InvalidStateError, PanelotError, error_from_name
-from .keys import KeyRange
 from .schema import SchemaVersion, TableSpec, declared_tables
 from .upgrade import check_versions, verify_structure
 from .values import EXTRA_STORABLE, resolve_primary_key
@@ -81,17 +80,21 @@ class BrowserFactory:
 class _Op:
     """The request a transaction is waiting on, and what its native requests returned.
 
-    With ``listen_all`` every native request reports success; otherwise (bulk writes
-    whose keys are known) only the last one does, and since IndexedDB completes the
-    requests of a transaction in order, its success means all are done.
+    A request becomes one or more native requests, numbered by position: one per key
+    of a ``GetMany``, one per value or key of a write, one per read, all of them for
+    each part of a :class:`Batch`. ``parts`` holds ``(request, first position, count)``;
+    ``subs`` the request each position belongs to. ``expect`` holds the positions whose
+    callback is still awaited: every read, and for a write either every item (generated
+    keys wanted) or only its last item, since IndexedDB completes a transaction's
+    requests in order and the last one's success means all are done.
     """
 
     req: Request
+    parts: list[tuple[Request, int, int]] = field(default_factory=list)
+    subs: list[Request] = field(default_factory=list)
     results: list[Any] = field(default_factory=list)
     failures: dict[int, PanelotError] = field(default_factory=dict)
-    listen_all: bool = True
-    pending: int = 0
-    last: int = -1
+    expect: set[int] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -188,88 +191,104 @@ class BrowserCore:
 
     def _send(self, tx: _Tx, op: _Op, req: Request) -> None:
         """Issue ``req`` through the JS wiring helper; its callbacks complete the op."""
-        if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
-            self._send_writes(tx, op, req)
-            return
-        subs: Sequence[Request]
-        if isinstance(req, Batch):
-            subs = req.requests
-        elif isinstance(req, GetMany):
-            subs = [GetMany(req.table, [k]) for k in req.keys]
-        else:
-            subs = [req]
-        op.results = [None] * len(subs)
-        failures: list[Any] = []
-        for pos, sub in enumerate(subs):
-            failed = self._send_one(tx, sub, pos)
-            if failed:
-                failures += json.loads(failed)
-        for pos, name, message in failures:
-            op.failures[pos] = error_from_name(name, message)
-        op.pending = len(subs) - len(failures)
-        if op.pending == 0:
+        parts = req.requests if isinstance(req, Batch) else [req]
+        pos = 0
+        for part in parts:
+            if isinstance(part, Batch):
+                raise DataError("a batch cannot hold another batch")
+            if isinstance(part, Mutate) and part.kind in ("add", "put", "delete"):
+                count = self._send_writes(tx, op, part, pos)
+            elif isinstance(part, GetMany):
+                count = len(part.keys)
+                for i, key in enumerate(part.keys):
+                    self._send_one(tx, op, GetMany(part.table, [key]), pos + i)
+            else:
+                count = 1
+                self._send_one(tx, op, part, pos)
+            op.parts.append((part, pos, count))
+            op.subs += [part] * count
+            pos += count
+        op.results += [None] * (pos - len(op.results))
+        if not op.expect:
             self._complete_op(tx, op)
 
-    def _send_one(self, tx: _Tx, req: Request, pos: int) -> str:
+    def _sync_failures(self, op: _Op, text: str) -> None:
+        """Record the synchronous failures the helper returned (JSON [[pos, name, msg]])."""
+        if text:
+            for pos, name, message in json.loads(text):
+                op.failures[pos] = error_from_name(name, message)
+                op.expect.discard(pos)
+
+    def _send_one(self, tx: _Tx, op: _Op, req: Request, pos: int) -> None:
         helper, ok, fail, tid = self._js, self._ok, self._fail, tx.tx_id
+        op.expect.add(pos)
         if isinstance(req, GetMany):
             store = self._store(tx, req.table)
             key, mode = key_arg(req.keys[0])
-            return str(helper.read(store, "get", key, mode, None, tid, pos, ok, fail))
-        if isinstance(req, Count):
+            out = helper.read(store, "get", key, mode, None, tid, pos, ok, fail)
+        elif isinstance(req, Count):
             source = self._source(tx, req.table, req.index)
             rng = range_spec(req.range)
-            return str(helper.read(source, "count", rng, "range", None, tid, pos, ok, fail))
-        if isinstance(req, Mutate) and req.kind == "deleteRange":
+            out = helper.read(source, "count", rng, "range", None, tid, pos, ok, fail)
+        elif isinstance(req, Mutate) and req.kind == "deleteRange":
             store = self._store(tx, req.table)
-            rng_all = req.range is None or req.range.is_all
-            if rng_all:
-                return str(helper.read(store, "clear", None, "key", None, tid, pos, ok, fail))
-            rng = range_spec(req.range or KeyRange())
-            return str(helper.read(store, "delete", rng, "range", None, tid, pos, ok, fail))
-        if isinstance(req, Query):
+            if req.range is None or req.range.is_all:
+                out = helper.read(store, "clear", None, "key", None, tid, pos, ok, fail)
+            else:
+                rng = range_spec(req.range)
+                out = helper.read(store, "delete", rng, "range", None, tid, pos, ok, fail)
+        elif isinstance(req, Query):
             source = self._source(tx, req.table, req.index)
             rng = range_spec(req.range)
             if req.want == "records" or req.reverse:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
-                return str(
-                    helper.readRecords(
-                        source, rng, direction, req.limit, req.want, tid, pos, ok, fail
-                    )
+                out = helper.readRecords(
+                    source, rng, direction, req.limit, req.want, tid, pos, ok, fail
                 )
-            method = "getAll" if req.want == "values" else "getAllKeys"
-            return str(helper.read(source, method, rng, "range", req.limit, tid, pos, ok, fail))
-        raise DataError(f"{type(req).__name__} cannot be part of a batch")
+            else:
+                method = "getAll" if req.want == "values" else "getAllKeys"
+                out = helper.read(source, method, rng, "range", req.limit, tid, pos, ok, fail)
+        else:
+            raise DataError(f"{type(req).__name__} is not a request of this core")
+        self._sync_failures(op, str(out))
 
-    def _send_writes(self, tx: _Tx, op: _Op, req: Mutate) -> None:
-        store = self._store(tx, req.table)
+    def _send_writes(self, tx: _Tx, op: _Op, req: Mutate, base: int) -> int:
+        """Issue a write's native requests from position ``base``; return their count."""
         keys = req.keys
         if req.kind == "delete":
             count, values = len(keys or []), None
         else:
             count, values = len(req.values or []), values_to_js(req.values or [])
         if count == 0:
-            self._complete_op(tx, op)
-            return
+            return 0
+        store = self._store(tx, req.table)
         js_keys = None if keys is None or all(k is None for k in keys) else keys_to_js(keys)
         listen_all = req.kind != "delete" and self.tables[req.table].primary_key.auto_increment
-        op.results = [None] * count
-        op.listen_all = listen_all
-        outcome = json.loads(
+        failures, last, _sent = json.loads(
             str(
                 self._js.writeMany(
-                    store, req.kind, values, js_keys, tx.tx_id, listen_all, self._ok, self._fail
+                    store,
+                    req.kind,
+                    values,
+                    js_keys,
+                    tx.tx_id,
+                    listen_all,
+                    self._ok,
+                    self._fail,
+                    base,
                 )
             )
         )
-        failures, op.last, sent = outcome
+        failed = {pos for pos, _, _ in failures}
         for pos, name, message in failures:
             op.failures[pos] = error_from_name(name, message)
-        op.pending = sent if listen_all else min(sent, 1)
-        if op.pending == 0:
-            self._complete_op(tx, op)
+        if listen_all:
+            op.expect.update(p for p in range(base, base + count) if p not in failed)
+        elif last >= 0:
+            op.expect.add(last)
+        return count
 
     def _store(self, tx: _Tx, table: str) -> Any:
         """The native object store of ``table`` in ``tx``, fetched once per transaction."""
@@ -291,7 +310,7 @@ class BrowserCore:
         op = tx.op
         try:
             try:
-                op.results[pos] = self._convert(op.req, pos, text, raw)
+                op.results[pos] = self._convert(op.subs[pos], text, raw)
             except PanelotError as exc:
                 op.failures[pos] = exc
             self._settle_one(tx, op, pos)
@@ -316,47 +335,62 @@ class BrowserCore:
         self._finish(tx, None, exc)
 
     def _settle_one(self, tx: _Tx, op: _Op, pos: int) -> None:
-        if op.listen_all:
-            op.pending -= 1
-            if op.pending <= 0:
+        if pos in op.expect:
+            op.expect.discard(pos)
+            if not op.expect:
                 self._complete_op(tx, op)
-        elif pos == op.last:
-            self._complete_op(tx, op)
 
     def _complete_op(self, tx: _Tx, op: _Op) -> None:
         req = op.req
         tx.op = None
-        if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
-            self._resume(tx, self._mutate_result(req, op))
-        elif op.failures:
-            self._resume(tx, None, op.failures[min(op.failures)])
-        elif isinstance(req, Batch | GetMany):
-            self._resume(tx, op.results)
-        elif isinstance(req, Mutate):
-            self._resume(tx, MutateResult([]))
+        outcomes = [self._part_outcome(op, *part) for part in op.parts]
+        if isinstance(req, Batch):
+            if req.settled:
+                self._resume(tx, outcomes)
+                return
+            error = next((o for o in outcomes if isinstance(o, PanelotError)), None)
+            self._resume(tx, None if error else outcomes, error)
+        elif isinstance(outcomes[0], PanelotError):
+            self._resume(tx, None, outcomes[0])
         else:
-            self._resume(tx, op.results[0])
+            self._resume(tx, outcomes[0])
 
-    def _mutate_result(self, req: Mutate, op: _Op) -> MutateResult:
+    def _part_outcome(self, op: _Op, req: Request, start: int, count: int) -> Any:
+        """A part's result, or its error (the first failure among its positions)."""
+        if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
+            return self._mutate_result(req, op, start)
+        failed = [p for p in range(start, start + count) if p in op.failures]
+        if failed:
+            return op.failures[failed[0]]
+        if isinstance(req, GetMany):
+            return op.results[start : start + count]
+        if isinstance(req, Mutate):
+            return MutateResult([])
+        return op.results[start]
+
+    def _mutate_result(self, req: Mutate, op: _Op, start: int) -> MutateResult:
+        failures = {
+            p - start: op.failures[p]
+            for p in range(start, start + len(req.values or req.keys or []))
+            if p in op.failures
+        }
         if req.kind == "delete":
-            return MutateResult(list(req.keys or []), dict(op.failures))
+            return MutateResult(list(req.keys or []), failures)
         spec = self.tables[req.table]
-        values = req.values or []
+        listen_all = spec.primary_key.auto_increment
         keys: list[Any] = []
-        for i, value in enumerate(values):
-            if i in op.failures:
+        for i, value in enumerate(req.values or []):
+            if i in failures:
                 keys.append(None)
-            elif op.listen_all and op.results[i] is not None:
-                keys.append(op.results[i])
+            elif listen_all and op.results[start + i] is not None:
+                keys.append(op.results[start + i])
             elif req.keys is not None and req.keys[i] is not None:
                 keys.append(req.keys[i])
             else:
                 keys.append(resolve_primary_key(spec, value, None))
-        return MutateResult(keys, dict(op.failures))
+        return MutateResult(keys, failures)
 
-    def _convert(self, req: Request, pos: int, text: Any, raw: Any) -> Any:
-        if isinstance(req, Batch):
-            return self._convert(req.requests[pos], 0, text, raw)
+    def _convert(self, req: Request, text: Any, raw: Any) -> Any:
         if isinstance(req, Mutate) and req.kind != "put" and req.kind != "add":
             return None
         query = req if isinstance(req, Query) else None

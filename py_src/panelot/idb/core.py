@@ -110,9 +110,15 @@ class Count(Request):
 
 @dataclass(slots=True)
 class Batch(Request):
-    """Several requests issued at once; the result is the list of their results."""
+    """Several requests issued at once; the result is the list of their results.
+
+    The requests may be reads and writes of any tables of the transaction (not other
+    batches); IndexedDB runs them in order. Normally the first failure is raised; with
+    ``settled`` each failed request's error takes its place in the result list instead.
+    """
 
     requests: Sequence[Request]
+    settled: bool = False
 
 
 TransactionBody: TypeAlias = Callable[[Any], Coroutine[Any, Any, T]]

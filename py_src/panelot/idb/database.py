@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from .core import Core, CoreFactory, Mode, Request
-from .driver import in_body
+from .driver import gather, in_body
 from .errors import (
     AbortError,
     InvalidStateError,
@@ -60,6 +60,16 @@ class Transaction:
     async def request(self, req: Request) -> Any:
         """Await one core request inside this transaction."""
         return await req
+
+    async def gather(self, *operations: Awaitable[Any]) -> list[Any]:
+        """Run operations of this transaction together, in one round trip per step.
+
+        >>> thread, last = await tx.gather(threads.get(tid), nodes.where(...).last())
+
+        The operations are issued in the order given and IndexedDB runs them in that
+        order; results come back in the same order. See :func:`~panelot.idb.driver.gather`.
+        """
+        return await gather(*operations)
 
     def abort(self, reason: str = "aborted by the caller") -> None:
         """Abort the transaction: raises :class:`AbortError` out of the body."""

@@ -15,13 +15,13 @@ the transaction, which the core then aborts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
 
-from .core import Request
-from .errors import PrematureCommitError
+from .core import Batch, Request
+from .errors import PanelotError, PrematureCommitError
 
-__all__ = ["Stepper", "in_body"]
+__all__ = ["Stepper", "gather", "in_body"]
 
 _depth = 0
 
@@ -107,3 +107,74 @@ class Stepper:
     def _end(self, result: Any, error: BaseException | None) -> None:
         self.done = True
         self._finish(result, error)
+
+
+def _advance(step: Generator[Any, Any, Any], value: Any, error: BaseException | None) -> Any:
+    """Run one awaitable to its next request; a :class:`_Done` wraps its return value."""
+    try:
+        yielded = step.throw(error) if error is not None else step.send(value)
+    except StopIteration as stop:
+        return _Done(stop.value)
+    if not isinstance(yielded, Request):
+        step.close()
+        raise PrematureCommitError(
+            "an operation gathered in a transaction awaited something that is not an "
+            f"operation of its transaction ({type(yielded).__name__})"
+        )
+    return yielded
+
+
+class _Done:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+async def gather(*operations: Awaitable[Any]) -> list[Any]:
+    """Run several operations of one transaction at once; return their results in order.
+
+    Each operation (``table.get(...)``, ``collection.last()``, ``table.put(...)``, or a
+    coroutine awaiting such operations) runs up to its next request; the pending
+    requests are issued together as one :class:`~panelot.idb.core.Batch`, so the body
+    waits for one IndexedDB round trip instead of one per operation. IndexedDB still
+    runs the requests in the order given. The first error raised by an operation is
+    raised here, after the others are closed, like ``asyncio.gather``.
+    """
+    steps = [op.__await__() for op in operations]
+    results: list[Any] = [None] * len(steps)
+    pending: dict[int, Request] = {}
+    try:
+        for i, step in enumerate(steps):
+            out = _advance(step, None, None)
+            if isinstance(out, _Done):
+                results[i] = out.value
+            else:
+                pending[i] = out
+        while pending:
+            order = list(pending)
+            requests = [pending.pop(i) for i in order]
+            if len(requests) == 1 or any(isinstance(r, Batch) for r in requests):
+                outcomes = [await _settle(r) for r in requests]
+            else:
+                outcomes = await Batch(requests, settled=True)
+            for i, outcome in zip(order, outcomes, strict=True):
+                failed = isinstance(outcome, PanelotError)
+                out = _advance(steps[i], None if failed else outcome, outcome if failed else None)
+                if isinstance(out, _Done):
+                    results[i] = out.value
+                else:
+                    pending[i] = out
+    except BaseException:
+        for step in steps:
+            step.close()
+        raise
+    return results
+
+
+async def _settle(req: Request) -> Any:
+    """Await ``req``; its error, if any, is returned instead of raised."""
+    try:
+        return await req
+    except PanelotError as exc:
+        return exc

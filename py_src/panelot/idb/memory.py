@@ -205,7 +205,14 @@ class _MemoryTransaction:
             store = self.store(req.table, False)
             return sum(1 for _ in store.scan(req.index, req.range))
         if isinstance(req, Batch):
-            return [self._dispatch(r) for r in req.requests]
+            if any(isinstance(r, Batch) for r in req.requests):
+                raise DataError("a batch cannot hold another batch")
+            if not req.settled:
+                return [self._dispatch(r) for r in req.requests]
+            return [
+                result if error is None else error
+                for result, error in map(self.execute, req.requests)
+            ]
         raise DataError(f"unknown request {type(req).__name__}")
 
     def _query(self, req: Query) -> list[Any]:
