@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import js
-from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull, to_js
+from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull
 
 from .browser_convert import (
     js_error,
@@ -122,6 +122,11 @@ class BrowserCore:
         self._txs: dict[int, _Tx] = {}
         self._next_id = 0
         self._js = wiring_helper()
+        # Bound once: reading a function off a JsProxy makes a new proxy on every access.
+        self._read = self._js.read
+        self._read_records = self._js.readRecords
+        self._write_many = self._js.writeMany
+        self._begin = self._js.begin
         self._ok = create_proxy(self._js_ok)
         self._fail = create_proxy(self._js_fail)
         self._on_complete = create_proxy(self._complete)
@@ -155,18 +160,20 @@ class BrowserCore:
         if self._db is None:
             body.close()
             raise InvalidStateError(f"{self.name}: the database connection is closed")
+        tx_id = self._next_id = self._next_id + 1
         try:
-            native = self._db.transaction(
-                to_js(list(tables)), "readwrite" if mode == "rw" else "readonly"
+            native = self._begin(
+                self._db,
+                ",".join(tables),
+                "readwrite" if mode == "rw" else "readonly",
+                tx_id,
+                self._on_complete,
+                self._on_abort,
             )
         except JsException as exc:
             body.close()
             raise js_error(exc) from None
-        tx_id = self._next_id = self._next_id + 1
         tx = _Tx(native, tx_id, future=asyncio.get_event_loop().create_future())
-        setattr(native, _TX_ID, tx_id)
-        native.oncomplete = self._on_complete
-        native.onabort = self._on_abort
         self._txs[tx_id] = tx
         tx.stepper = Stepper(
             body, lambda req: self._issue(tx, req), lambda r, e: self._finish(tx, r, e)
@@ -220,23 +227,23 @@ class BrowserCore:
                 op.expect.discard(pos)
 
     def _send_one(self, tx: _Tx, op: _Op, req: Request, pos: int) -> None:
-        helper, ok, fail, tid = self._js, self._ok, self._fail, tx.tx_id
+        read, ok, fail, tid = self._read, self._ok, self._fail, tx.tx_id
         op.expect.add(pos)
         if isinstance(req, GetMany):
             store = self._store(tx, req.table)
             key, mode = key_arg(req.keys[0])
-            out = helper.read(store, "get", key, mode, None, tid, pos, ok, fail)
+            out = read(store, "get", key, mode, None, tid, pos, ok, fail)
         elif isinstance(req, Count):
             source = self._source(tx, req.table, req.index)
             rng = range_spec(req.range)
-            out = helper.read(source, "count", rng, "range", None, tid, pos, ok, fail)
+            out = read(source, "count", rng, "range", None, tid, pos, ok, fail)
         elif isinstance(req, Mutate) and req.kind == "deleteRange":
             store = self._store(tx, req.table)
             if req.range is None or req.range.is_all:
-                out = helper.read(store, "clear", None, "key", None, tid, pos, ok, fail)
+                out = read(store, "clear", None, "key", None, tid, pos, ok, fail)
             else:
                 rng = range_spec(req.range)
-                out = helper.read(store, "delete", rng, "range", None, tid, pos, ok, fail)
+                out = read(store, "delete", rng, "range", None, tid, pos, ok, fail)
         elif isinstance(req, Query):
             source = self._source(tx, req.table, req.index)
             rng = range_spec(req.range)
@@ -244,12 +251,12 @@ class BrowserCore:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
-                out = helper.readRecords(
+                out = self._read_records(
                     source, rng, direction, req.limit, req.want, tid, pos, ok, fail
                 )
             else:
                 method = "getAll" if req.want == "values" else "getAllKeys"
-                out = helper.read(source, method, rng, "range", req.limit, tid, pos, ok, fail)
+                out = read(source, method, rng, "range", req.limit, tid, pos, ok, fail)
         else:
             raise DataError(f"{type(req).__name__} is not a request of this core")
         self._sync_failures(op, str(out))
@@ -268,7 +275,7 @@ class BrowserCore:
         listen_all = req.kind != "delete" and self.tables[req.table].primary_key.auto_increment
         failures, last, _sent = json.loads(
             str(
-                self._js.writeMany(
+                self._write_many(
                     store,
                     req.kind,
                     values,
@@ -298,8 +305,13 @@ class BrowserCore:
         return store
 
     def _source(self, tx: _Tx, table: str, index: str | None) -> Any:
-        store = self._store(tx, table)
-        return store if index is None else store.index(index)
+        if index is None:
+            return self._store(tx, table)
+        name = f"{table}\x00{index}"
+        source = tx.stores.get(name)
+        if source is None:
+            source = tx.stores[name] = self._store(tx, table).index(index)
+        return source
 
     # -- request events (called by the JS wiring helper) --------------------------------
 
