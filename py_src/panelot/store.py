@@ -21,11 +21,14 @@ from .library_api import LIBRARY_QUERIES
 from .loading import check_thread, load_thread
 from .receipts import cleanup_receipts, list_receipts
 from .records import thread_to_wire
+from .request import REQUEST_QUERIES, build_request
 from .runs_api import RUN_QUERIES
 from .schema import DB_NAME, panelot_database
 from .settings.api import SETTINGS_QUERIES
+from .slimming import SlimOptions
 from .thread_delete import release_stale_deletes
 from .thread_list import list_threads
+from .thumbnails import Thumbnailer
 from .transfer import export_thread
 from .tree import TREE_TABLES, Clock, get_thread, now_ms, siblings
 
@@ -129,6 +132,17 @@ class PanelotStore:
             raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
         return session_context(loaded)
 
+    async def request_context(
+        self,
+        thread_id: str,
+        leaf_id: str | None = None,
+        options: SlimOptions | None = None,
+        thumbnailer: Thumbnailer | None = None,
+    ) -> dict[str, Any]:
+        """The slimmed model request: the context with image bytes (``panelot.request``)."""
+        context = await self.context(thread_id, leaf_id)
+        return await build_request(self.db, context, options, thumbnailer)
+
     async def snapshot(self, thread_id: str) -> dict[str, Any]:
         """The UI snapshot of the current leaf."""
         return ui_snapshot(await load_thread(self.db, thread_id, None, self.clock))
@@ -209,6 +223,7 @@ QUERIES: dict[str, QueryFn] = {
     **LIBRARY_QUERIES,
     **RUN_QUERIES,
     **ATTACHMENT_QUERIES,
+    **REQUEST_QUERIES,
     **SETTINGS_QUERIES,
 }
 """Every read query by name, as ``panelot.query`` exposes them."""
