@@ -5,8 +5,16 @@ import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
 import { streamChat, toOpenAi, toUsage } from "./panel_provider.mjs";
 import { confirmDialog, toast } from "./panel_ui.mjs";
+import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
 
 const $ = (id) => document.getElementById(id);
+
+/** Record the open thread in chrome.storage.session: retention never archives it. */
+function publishActive(threadId) {
+  globalThis.chrome?.storage?.session
+    ?.set({ [ACTIVE_THREAD_KEY]: threadId })
+    .catch((error) => console.warn("could not record the active thread", error));
+}
 const MAX_ATTACHMENT = 20 * 1024 * 1024;
 
 /** Text of a node's content blocks. */
@@ -177,6 +185,7 @@ export class Chat {
   async open(threadId) {
     if (this.stream) this.stop();
     this.threadId = threadId;
+    publishActive(threadId);
     this.editing = null;
     this.pending = [];
     this.renderPending();
@@ -187,6 +196,7 @@ export class Chat {
   close() {
     if (this.stream) this.stop();
     this.threadId = null;
+    publishActive(null);
     this.thread = null;
     this.snapshot = null;
     replace(this.messages);

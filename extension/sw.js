@@ -1,4 +1,70 @@
-// Module service worker: open the side panel when the toolbar action is clicked.
+// Module service worker: opens the side panel from the toolbar action, and runs the
+// daily retention pass (a chrome.alarms alarm) with Pyodide and the panelot wheel.
+//
+// import() is banned in a service worker, so Pyodide's module factory is imported
+// statically and handed to loadPyodide (see loadRuntime in runtime.mjs). The worker
+// loses its state when idle, so each alarm that finds retention on pays a full load
+// (1.5-2.4 s); when the setting is off it returns before loading anything.
+import createPyodideModule from "./pyodide/pyodide.asm.mjs";
+import { activeThreadId, loadRuntime } from "./runtime.mjs";
+
+const RETENTION_ALARM = "panelot.retention";
+const DAY_MINUTES = 24 * 60;
+// The retention setting as panelot.settings stores it: {version, value: {days}}. Read
+// here only to decide whether to load Pyodide; Python reads it again and decides.
+const RETENTION_SETTING_KEY = "settings.retention";
+const DB_NAME = "panelot_v1";
+
 chrome.sidePanel
   .setPanelBehavior({ openPanelOnActionClick: true })
   .catch((error) => console.error("setPanelBehavior failed:", error));
+
+/** Create the daily alarm unless it exists with that period (re-creating would reset it). */
+async function ensureRetentionAlarm() {
+  const alarm = await chrome.alarms.get(RETENTION_ALARM);
+  if (alarm?.periodInMinutes !== DAY_MINUTES) {
+    await chrome.alarms.create(RETENTION_ALARM, { periodInMinutes: DAY_MINUTES });
+  }
+}
+
+chrome.runtime.onInstalled.addListener(() => ensureRetentionAlarm());
+chrome.runtime.onStartup.addListener(() => ensureRetentionAlarm());
+
+let loading = null; // the runtime for this worker's lifetime
+
+function runtime() {
+  loading ??= loadRuntime({ base: new URL("./", import.meta.url).href, createPyodideModule }).catch(
+    (error) => {
+      loading = null;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+async function retentionOn() {
+  const stored = (await chrome.storage.local.get(RETENTION_SETTING_KEY))[RETENTION_SETTING_KEY];
+  const days = stored?.value?.days;
+  return Number.isInteger(days) && days > 0;
+}
+
+/**
+ * One retention pass: archive threads older than the setting's days, sparing the thread
+ * open in a side panel. Resolves to `{ran: false}` when retention is off, else
+ * `{ran: true, days, archived: [threadId...]}`.
+ */
+async function runRetention() {
+  if (!(await retentionOn())) return { ran: false };
+  const active = await activeThreadId();
+  const { rt } = await runtime();
+  await rt.start(DB_NAME, active, false);
+  return { ran: true, ...JSON.parse(await rt.run_retention(active)) };
+}
+
+// Alarms cannot be fired on demand, so tests (and the debugging console) call this.
+self.panelotRunRetention = runRetention;
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  if (alarm.name !== RETENTION_ALARM) return;
+  runRetention().catch((error) => console.error("retention pass failed:", error));
+});

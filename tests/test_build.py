@@ -43,7 +43,7 @@ def test_manifest_csp_is_exact(manifest: dict[str, Any]) -> None:
 
 
 def test_manifest_permissions_are_minimal(manifest: dict[str, Any]) -> None:
-    assert sorted(manifest["permissions"]) == ["sidePanel", "storage", "unlimitedStorage"]
+    assert sorted(manifest["permissions"]) == ["alarms", "sidePanel", "storage", "unlimitedStorage"]
     assert "host_permissions" not in manifest
     assert "optional_host_permissions" not in manifest
     assert "web_accessible_resources" not in manifest

@@ -151,7 +151,8 @@ json.dumps(1)
     for args in calls:
         assert len(args) >= 1 and isinstance(args[0], list) and args[0], args
         assert all(isinstance(k, str) and k for k in args[0]), args
-    assert ["settings.providers", "settings.permissions", UI_KEY] in [a[0] for a in calls]
+    all_keys = ["settings.providers", "settings.permissions", UI_KEY, "settings.retention"]
+    assert all_keys in [a[0] for a in calls]
     from behavior.browsa_fixture import KEYS
 
     storage_remove(panel, KEYS)

@@ -3,9 +3,64 @@
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import * as panelotJs from "./panelot_js.mjs";
 import * as panelotCrypto from "./panelot_crypto.mjs";
+import * as panelotImages from "./panelot_images.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
+
+/**
+ * `chrome.storage.session` key holding the id of the thread open in a side panel (the
+ * last one opened, in any window); retention never archives it.
+ */
+export const ACTIVE_THREAD_KEY = "panelot.activeThreadId";
+
+/** The thread id under ACTIVE_THREAD_KEY, or null (also outside an extension). */
+export async function activeThreadId() {
+  const session = globalThis.chrome?.storage?.session;
+  if (!session) return null;
+  const id = (await session.get(ACTIVE_THREAD_KEY))?.[ACTIVE_THREAD_KEY];
+  return typeof id === "string" ? id : null;
+}
+
+/**
+ * Load Pyodide, install the bundled wheels and register the JS helpers; return
+ * `{py, rt}` with `rt` the (not yet started) `panelot.runtime` module. Shared by the
+ * pages (bootRuntime) and the service worker, which passes `createPyodideModule`
+ * (the default export of pyodide/pyodide.asm.mjs, imported statically) because
+ * `import()` is banned there.
+ *
+ * @param {object} options
+ * @param {string} options.base URL of the directory holding pyodide/ and wheels/.
+ * @param {Function} [options.createPyodideModule]
+ * @param {(stage: string, work: () => Promise<any>) => Promise<any>} [options.stage]
+ *   Runs each stage ("runtime", "package"); the default just runs it.
+ */
+export async function loadRuntime({ base, createPyodideModule, stage = (_name, work) => work() }) {
+  const py = await stage("runtime", () =>
+    loadPyodide({ indexURL: `${base}pyodide/`, ...(createPyodideModule ? { createPyodideModule } : {}) }),
+  );
+  await stage("package", async () => {
+    const response = await fetch(`${base}wheels/manifest.json`);
+    if (!response.ok) {
+      throw new Error(`wheels/manifest.json: HTTP ${response.status}`);
+    }
+    const { wheels } = await response.json();
+    const errors = [];
+    await py.loadPackage(
+      wheels.map((file) => `${base}wheels/${file}`),
+      { errorCallback: (message) => errors.push(message) },
+    );
+    if (errors.length > 0) {
+      throw new Error(`installing wheels failed: ${errors.join("; ")}`);
+    }
+  });
+  py.registerJsModule("panelot_js", panelotJs);
+  // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
+  py.registerJsModule("panelot_crypto", panelotCrypto);
+  // Image thumbnails for request slimming (createImageBitmap + OffscreenCanvas).
+  py.registerJsModule("panelot_images", panelotImages);
+  return { py, rt: py.pyimport("panelot.runtime") };
+}
 
 /**
  * Start the runtime and expose it as `window.panelot`.
@@ -66,36 +121,16 @@ export function bootRuntime({
 
   async function boot() {
     const started = performance.now();
-    enter("runtime");
-    panelot.py = await timed("runtime_ms", () =>
-      loadPyodide({ indexURL: `${base}pyodide/` }),
-    );
+    const stage = async (name, work) => {
+      enter(name);
+      const value = await timed(`${name}_ms`, work);
+      if (name === "runtime") panelot.py = value;
+      return value;
+    };
+    ({ rt } = await loadRuntime({ base, stage }));
 
-    enter("package");
-    await timed("package_ms", async () => {
-      const response = await fetch(`${base}wheels/manifest.json`);
-      if (!response.ok) {
-        throw new Error(`wheels/manifest.json: HTTP ${response.status}`);
-      }
-      const { wheels } = await response.json();
-      const errors = [];
-      await panelot.py.loadPackage(
-        wheels.map((file) => `${base}wheels/${file}`),
-        { errorCallback: (message) => errors.push(message) },
-      );
-      if (errors.length > 0) {
-        throw new Error(`installing wheels failed: ${errors.join("; ")}`);
-      }
-    });
-
-    enter("database");
-    await timed("database_ms", async () => {
-      panelot.py.registerJsModule("panelot_js", panelotJs);
-      // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
-      panelot.py.registerJsModule("panelot_crypto", panelotCrypto);
-      rt = panelot.py.pyimport("panelot.runtime");
-      await rt.start(dbName);
-    });
+    // Start-up retention (the `retention` setting) spares the thread a panel has open.
+    await stage("database", async () => rt.start(dbName, await activeThreadId()));
 
     panelot.timings.total_ms = Math.round(performance.now() - started);
     enter("ready");

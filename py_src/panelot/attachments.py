@@ -107,12 +107,14 @@ async def put_attachment(
     node_ids: list[str] | None = None,
     run_ids: list[str] | None = None,
     plugin_id: str | None = None,
+    attachment_id: str | None = None,
     clock: Clock = now_ms,
 ) -> dict[str, Any]:
     """Store ``data`` (bytes, or a Blob handle kept as it is) as a new attachment.
 
     Returns the stored record (its ``bytes`` a Blob). The thread must exist; nodes in
-    ``node_ids`` must exist too and are recorded in ``refs.nodeIds``.
+    ``node_ids`` must exist too and are recorded in ``refs.nodeIds``. ``attachment_id``
+    (default: a new id) lets a caller reference the record before writing it.
     """
     await get_thread(tx, thread_id)
     if isinstance(data, bytes | bytearray | memoryview):
@@ -122,7 +124,7 @@ async def put_attachment(
     else:
         raise ValidationError("data: must be bytes or a Blob", field="data")
     record: dict[str, Any] = {
-        "id": new_id(),
+        "id": attachment_id or new_id(),
         "threadId": thread_id,
         "createdAt": clock(),
         "kind": _choice(kind, "kind", KINDS),

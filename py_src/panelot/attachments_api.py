@@ -19,6 +19,7 @@ chooses the victims and runs step 1 (marks); the receipt's transaction runs step
     attachment.resolve {threadId, leafId?, kinds?} -> {attachments: {id: {mime, size,
                                                   dataBase64} | {evicted: true}}}
     storage.estimate   {}                    -> {usage, quota, percent, warn}
+    node.details       {nodeId}              -> a tool result's details (panelot.tool_details)
 
 ``attachment.resolve`` reads only the attachments that image/file blocks of the
 thread's visible path name (by default images): what a provider request needs.
@@ -60,6 +61,7 @@ from .retention import (
     candidates,
     check_days,
 )
+from .tool_details import TOOL_DETAILS_QUERIES
 from .tree import Clock
 
 if TYPE_CHECKING:
@@ -245,6 +247,7 @@ ATTACHMENT_QUERIES: dict[str, QueryFn] = {
     "attachment.usage": _q_usage,
     "attachment.resolve": _q_resolve,
     "storage.estimate": _q_estimate,
+    **TOOL_DETAILS_QUERIES,
 }
 """Query name -> function, merged into ``PanelotStore`` queries."""
 

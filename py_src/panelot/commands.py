@@ -27,6 +27,7 @@ from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
 from .settings.api import SETTINGS_COMMANDS
 from .thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
+from .tool_details import details_tables, split_details, store_details
 from .transfer import import_thread
 from .tree import (
     LEAF,
@@ -63,6 +64,8 @@ class Handler:
     prepare: Prepare | None = None
     status: str = "completed"
     undo_prepare: Prepare | None = None
+    extra_tables: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
+    """Tables a given payload needs beyond ``tables`` (a tool result's details attachment)."""
 
 
 def arg(
@@ -108,9 +111,13 @@ async def _append(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
         raise ValidationError(
             "payload.parentId: must be a node id or null", field="payload.parentId"
         )
-    node = await append_node(
-        tx, arg(p, "threadId", str), arg(p, "type", str), arg(p, "payload", dict), parent, clock
-    )
+    thread_id, node_type = arg(p, "threadId", str), arg(p, "type", str)
+    payload, offload = arg(p, "payload", dict), None
+    if node_type == "tool_result":  # large UI details go to an attachment
+        payload, offload = split_details(payload)
+    node = await append_node(tx, thread_id, node_type, payload, parent, clock)
+    if offload is not None:
+        await store_details(tx, offload, node, clock)
     return _node_result(node)
 
 
@@ -158,7 +165,7 @@ async def _delete_thread(tx: Transaction, p: dict[str, Any], clock: Clock) -> An
 COMMANDS: dict[str, Handler] = {
     "thread.create": Handler(("threads",), _thread_create),
     "thread.update": Handler(("threads",), _thread_update),
-    "message.append": Handler(TREE_TABLES, _append),
+    "message.append": Handler(TREE_TABLES, _append, extra_tables=details_tables),
     "message.edit": Handler(TREE_TABLES, _edit),
     "message.regenerate": Handler(TREE_TABLES, _regenerate),
     "message.delete": Handler(TREE_TABLES, _delete),
@@ -221,16 +228,21 @@ class CommandBus:
         guard = isinstance(thread_id, str) and "threads" in handler.tables and not handler.prepare
 
         async def body(tx: Transaction) -> Any:
-            receipt = await find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)
+            lookup = find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)
+            if guard:  # one round trip for the receipt and the admission check
+                receipt, thread = await tx.gather(lookup, tx.table("threads").get(thread_id))
+            else:
+                receipt, thread = await lookup, None
             if receipt is not None:
                 return receipt["response"]
-            if guard:
-                check_admission(await tx.table("threads").get(thread_id))
+            check_admission(thread)
             response = await handler.run(tx, payload, self.clock)
             await write_receipt(tx, cmd, fp, response, self.clock(), handler.status)
             return response
 
         tables = ("commandReceipts", *handler.tables)
+        if handler.extra_tables is not None:
+            tables += handler.extra_tables(payload)
         if handler.prepare is None:
             return await self.db.transaction("rw", tables, body)
         replay = await self.db.transaction(

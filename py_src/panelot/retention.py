@@ -15,6 +15,12 @@ takes the number. Archiving a thread, in one transaction:
 
 Never archived: the active thread, pinned threads, threads being deleted, threads
 with an active run, and threads with nothing left to archive (no leaf).
+
+The setting is the ``retention`` group of :mod:`panelot.settings` (``{days}``, stored
+as ``settings.retention`` in ``chrome.storage.local``); :func:`configured_days` reads
+it. ``panelot.runtime.start`` applies it when a page opens the store, and the service
+worker's daily ``chrome.alarms`` alarm calls ``panelot.runtime.run_retention``
+(:func:`run_configured`) with the thread a side panel has open.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from .integrity import best_leaf, index_nodes, walk_to_root
 from .loading import LoadedThread
 from .records import thread_from_wire
 from .runs import ACTIVE_STATES
+from .settings import services
 from .tree import Clock, load_nodes, now_ms
 
 __all__ = [
@@ -39,6 +46,8 @@ __all__ = [
     "archive_thread",
     "candidates",
     "check_days",
+    "configured_days",
+    "run_configured",
 ]
 
 DAY_MS = 24 * 3600 * 1000
@@ -161,3 +170,18 @@ async def archive_old_threads(
         if result["archived"]:
             done.append(result)
     return done
+
+
+async def configured_days() -> int | None:
+    """The ``retention`` setting's ``days`` (``None``: retention off)."""
+    value = await services().settings.get("retention")
+    days: int | None = value.days
+    return days
+
+
+async def run_configured(
+    db: Database, active_thread_id: str | None = None, clock: Clock = now_ms
+) -> tuple[int | None, list[dict[str, Any]]]:
+    """One retention pass with the configured setting; ``(days, archived results)``."""
+    days = await configured_days()
+    return days, await archive_old_threads(db, days, active_thread_id, clock)

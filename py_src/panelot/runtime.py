@@ -1,6 +1,8 @@
 """The browser runtime: what the JS loader calls after installing the package.
 
-``start(db_name)`` opens the store through the browser core. ``query(name, args_json)``
+``start(db_name, active_thread_id)`` opens the store through the browser core (with
+start-up retention per the ``retention`` setting); ``run_retention(active_thread_id)``
+runs a retention pass (the service worker's daily alarm). ``query(name, args_json)``
 answers a read query with a JSON envelope ``{"ok": true, "result": ...}`` or
 ``{"ok": false, "error": {name, message, field?}}``; ``send(command_json)`` runs a bus
 command and returns its terminal response, ``{"status": "completed", "response"}`` or
@@ -14,22 +16,41 @@ from typing import Any
 
 from .idb import PanelotError
 from .idb.errors import NotFoundError, ValidationError
+from .retention import configured_days, run_configured
 from .schema import DB_NAME
 from .store import PanelotStore
 
-__all__ = ["query", "send", "start", "store"]
+__all__ = ["query", "run_retention", "send", "start", "store"]
 
 _store: PanelotStore | None = None
 
 
-async def start(db_name: str = DB_NAME) -> None:
-    """Open the store in the page (idempotent)."""
+async def start(
+    db_name: str = DB_NAME, active_thread_id: str | None = None, retention: bool = True
+) -> None:
+    """Open the store in the page (idempotent).
+
+    Start-up retention follows the ``retention`` setting (``retention=False`` skips it)
+    and, like the budget, spares ``active_thread_id``.
+    """
     global _store
     if _store is not None and _store.db.name == db_name:
         return
     from .idb.browser import BrowserFactory
 
-    _store = await PanelotStore.open(BrowserFactory(), db_name)
+    days = await configured_days() if retention else None
+    _store = await PanelotStore.open(
+        BrowserFactory(), db_name, retention_days=days, active_thread_id=active_thread_id
+    )
+
+
+async def run_retention(active_thread_id: str | None = None) -> str:
+    """One retention pass with the configured setting (the service worker's daily alarm).
+
+    Returns JSON ``{days, archived: [threadId...]}`` (``days: null``: the setting is off).
+    """
+    days, archived = await run_configured(store().db, active_thread_id)
+    return json.dumps({"days": days, "archived": [r["threadId"] for r in archived]})
 
 
 def store() -> PanelotStore:

@@ -166,7 +166,7 @@ async def case_settings_commands_and_queries(ctx: Ctx) -> None:
     got = await store.query("settings.get", {"group": "ui"})
     assert got["value"]["theme"] == "light" and got["problems"] == []
     every = await store.query("settings.all")
-    assert set(every["groups"]) == {"providers", "permissions", "ui"}
+    assert set(every["groups"]) == {"providers", "permissions", "ui", "retention"}
     failed = await store.send(
         {
             "type": "settings.set",

@@ -34,6 +34,7 @@ __all__ = [
     "PermissionSettings",
     "Problem",
     "ProviderSettings",
+    "RetentionSettings",
     "UiPreferences",
     "read_group",
     "validate_group",
@@ -91,6 +92,13 @@ class UiPreferences:
     language: str | None = None
 
 
+@dataclass(slots=True)
+class RetentionSettings:
+    """The ``retention`` group: archive threads untouched for ``days`` (``None``: off)."""
+
+    days: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """A stored value that could not be used as it was; reported, never raised."""
@@ -142,6 +150,11 @@ def _check_ui(value: UiPreferences) -> None:
         raise ValidationError("ui.fontSize: must be 8 to 40", field="ui.fontSize")
 
 
+def _check_retention(value: RetentionSettings) -> None:
+    if value.days is not None and not 1 <= value.days <= 36_500:
+        raise ValidationError("retention.days: must be 1 to 36500, or null", field="retention.days")
+
+
 def _providers_v1_to_v2(v: dict[str, Any]) -> dict[str, Any]:
     """v1 connections had ``url`` and a single ``model``; v2 has ``baseUrl`` and ``models``."""
     out = dict(v)
@@ -189,6 +202,7 @@ GROUPS: dict[str, Group] = {
         "permissions", "settings.permissions", 1, PermissionSettings, _check_permissions
     ),
     "ui": Group("ui", "settings.ui", 1, UiPreferences, _check_ui),
+    "retention": Group("retention", "settings.retention", 1, RetentionSettings, _check_retention),
 }
 """Every setting group by name."""
 

@@ -1,0 +1,184 @@
+"""Daily retention from the service worker (chrome.alarms + Pyodide), in real Chromium.
+
+Alarms cannot be fired on demand, so the tests check that the alarm is registered and
+call the worker's retention entry point, ``self.panelotRunRetention()``, through the
+worker's ``evaluate``. The profile is this module's own: the pass archives threads of
+the extension's ``panelot_v1`` and changes its settings.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, Playwright, Worker
+
+from browser_harness import CHROMIUM, CHROMIUM_ARGS, DIST_EXTENSION, require_dist, run_py
+from e2e_support import open_panel
+
+DAY_MS = 24 * 3600 * 1000
+PASS_TIMEOUT_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def extension(playwright: Playwright) -> Iterator[tuple[BrowserContext, Worker, str]]:
+    """A fresh profile with dist/extension loaded: (context, service worker, extension id)."""
+    path = require_dist(DIST_EXTENSION)
+    with tempfile.TemporaryDirectory(prefix="panelot-sw-") as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                f"--disable-extensions-except={path}",
+                f"--load-extension={path}",
+                *CHROMIUM_ARGS,
+            ],
+        )
+        workers = context.service_workers
+        worker = workers[0] if workers else context.wait_for_event("serviceworker")
+        yield context, worker, worker.url.split("/")[2]
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def panel(extension: tuple[BrowserContext, Worker, str]) -> Page:
+    """The side panel page, open in a tab."""
+    context, _, extension_id = extension
+    return open_panel(context, extension_id)
+
+
+def run_retention(worker: Worker) -> dict[str, Any]:
+    """Call the worker's retention entry point and return its result."""
+    return dict(worker.evaluate("() => self.panelotRunRetention()"))
+
+
+def send(page: Page, kind: str, payload: dict[str, Any]) -> Any:
+    command = {"type": kind, "clientId": "test", "submissionId": f"s-{time.monotonic_ns()}"}
+    out = page.evaluate("(c) => window.panelot.send(c)", {**command, "payload": payload})
+    assert out["status"] == "completed", out
+    return out["response"]
+
+
+def make_thread(page: Page, title: str, age_days: int = 0, pinned: bool = False) -> str:
+    """A thread with one message, its ``updatedAt`` moved ``age_days`` into the past."""
+    tid = str(send(page, "thread.create", {"title": title})["threadId"])
+    message = {"content": [{"type": "text", "text": f"hello from {title}"}]}
+    send(page, "message.append", {"threadId": tid, "type": "user_message", "payload": message})
+    if pinned:
+        send(page, "thread.update", {"threadId": tid, "patch": {"pinned": True}})
+    if age_days:
+        code = f"""
+import json, time
+from panelot.runtime import store
+old = int(time.time() * 1000) - {age_days} * {DAY_MS}
+await store().db.table("threads").update({json.dumps(tid)}, {{"updatedAt": old}})
+json.dumps(old)
+"""
+        run_py(page, code)
+    return tid
+
+
+def threads(page: Page) -> dict[str, dict[str, Any]]:
+    """Every thread by id, archived ones included."""
+    rows = page.evaluate("() => window.panelot.query('thread.list', {archived: null})")
+    return {r["id"]: r for r in rows}
+
+
+def archived(page: Page) -> set[str]:
+    return {tid for tid, t in threads(page).items() if t["archived"]}
+
+
+def set_retention(page: Page, days: int | None) -> None:
+    send(page, "settings.set", {"group": "retention", "value": {"days": days}})
+
+
+def open_thread(page: Page, worker: Worker, thread_id: str) -> None:
+    """Open a thread in the panel; wait until the worker sees it as the active thread."""
+    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
+    key = "panelot.activeThreadId"
+    stored: dict[str, Any] = {}
+    for _ in range(100):  # the panel records the open thread without awaiting the write
+        stored = worker.evaluate("(k) => chrome.storage.session.get(k)", key)
+        if stored.get(key) == thread_id:
+            break
+        time.sleep(0.1)
+    assert stored == {key: thread_id}
+
+
+def test_the_daily_alarm_is_registered(extension: tuple[BrowserContext, Worker, str]) -> None:
+    _, worker, _ = extension
+    alarm = None
+    for _ in range(100):  # onInstalled may still be creating it
+        alarm = worker.evaluate("() => chrome.alarms.get('panelot.retention')")
+        if alarm:
+            break
+        time.sleep(0.1)
+    assert alarm is not None, "no panelot.retention alarm"
+    assert alarm["periodInMinutes"] == 1440
+    assert alarm["scheduledTime"] > time.time() * 1000
+
+
+def test_the_worker_pass_archives_old_threads_only(
+    extension: tuple[BrowserContext, Worker, str], panel: Page
+) -> None:
+    _, worker, _ = extension
+    old = make_thread(panel, "Old", age_days=40)
+    active = make_thread(panel, "Old but open", age_days=40)
+    pinned = make_thread(panel, "Old but pinned", age_days=40, pinned=True)
+    recent = make_thread(panel, "Recent", age_days=5)
+    open_thread(panel, worker, active)
+
+    # Off (the default): nothing happens, and Pyodide is not even loaded.
+    assert run_retention(worker) == {"ran": False}
+    assert archived(panel) == set()
+
+    set_retention(panel, 30)
+    stored = worker.evaluate("() => chrome.storage.local.get('settings.retention')")
+    assert stored == {"settings.retention": {"version": 1, "value": {"days": 30}}}
+    result = run_retention(worker)
+    assert result == {"ran": True, "days": 30, "archived": [old]}
+    assert archived(panel) == {old}
+    listed = threads(panel)
+    assert {active, pinned, recent} <= set(listed)
+    assert listed[old]["leafId"] is None
+    nodes = run_py(
+        panel,
+        f"""
+import json
+from panelot.runtime import store
+db = store().db
+n = await db.table("nodes").where("threadId").equals({json.dumps(old)}).count()
+atts = await db.table("attachments").where("threadId").equals({json.dumps(old)}).to_list()
+json.dumps([n, [a["sourceRef"] for a in atts]])
+""",
+    )
+    assert nodes == [0, ["retention:summary"]]
+
+    # A second pass finds nothing more; turning the setting off stops the passes.
+    assert run_retention(worker) == {"ran": True, "days": 30, "archived": []}
+    set_retention(panel, None)
+    assert run_retention(worker) == {"ran": False}
+
+
+def test_panel_start_up_applies_the_setting_and_spares_the_open_thread(
+    extension: tuple[BrowserContext, Worker, str], panel: Page
+) -> None:
+    context, worker, extension_id = extension
+    stale = make_thread(panel, "Stale", age_days=400)
+    open_one = make_thread(panel, "Stale but open", age_days=400)
+    open_thread(panel, worker, open_one)
+    set_retention(panel, 365)
+    second = open_panel(context, extension_id)
+    try:
+        state = second.evaluate("() => window.panelot.state")
+        assert state == "ready"
+        now_archived = archived(second)
+        assert stale in now_archived and open_one not in now_archived
+    finally:
+        set_retention(panel, None)
+        second.close()
