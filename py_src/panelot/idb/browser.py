@@ -208,7 +208,7 @@ class BrowserCore:
             elif isinstance(part, GetMany):
                 count = len(part.keys)
                 for i, key in enumerate(part.keys):
-                    self._send_one(tx, op, GetMany(part.table, [key]), pos + i)
+                    self._send_get(tx, op, part.table, key, pos + i)
             else:
                 count = 1
                 self._send_one(tx, op, part, pos)
@@ -226,14 +226,18 @@ class BrowserCore:
                 op.failures[pos] = error_from_name(name, message)
                 op.expect.discard(pos)
 
+    def _send_get(self, tx: _Tx, op: _Op, table: str, key: Any, pos: int) -> None:
+        op.expect.add(pos)
+        store = tx.stores.get(table) or self._store(tx, table)
+        js_key, mode = key_arg(key)
+        out = self._read(store, "get", js_key, mode, None, tx.tx_id, pos, self._ok, self._fail)
+        if out:
+            self._sync_failures(op, str(out))
+
     def _send_one(self, tx: _Tx, op: _Op, req: Request, pos: int) -> None:
         read, ok, fail, tid = self._read, self._ok, self._fail, tx.tx_id
         op.expect.add(pos)
-        if isinstance(req, GetMany):
-            store = self._store(tx, req.table)
-            key, mode = key_arg(req.keys[0])
-            out = read(store, "get", key, mode, None, tid, pos, ok, fail)
-        elif isinstance(req, Count):
+        if isinstance(req, Count):
             source = self._source(tx, req.table, req.index)
             rng = range_spec(req.range)
             out = read(source, "count", rng, "range", None, tid, pos, ok, fail)
@@ -371,9 +375,10 @@ class BrowserCore:
         """A part's result, or its error (the first failure among its positions)."""
         if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
             return self._mutate_result(req, op, start)
-        failed = [p for p in range(start, start + count) if p in op.failures]
-        if failed:
-            return op.failures[failed[0]]
+        if op.failures:
+            failed = [p for p in range(start, start + count) if p in op.failures]
+            if failed:
+                return op.failures[failed[0]]
         if isinstance(req, GetMany):
             return op.results[start : start + count]
         if isinstance(req, Mutate):

@@ -168,6 +168,10 @@ def _fix(value: Any) -> Any:
     return value
 
 
+MAX_DIRECT_INT = 2**31 - 1
+"""Integers up to this size cross the FFI as JS numbers (larger ones may become BigInts)."""
+
+
 def _jsonable_key(key: Key) -> Any:
     """A key as JSON data for the helper (infinities tagged), or raise TypeError."""
     if isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool)):
@@ -194,7 +198,16 @@ def range_spec(rng: KeyRange) -> Any:
 
 
 def key_arg(key: Key) -> tuple[Any, str]:
-    """One key for the JS helper and its mode: JSON text when possible, else a JS value."""
+    """One key for the JS helper and its mode: JSON text when possible, else a JS value.
+
+    An ASCII string, or a 32-bit integer, goes as it is (the common
+    case); other strings go as JSON, which carries lone surrogates exactly.
+    """
+    kind = type(key)
+    if (kind is str and key.isascii()) or (
+        kind is int and -MAX_DIRECT_INT <= key <= MAX_DIRECT_INT
+    ):
+        return key, "key"
     try:
         return json.dumps(_jsonable_key(key)), "keyJSON"
     except TypeError:
