@@ -1,6 +1,6 @@
 // The conversation view and the composer.
 import { h, replace, ago, bytes, download, toBase64, fromBase64 } from "./panel_dom.mjs";
-import { cmd, q } from "./panel_store.mjs";
+import { cmd, q, hasQuery, describeError } from "./panel_store.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
 import { streamChat, toOpenAi, toUsage } from "./panel_provider.mjs";
@@ -23,6 +23,11 @@ function blocksText(blocks) {
     .filter((b) => b?.type === "text")
     .map((b) => b.text)
     .join("\n\n");
+}
+
+/** The reference of tool-result details stored as an attachment, or null (inline details). */
+function storedDetails(details) {
+  return details?.storedAs === "attachment" && typeof details.attachmentId === "string" ? details : null;
 }
 
 /**
@@ -55,6 +60,7 @@ export class Chat {
     this.pending = []; // files chosen but not yet sent
     this.editing = null; // node id being edited
     this.imageUrls = new Map();
+    this.loadedDetails = new Map(); // tool-result node id -> node.details result
     this.messages = $("messages");
     this.input = $("input");
     this.bind();
@@ -186,6 +192,7 @@ export class Chat {
     if (this.stream) this.stop();
     this.threadId = threadId;
     publishActive(threadId);
+    this.loadedDetails.clear();
     this.editing = null;
     this.pending = [];
     this.renderPending();
@@ -267,11 +274,14 @@ export class Chat {
       );
     }
     if (n.type === "tool_result") {
+      const stored = storedDetails(p.details);
+      const text = blocksText(p.contentForLlm);
       return h(
         "details",
         { class: `msg tool result${p.ok ? "" : " failed"}`, dataset: { nodeId: n.id, type: n.type } },
         h("summary", {}, p.ok ? "↳ Tool result " : "↳ Tool error ", h("strong", { text: p.itemId ?? "" })),
-        h("pre", { text: blocksText(p.contentForLlm) || JSON.stringify(p.details ?? {}, null, 2) }),
+        text || !stored ? h("pre", { text: text || JSON.stringify(p.details ?? {}, null, 2) }) : null,
+        stored ? this.detailsEl(n.id, stored) : null,
       );
     }
     if (n.type === "system_notice") {
@@ -288,6 +298,50 @@ export class Chat {
       });
     }
     return h("div", { class: "msg notice", dataset: { nodeId: n.id, type: n.type }, text: n.type });
+  }
+
+  /**
+   * "Details (N KB) — Load" for tool-result details stored as an attachment. Load runs
+   * `node.details` and shows the JSON as text; the result is kept across re-renders.
+   */
+  detailsEl(nodeId, ref) {
+    const out = h("pre", { class: "tool-details-body" });
+    const box = h("div", { class: "tool-details", dataset: { attachmentId: ref.attachmentId } });
+    const show = (result) => {
+      if (result.evicted) {
+        replace(box, h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` }));
+        box.dataset.state = "evicted";
+      } else {
+        out.textContent = JSON.stringify(result.details, null, 2);
+        replace(box, h("span", { class: "tool-details-head", text: `Details (${bytes(result.size ?? ref.size)})` }), out);
+        box.dataset.state = "loaded";
+      }
+    };
+    const load = async (button) => {
+      button.disabled = true;
+      try {
+        const result = await q("node.details", { nodeId });
+        this.loadedDetails.set(nodeId, result);
+        show(result);
+      } catch (error) {
+        button.disabled = false;
+        toast(`Could not load the details: ${error.message}`);
+      }
+    };
+    const cached = this.loadedDetails.get(nodeId);
+    if (cached) show(cached);
+    else if (ref.evicted) show({ evicted: true });
+    else {
+      const button = h("button", {
+        type: "button",
+        text: "Load",
+        title: "Load the full details",
+        dataset: { action: "load-details" },
+        on: { click: () => load(button) },
+      });
+      box.append(h("span", { class: "tool-details-head", text: `Details (${bytes(ref.size)}) — ` }), button);
+    }
+    return box;
   }
 
   renderMessage(n, byId, last) {
@@ -496,10 +550,14 @@ export class Chat {
     this.renderPending();
   }
 
-  /** Store pending files as attachments; return their content blocks. */
+  /** Store pending files as attachments; return their content blocks. A retry reuses the stored ones. */
   async storePending() {
     const blocks = [];
     for (const f of this.pending) {
+      if (f.block) {
+        blocks.push(f.block);
+        continue;
+      }
       const dataBase64 = toBase64(await f.file.arrayBuffer());
       const { attachmentId, size } = await cmd("attachment.put", {
         threadId: this.threadId,
@@ -509,11 +567,10 @@ export class Chat {
         provenance: "user",
         meta: { title: f.name },
       });
-      blocks.push(
-        f.image
-          ? { type: "image", attachmentId, mime: f.mime, name: f.name }
-          : { type: "file", attachmentId, name: f.name, mime: f.mime, size },
-      );
+      f.block = f.image
+        ? { type: "image", attachmentId, mime: f.mime, name: f.name }
+        : { type: "file", attachmentId, name: f.name, mime: f.mime, size };
+      blocks.push(f.block);
     }
     return blocks;
   }
@@ -537,7 +594,7 @@ export class Chat {
       }));
       for (const b of files) await cmd("attachment.attach", { attachmentId: b.attachmentId, nodeId });
     } catch (error) {
-      this.showError(`Could not save your message: ${error.message}`, () => this.send());
+      this.showError(`Could not save your message. ${describeError(error)}`, () => this.send());
       return;
     }
     for (const f of this.pending) if (f.preview) URL.revokeObjectURL(f.preview);
@@ -577,14 +634,7 @@ export class Chat {
     this.render();
     let result;
     try {
-      const context = await q("thread.context", { threadId, leafId: userNodeId });
-      const images = {};
-      if (this.app.caps.attachments && context.messages.some((m) => (m.content ?? []).some((b) => b.type === "image"))) {
-        const resolved = await q("attachment.resolve", { threadId, leafId: userNodeId });
-        for (const [id, a] of Object.entries(resolved.attachments)) {
-          if (a.dataBase64) images[id] = `data:${a.mime};base64,${a.dataBase64}`;
-        }
-      }
+      const { context, images } = await this.request(threadId, userNodeId);
       const apiKey = await this.apiKey();
       const body = el.querySelector(".msg-body");
       result = await streamChat({
@@ -626,12 +676,37 @@ export class Chat {
     } catch (error) {
       this.stream = null;
       await this.reload();
-      this.showError(`Could not save the reply: ${error.message}`, () => this.generate(userNodeId, mode));
+      this.showError(`Could not save the reply. ${describeError(error)}`, () => this.generate(userNodeId, mode));
       return;
     }
     this.stream = null;
     if (this.threadId === threadId) await this.reload();
     this.app.refreshThreads();
+  }
+
+  /**
+   * The provider request for the path ending at `leafId`: `thread.request` (the context
+   * slimmed: seen images as `[Figure N: …]` text, older unseen images over the budget as
+   * thumbnails, stale attachments as stubs) and its images as data URLs by attachment id.
+   * A runtime without `thread.request` falls back to `thread.context` + `attachment.resolve`.
+   */
+  async request(threadId, leafId) {
+    const images = {};
+    const add = (attachments) => {
+      for (const [id, a] of Object.entries(attachments ?? {})) {
+        if (a?.dataBase64) images[id] = `data:${a.mime};base64,${a.dataBase64}`;
+      }
+    };
+    if (await hasQuery("thread.request")) {
+      const context = await q("thread.request", { threadId, leafId });
+      add(context.attachments);
+      return { context, images };
+    }
+    const context = await q("thread.context", { threadId, leafId });
+    if (this.app.caps.attachments && context.messages.some((m) => (m.content ?? []).some((b) => b.type === "image"))) {
+      add((await q("attachment.resolve", { threadId, leafId })).attachments);
+    }
+    return { context, images };
   }
 
   stop() {

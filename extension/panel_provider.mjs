@@ -109,7 +109,12 @@ export async function streamChat({ baseUrl, apiKey, model, messages, signal, onD
   return { text, usage, model: replyModel, finishReason };
 }
 
-/** OpenAI messages from a `thread.context` result; images come from `images` (id -> data URL). */
+/**
+ * OpenAI messages from a `thread.request` (or `thread.context`) result; images come from
+ * `images` (id -> data URL). Slimmed blocks (`[Figure N: …]` placeholders with `seen`,
+ * stale-attachment stubs) are text blocks and go as text; an image without data (evicted)
+ * goes as an `[image: name]` line.
+ */
 export function toOpenAi(context, images = {}) {
   const out = [];
   for (const m of context.messages) {

@@ -194,7 +194,15 @@ async function fillStorage(app, section) {
             on: {
               click: async () => {
                 try {
-                  const r = await cmd("attachment.evict", app.chat.threadId ? { activeThreadId: app.chat.threadId } : {});
+                  const args = app.chat.threadId ? { activeThreadId: app.chat.threadId } : {};
+                  // Storage over 80% full: also free enough to get it back under 70%.
+                  const est = app.caps.estimate ? await q("storage.estimate").catch(() => null) : null;
+                  if (est?.warn && est.quota) {
+                    const now = await q("attachment.usage");
+                    const target = Math.max(0, Math.floor(now.total - (est.usage - 0.7 * est.quota)));
+                    if (target < now.budget) args.budget = target;
+                  }
+                  const r = await cmd("attachment.evict", args);
                   toast(`Removed ${r.evicted?.length ?? r.evicted ?? 0} attachments, freed ${bytes(r.freed ?? 0)}`);
                   fillStorage(app, section);
                 } catch (error) {
@@ -314,10 +322,90 @@ function retentionSection(app) {
     "section",
     { id: "settings-retention" },
     h("h2", { text: "Retention" }),
+    autoRetention(app),
     h("label", {}, "Archive conversations untouched for more than (days)", days),
     h("div", { class: "row" }, h("button", { type: "button", id: "retention-run", text: "Archive old conversations", on: { click: run } })),
     state,
   );
+}
+
+const MAX_RETENTION_DAYS = 36_500;
+
+/** Describe the `retention` setting (`{days}`; null is off). */
+function retentionText(days) {
+  return days === null || days === undefined
+    ? "Off: conversations are archived only when you press the button below."
+    : `On: once a day, conversations untouched for more than ${days} day${days === 1 ? "" : "s"} are archived (pinned ones and the open one are kept).`;
+}
+
+/**
+ * The `retention` setting group: "Archive automatically (daily)" and its number of days,
+ * saved with `settings.set {group: "retention", value: {days: n | null}}`.
+ */
+function autoRetention(app) {
+  const box = h("div", { id: "retention-auto-box", class: "subsection" });
+  if (!app.caps.settings) {
+    box.append(h("p", { class: "note", text: "Automatic archiving needs the settings store, which this build does not have." }));
+    return box;
+  }
+  const enabled = h("input", { id: "retention-auto", type: "checkbox" });
+  const days = h("input", {
+    id: "retention-auto-days",
+    type: "number",
+    min: 1,
+    max: MAX_RETENTION_DAYS,
+    step: 1,
+    value: 90,
+    disabled: true,
+    attrs: { "aria-label": "Days untouched before automatic archiving" },
+  });
+  const state = h("p", { class: "status", id: "retention-auto-status", text: "Reading…" });
+  enabled.addEventListener("change", () => {
+    days.disabled = !enabled.checked;
+  });
+  const save = async () => {
+    let value = null;
+    if (enabled.checked) {
+      const text = days.value.trim();
+      const n = Number(text);
+      if (!/^\d+$/.test(text) || n < 1 || n > MAX_RETENTION_DAYS) {
+        status(state, `Enter a whole number of days from 1 to ${MAX_RETENTION_DAYS}.`, "error");
+        days.focus();
+        return;
+      }
+      value = n;
+    }
+    try {
+      await cmd("settings.set", { group: "retention", value: { days: value } });
+      status(state, `Saved. ${retentionText(value)}`, "ok");
+    } catch (error) {
+      status(state, `Could not save: ${error.message}`, "error");
+    }
+  };
+  (async () => {
+    try {
+      const { value, problems } = await q("settings.get", { group: "retention" });
+      const current = value?.days ?? null;
+      enabled.checked = current !== null;
+      days.disabled = current === null;
+      if (current !== null) days.value = String(current);
+      if (problems?.length) {
+        status(state, `The stored setting could not be used (${problems[0].message}); it reads as off.`, "warn");
+      } else {
+        status(state, retentionText(current));
+      }
+    } catch (error) {
+      status(state, `Could not read the setting: ${error.message}`, "error");
+    }
+    box.dataset.state = "loaded";
+  })();
+  box.append(
+    h("label", { class: "check" }, enabled, "Archive automatically (daily)"),
+    h("label", {}, "after this many days untouched", days),
+    h("div", { class: "row" }, h("button", { type: "button", id: "retention-auto-save", text: "Save", on: { click: save } })),
+    state,
+  );
+  return box;
 }
 
 function aboutSection() {
