@@ -59,7 +59,15 @@ export function encodeRecords(records, want) {
 // transaction logic, and the stepping of the transaction body, stay in Python.
 // Synchronous failures (DataError, DataCloneError) are returned as [[pos, name, message]].
 
-function wire(req, txId, pos, listen, ok, fail) {
+/** `value` with only the fields named in the comma-separated `pick` (absent ones left out). */
+function project(value, fields) {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const out = {};
+  for (const f of fields) if (Object.prototype.hasOwnProperty.call(value, f)) out[f] = value[f];
+  return out;
+}
+
+function wire(req, txId, pos, listen, ok, fail, pick) {
   req.onerror = (event) => {
     event.preventDefault(); // the Python body decides whether the transaction aborts
     event.stopPropagation();
@@ -67,8 +75,10 @@ function wire(req, txId, pos, listen, ok, fail) {
     fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
   };
   if (listen) {
+    const fields = pick ? pick.split(",") : null;
     req.onsuccess = () => {
-      const value = req.result;
+      let value = req.result;
+      if (fields) value = Array.isArray(value) ? value.map((v) => project(v, fields)) : project(value, fields);
       const text = encodeValue(value);
       ok(txId, pos, text, text === null ? value : undefined);
     };
@@ -117,19 +127,19 @@ function attempt(failures, pos, issue) {
  * and clear. `query` is a key, a range description (see toRange) or null. Returns "" or
  * the JSON of the synchronous failures.
  */
-export function read(source, method, query, mode, count, txId, pos, ok, fail) {
+export function read(source, method, query, mode, count, txId, pos, ok, fail, pick) {
   const failures = [];
   // mode: "key" (a key as given), "keyJSON" (a key as JSON text), "range" (see toRange)
   const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
   const req = attempt(failures, pos, () =>
     count === undefined || count === null ? source[method](q) : source[method](q, count),
   );
-  if (req) wire(req, txId, pos, true, ok, fail);
+  if (req) wire(req, txId, pos, true, ok, fail, pick);
   return failures.length ? JSON.stringify(failures) : "";
 }
 
 /** getAllRecords({query, direction, count}), answered as JSON rows (see encodeRecords). */
-export function readRecords(source, query, direction, count, want, txId, pos, ok, fail) {
+export function readRecords(source, query, direction, count, want, txId, pos, ok, fail, pick) {
   const failures = [];
   const options = { query: toRange(query), direction };
   if (count !== undefined && count !== null) options.count = count;
@@ -141,9 +151,13 @@ export function readRecords(source, query, direction, count, want, txId, pos, ok
       const e = req.error;
       fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
     };
+    const fields = pick ? pick.split(",") : null;
     req.onsuccess = () => {
-      const text = encodeRecords(req.result, want);
-      ok(txId, pos, text, text === null ? req.result : undefined);
+      const records = fields
+        ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value, fields) }))
+        : req.result;
+      const text = encodeRecords(records, want);
+      ok(txId, pos, text, text === null ? records : undefined);
     };
   }
   return failures.length ? JSON.stringify(failures) : "";

@@ -233,5 +233,28 @@ async def attachment_total(tx: Transaction) -> dict[str, int]:
     their contents never. Chosen over a counter record because the ``attachments``
     table is shared with Dexie code, which would have to keep a counter in step.
     """
-    rows = await tx.table("attachments").to_list()
+    rows = await sized_rows(tx)
     return {"total": sum(record_size(r) for r in rows), "count": len(rows)}
+
+
+SIZE_FIELDS = ("id", "threadId", "createdAt", "size", "deleting")
+"""The fields budget checks read: never the Blob, never the metadata."""
+
+
+async def sized_rows(tx: Transaction, by_created: bool = False) -> list[dict[str, Any]]:
+    """Every attachment's :data:`SIZE_FIELDS` (oldest first with ``by_created``).
+
+    Only those fields cross into Python, so a budget check costs a few bytes per record.
+    A record without a numeric ``size`` (written by other code) is read whole, once, to
+    take its Blob's size.
+    """
+    table = tx.table("attachments")
+    source = table.order_by("createdAt") if by_created else table.to_collection()
+    rows: list[dict[str, Any]] = await source.pick(*SIZE_FIELDS).to_list()
+    unsized = [r["id"] for r in rows if record_size(r) == 0 and r.get("size") != 0]
+    if unsized:
+        whole = {r["id"]: r for r in await table.bulk_get(unsized) if isinstance(r, dict)}
+        for row in rows:
+            if row["id"] in whole:
+                row["size"] = record_size(whole[row["id"]])
+    return rows

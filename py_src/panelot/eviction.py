@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .attachments import record_size
+from .attachments import record_size, sized_rows
 from .faults import FAULTS
 from .idb import Database, QuotaExceededError, Transaction
 
@@ -112,7 +112,7 @@ async def plan_eviction(
     Returns ``{total, ids, freed, leftovers}``: ``leftovers`` counts records already
     marked ``deleting``, which are not in ``total`` (step 2 deletes them).
     """
-    rows = await tx.table("attachments").order_by("createdAt").to_list()
+    rows = await sized_rows(tx, by_created=True)
     leftovers = sum(1 for r in rows if r.get("deleting"))
     total = sum(record_size(r) for r in rows if not r.get("deleting"))
     ids: list[str] = []
@@ -158,7 +158,7 @@ async def _mark_nodes(tx: Transaction, records: list[dict[str, Any]]) -> int:
 
 def _tombstone(record: dict[str, Any]) -> dict[str, Any]:
     """A record marked ``deleting`` and holding no Blob (``size`` kept for the count)."""
-    return {**record, "deleting": True, "bytes": None}
+    return {**record, "deleting": True, "bytes": None, "size": record_size(record)}
 
 
 async def mark_for_eviction(tx: Transaction, ids: list[str]) -> dict[str, int]:
@@ -211,7 +211,8 @@ async def step_one(db: Database, ids: list[str]) -> None:
 async def delete_marked(tx: Transaction) -> dict[str, int]:
     """Step 2: delete every attachment marked ``deleting``; ``{evicted, freed}``."""
     table = tx.table("attachments")
-    marked = [r for r in await table.to_list() if r.get("deleting")]
+    rows = await table.to_collection().pick("id", "deleting", "size").to_list()
+    marked = [r for r in rows if r.get("deleting")]
     if marked:
         await table.bulk_delete([r["id"] for r in marked])
     return {"evicted": len(marked), "freed": sum(record_size(r) for r in marked)}
@@ -219,7 +220,7 @@ async def delete_marked(tx: Transaction) -> dict[str, int]:
 
 async def _marked_ids(db: Database) -> list[str]:
     async def body(tx: Transaction) -> list[str]:
-        rows = await tx.table("attachments").to_list()
+        rows = await tx.table("attachments").to_collection().pick("id", "deleting").to_list()
         return [r["id"] for r in rows if r.get("deleting")]
 
     return await db.transaction("r", ["attachments"], body)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panelot.blobs import make_blob
 from panelot.eviction import current_budget, evict, set_budget
 from panelot.faults import FAULTS, InjectedFault
 from panelot.idb.errors import NotFoundError
@@ -132,3 +133,23 @@ async def case_start_up_cleanup_marks_nodes_of_foreign_deleting_records(ctx: Ctx
     node = await reopened.db.table("nodes").get(s["nodes"]["B2"])
     assert node["payload"]["content"][0]["evicted"] is True
     assert await reopened.db.table("attachments").get(s["ids"]["B2"]) is None
+
+
+async def case_budget_counts_records_without_a_size_field(ctx: Ctx) -> None:
+    """A record written by other code (no ``size``) counts by its Blob's size."""
+    store = await ctx.store()
+    s = await _scene(store)
+    foreign = {
+        "id": "dexie-written",
+        "threadId": s["b"],
+        "createdAt": 1,  # the oldest of all
+        "kind": "file",
+        "mime": "application/octet-stream",
+        "bytes": make_blob(store.db, b"z" * 700, "application/octet-stream"),
+    }
+    await store.db.table("attachments").put(foreign)
+    usage = await store.query("attachment.usage", {})
+    assert (usage["total"], usage["count"]) == (4700, 5)
+    out = await store.command("attachment.evict", {"budget": 4000, "activeThreadId": s["a"]})
+    assert out == {"evicted": 1, "freed": 700, "total": 4000}, out
+    assert await store.db.table("attachments").get("dexie-written") is None

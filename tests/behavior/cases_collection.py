@@ -366,3 +366,39 @@ async def case_unknown_index_scope_and_mode_errors(ctx: Ctx) -> None:
 
 async def _noop(tx: Transaction) -> None:
     return None
+
+
+async def case_pick_reads_only_the_named_fields(ctx: Ctx) -> None:
+    db = await ctx.open({"docs": "id, group"})
+    docs = db.table("docs")
+    await docs.bulk_put(
+        [{"id": f"d{n}", "group": n % 2, "size": n * 10, "body": "x" * 50} for n in range(6)]
+    )
+    await docs.put({"id": "d9", "group": 1, "body": "no size"})
+    picked = await docs.order_by("id").pick("id", "size").to_list()
+    assert picked[:2] == [{"id": "d0", "size": 0}, {"id": "d1", "size": 10}]
+    assert picked[-1] == {"id": "d9"}  # an absent field stays absent
+    assert await docs.where("group").equals(1).pick("size").reverse().to_list() == [
+        {},
+        {"size": 50},
+        {"size": 30},
+        {"size": 10},
+    ]
+    assert await docs.order_by("id").pick("id").last() == {"id": "d9"}
+    big = docs.where("group").equals(0).pick("id", "size").filter(lambda r: r["size"] > 0)
+    assert await big.to_list() == [{"id": "d2", "size": 20}, {"id": "d4", "size": 40}]
+    # pick narrows reads only: modify and delete still see and keep whole records
+    assert await docs.where("group").equals(0).pick("id").modify({"seen": True}) == 3
+    assert await docs.get("d2") == {
+        "id": "d2",
+        "group": 0,
+        "size": 20,
+        "body": "x" * 50,
+        "seen": True,
+    }
+    try:
+        docs.order_by("id").pick()
+    except DataError as exc:
+        assert exc.field == "fields"
+    else:
+        raise AssertionError("pick() without fields was accepted")

@@ -255,12 +255,14 @@ class BrowserCore:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
+                pick = None if req.fields is None else ",".join(req.fields)
                 out = self._read_records(
-                    source, rng, direction, req.limit, req.want, tid, pos, ok, fail
+                    source, rng, direction, req.limit, req.want, tid, pos, ok, fail, pick
                 )
             else:
                 method = "getAll" if req.want == "values" else "getAllKeys"
-                out = read(source, method, rng, "range", req.limit, tid, pos, ok, fail)
+                pick = None if req.fields is None or method != "getAll" else ",".join(req.fields)
+                out = read(source, method, rng, "range", req.limit, tid, pos, ok, fail, pick)
         else:
             raise DataError(f"{type(req).__name__} is not a request of this core")
         self._sync_failures(op, str(out))

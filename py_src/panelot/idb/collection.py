@@ -35,6 +35,7 @@ class Collection:
     skip: int = 0
     max_count: int | None = None
     filters: tuple[Callable[[Any], bool], ...] = ()
+    fields: tuple[str, ...] | None = None
 
     # -- refining -----------------------------------------------------------------------
 
@@ -58,20 +59,34 @@ class Collection:
         """Keep only records for which ``fn(record)`` is true."""
         return replace(self, filters=(*self.filters, fn))
 
+    def pick(self, *fields: str) -> Collection:
+        """Read only these top-level fields of each record (a panelot extension to Dexie).
+
+        Applies to :meth:`to_list`, :meth:`first` and :meth:`last`; filters see the
+        picked fields. The fields are chosen before the records cross into Python, so
+        totals over records that also hold Blobs or large payloads stay cheap.
+        """
+        if not fields or not all(isinstance(f, str) and f and "," not in f for f in fields):
+            raise DataError("pick() needs one or more field names (no commas)", field="fields")
+        return replace(self, fields=fields)
+
     # -- running ------------------------------------------------------------------------
 
-    def _queries(self, want: QueryWant) -> list[Query]:
+    def _queries(self, want: QueryWant, fields: tuple[str, ...] | None = None) -> list[Query]:
         ranges = reversed(self.ranges) if self.reversed_ else self.ranges
         limit = None
         if not self.filters and self.max_count is not None:
             limit = self.skip + self.max_count
-        return [Query(self.table.name, self.index, r, want, self.reversed_, limit) for r in ranges]
+        return [
+            Query(self.table.name, self.index, r, want, self.reversed_, limit, fields)
+            for r in ranges
+        ]
 
-    async def _fetch(self, table: Table, want: QueryWant) -> list[Any]:
+    async def _fetch(self, table: Table, want: QueryWant, picked: bool = False) -> list[Any]:
         if not self.ranges or self.max_count == 0:
             return []
         fetch_want: QueryWant = "records" if self.filters else want
-        queries = self._queries(fetch_want)
+        queries = self._queries(fetch_want, self.fields if picked else None)
         parts = [await queries[0]] if len(queries) == 1 else await Batch(queries)
         rows = [row for part in parts for row in part]
         if self.filters:
@@ -84,7 +99,7 @@ class Collection:
 
     async def to_list(self) -> list[Any]:
         """Return the records."""
-        return await self.table.run("r", lambda t: self._fetch(t, "values"))
+        return await self.table.run("r", lambda t: self._fetch(t, "values", True))
 
     async def primary_keys(self) -> list[Key]:
         """Return the primary keys of the records."""

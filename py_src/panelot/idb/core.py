@@ -89,6 +89,9 @@ class Query(Request):
 
     ``want`` is ``values``, ``primaryKeys``, or ``records`` (a list of
     ``(index key, primary key, value)`` triples). ``limit`` of ``None`` means no limit.
+    ``fields`` keeps only those top-level fields of each value (absent ones stay absent),
+    chosen before the values cross into Python: a cheap read of a few fields of records
+    that also hold Blobs or large payloads.
     """
 
     table: str
@@ -97,6 +100,7 @@ class Query(Request):
     want: QueryWant = "values"
     reverse: bool = False
     limit: int | None = None
+    fields: tuple[str, ...] | None = None
 
 
 @dataclass(slots=True)

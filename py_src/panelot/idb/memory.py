@@ -226,6 +226,15 @@ class _MemoryTransaction:
             pairs = pairs[: req.limit]
         if req.want == "primaryKeys":
             return [p for _, p in pairs]
+        if req.fields is not None:
+            fields = req.fields
+
+            def pick(v: Any) -> Any:
+                return {f: v[f] for f in fields if f in v} if isinstance(v, dict) else v
+
+            if req.want == "values":
+                return [pick(store.value(p)) for _, p in pairs]
+            return [(k, p, pick(store.value(p))) for k, p in pairs]
         if req.want == "values":
             return [store.value(p) for _, p in pairs]
         return [(k, p, store.value(p)) for k, p in pairs]
