@@ -107,7 +107,10 @@ async def release_stale_deletes(db: Database, now: int) -> list[str]:
             not isinstance(since, int) or now - since > STALE_DELETE_MS
         )
 
-    ids = await db.table("threads").filter(stale).primary_keys()
+    rows = await (
+        db.table("threads").to_collection().pick("id", "deleting", "deletingSince").to_list()
+    )
+    ids = [r["id"] for r in rows if stale(r)]
     for thread_id in ids:
         await unmark(db, str(thread_id), now)
     return [str(i) for i in ids]
