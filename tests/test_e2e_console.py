@@ -175,3 +175,192 @@ def test_typing_multiline_history_completion_and_tracebacks(console: Page) -> No
     type_line(console, "x = )")
     assert "SyntaxError" in (console.locator(".line.error").last.text_content() or "")
     shot(console, "console-typing")
+
+
+# ---- hostile content renders inert in the console and the panel ------------------------
+
+HOSTILE = [
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    "<script>window.__pwned='script'</script>",
+    "<a href=\"javascript:window.__pwned='link'\">x</a>",
+    "<svg onload=\"window.__pwned='svg'\"><circle r=5></circle></svg>",
+    '<iframe src="javascript:alert(1)"></iframe>',
+]
+HOSTILE_TEXT = " ".join(HOSTILE)
+
+#: A thread.export holding the payloads in a title, text, a tool call and result, a
+#: system notice and a file name: the shape of hostile imported data.
+_HOSTILE_EXPORT = {
+    "format": "panelot.thread",
+    "version": 1,
+    "exportedAt": 1,
+    "thread": {
+        "id": "t",
+        "title": HOSTILE[0] + HOSTILE[1],
+        "createdAt": 1,
+        "updatedAt": 1,
+        "leafId": "n5",
+        "tags": [HOSTILE[3]],
+    },
+    "nodes": [
+        {
+            "id": "n1",
+            "threadId": "t",
+            "parentId": None,
+            "seq": 1,
+            "ts": 1,
+            "type": "user_message",
+            "payload": {
+                "content": [
+                    {"type": "text", "text": HOSTILE_TEXT},
+                    {
+                        "type": "file",
+                        "attachmentId": "a1",
+                        "name": HOSTILE[0] + ".txt",
+                        "evicted": True,
+                    },
+                ]
+            },
+        },
+        {
+            "id": "n2",
+            "threadId": "t",
+            "parentId": "n1",
+            "seq": 2,
+            "ts": 1,
+            "type": "assistant_message",
+            "payload": {
+                "content": [{"type": "text", "text": HOSTILE_TEXT}],
+                "model": HOSTILE[1],
+                "connectionId": "c",
+            },
+        },
+        {
+            "id": "n3",
+            "threadId": "t",
+            "parentId": "n2",
+            "seq": 3,
+            "ts": 1,
+            "type": "tool_call",
+            "payload": {
+                "itemId": "i",
+                "toolName": HOSTILE[3],
+                "params": {HOSTILE[0]: HOSTILE[2]},
+                "level": "L1",
+            },
+        },
+        {
+            "id": "n4",
+            "threadId": "t",
+            "parentId": "n3",
+            "seq": 4,
+            "ts": 1,
+            "type": "tool_result",
+            "payload": {
+                "itemId": "i",
+                "ok": True,
+                "contentForLlm": [{"type": "text", "text": HOSTILE_TEXT}],
+                "details": {"html": HOSTILE_TEXT},
+            },
+        },
+        {
+            "id": "n5",
+            "threadId": "t",
+            "parentId": "n4",
+            "seq": 5,
+            "ts": 1,
+            "type": "system_notice",
+            "payload": {"text": HOSTILE_TEXT, "level": "warning"},
+        },
+    ],
+}
+
+_INERT = """(root) => {
+  const scope = document.querySelector(root);
+  return {
+    pwned: window.__pwned ?? null,
+    scripts: scope.querySelectorAll('script').length,
+    imgs: [...scope.querySelectorAll('img')].filter(i => !i.src.startsWith('blob:')).length,
+    svgs: scope.querySelectorAll('svg:not(.ico)').length,
+    iframes: document.querySelectorAll('iframe').length,
+    jsLinks: [...scope.querySelectorAll('a')].filter(a => a.href.startsWith('javascript')).length,
+    handlers: [...scope.querySelectorAll('*')].filter(e =>
+      [...e.attributes].some(a => a.name.startsWith('on'))).length,
+  };
+}"""
+_CLEAN = {
+    "pwned": None,
+    "scripts": 0,
+    "imgs": 0,
+    "svgs": 0,
+    "iframes": 0,
+    "jsLinks": 0,
+    "handlers": 0,
+}
+
+
+def _import_hostile(page: Page) -> str:
+    out = page.evaluate(
+        "(data) => window.panelot.send({type: 'thread.import', clientId: 'xss',"
+        " submissionId: crypto.randomUUID(), payload: {data}})",
+        _HOSTILE_EXPORT,
+    )
+    assert out["status"] == "completed", out
+    return str(out["response"]["threadId"])
+
+
+def test_hostile_content_is_inert_in_the_console(console: Page) -> None:
+    dialogs: list[str] = []
+    console.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    thread_id = _import_hostile(console)
+    printed = "\n".join(
+        run(console, source)
+        for source in (
+            "threads()",
+            f"tree({thread_id!r})",
+            f"context({thread_id!r})",
+            f"export({thread_id!r}, 'markdown')",
+            f"export({thread_id!r})",
+            f"print({HOSTILE_TEXT!r})",
+            f"{HOSTILE_TEXT!r}",
+        )
+    )
+    console.wait_for_timeout(300)
+    assert console.evaluate(_INERT, "#output") == _CLEAN
+    assert dialogs == []
+    for payload in HOSTILE:
+        assert payload in printed  # shown literally, as text
+    run(console, f"await store.command('thread.delete', {{'threadId': {thread_id!r}}})")
+
+
+def test_hostile_imported_data_is_inert_in_the_panel(
+    extension_context: tuple[BrowserContext, str],
+) -> None:
+    context, extension_id = extension_context
+    panel = open_panel(context, extension_id)
+    dialogs: list[str] = []
+    errors: list[str] = []
+    panel.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    panel.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        thread_id = _import_hostile(panel)
+        panel.evaluate("() => window.panelotApp.refreshThreads()")
+        panel.wait_for_selector(f"[data-thread-id='{thread_id}'] .thread-open")
+        assert panel.evaluate(_INERT, "#thread-list") == _CLEAN
+        panel.click(f"[data-thread-id='{thread_id}'] .thread-open")
+        panel.wait_for_function("(id) => window.panelotApp.chat.threadId === id", arg=thread_id)
+        panel.wait_for_selector("#messages .msg")
+        panel.wait_for_timeout(300)
+        shot(panel, "panel-hostile-import")
+        assert panel.evaluate(_INERT, "#app") == _CLEAN
+        assert dialogs == [] and errors == []
+        shown = panel.inner_text("#messages")
+        assert HOSTILE[0] in shown and HOSTILE[1] in shown  # text, literally
+        assert panel.inner_text("#view-title") == HOSTILE[0] + HOSTILE[1]
+        panel.evaluate(
+            "(id) => window.panelot.send({type: 'thread.delete', clientId: 'xss',"
+            " submissionId: crypto.randomUUID(), payload: {threadId: id}})",
+            thread_id,
+        )
+    finally:
+        panel.close()

@@ -8,10 +8,20 @@ a parent in another thread ends the walk with a problem, never a hang.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["TreeIndex", "Walk", "best_leaf", "index_nodes", "nodes_off_root", "walk_to_root"]
+__all__ = [
+    "TreeIndex",
+    "Walk",
+    "best_leaf",
+    "index_nodes",
+    "nodes_off_root",
+    "numeric_seq",
+    "seq_order",
+    "walk_to_root",
+]
 
 
 @dataclass(slots=True)
@@ -28,6 +38,22 @@ class TreeIndex:
         return self.children.get(node_id, [])
 
 
+def numeric_seq(value: Any) -> int | float | None:
+    """``value`` when it is a usable seq (a finite number, not a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def seq_order(raw: Any) -> tuple[int, float, str]:
+    """A sort key for raw node records: numeric seqs in order, anything malformed last."""
+    if not isinstance(raw, dict):
+        return (2, 0.0, "")
+    seq = numeric_seq(raw.get("seq"))
+    ident = raw.get("id")
+    return (0 if seq is not None else 1, seq or 0.0, ident if isinstance(ident, str) else "")
+
+
 def _malformed(raw: Any, thread_id: str) -> str | None:
     if not isinstance(raw, dict):
         return "is not an object"
@@ -35,7 +61,7 @@ def _malformed(raw: Any, thread_id: str) -> str | None:
         ("id", isinstance(raw.get("id"), str)),
         ("threadId", raw.get("threadId") == thread_id),
         ("parentId", raw.get("parentId") is None or isinstance(raw.get("parentId"), str)),
-        ("seq", isinstance(raw.get("seq"), int | float) and not isinstance(raw.get("seq"), bool)),
+        ("seq", numeric_seq(raw.get("seq")) is not None),
         ("type", isinstance(raw.get("type"), str)),
         ("payload", isinstance(raw.get("payload"), dict)),
     )

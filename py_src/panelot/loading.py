@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .idb import Database, Transaction
+from .idb.errors import ValidationError
 from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
-from .records import ThreadMeta
+from .records import ThreadMeta, thread_from_wire
 from .tree import TREE_TABLES, Clock, append_node, get_thread, load_nodes, now_ms
 
 __all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread"]
@@ -30,11 +31,24 @@ class LoadedThread:
     problem: str | None = None
 
 
+async def _get_thread(tx: Transaction, thread_id: str) -> tuple[ThreadMeta, str | None]:
+    """The thread, and a problem when its stored ``leafId`` is not even an id (§3.4 repairs it)."""
+    try:
+        return await get_thread(tx, thread_id), None
+    except ValidationError as exc:
+        if exc.field != "thread.leafId":
+            raise
+    raw = await tx.table("threads").get(thread_id)
+    thread = thread_from_wire({**raw, "leafId": None})  # any other bad field still raises
+    return thread, f"the leaf {raw['leafId']!r} is not a node id"
+
+
 async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> LoadedThread:
-    thread = await get_thread(tx, thread_id)
+    thread, bad_leaf = await _get_thread(tx, thread_id)
     index = index_nodes(thread_id, await load_nodes(tx, thread_id))
     walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
-    return LoadedThread(thread, index, walk.path, walk.problem)
+    problem = bad_leaf if bad_leaf and leaf_id is None else walk.problem
+    return LoadedThread(thread, index, walk.path, problem)
 
 
 async def check_thread(db: Database, thread_id: str) -> dict[str, Any]:
@@ -68,6 +82,7 @@ async def repair_thread(tx: Transaction, thread_id: str, clock: Clock = now_ms) 
         "level": "warning",
         "code": "integrity_repair",
     }
+    await tx.table("threads").update(thread_id, {"leafId": leaf})  # a valid id, or None
     await append_node(tx, thread_id, "system_notice", notice, leaf, clock)  # moves the leaf
     return await _read(tx, thread_id)
 

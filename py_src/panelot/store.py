@@ -207,7 +207,12 @@ async def _q_describe(s: PanelotStore, a: dict[str, Any]) -> Any:
 
 
 async def _q_receipts(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await list_receipts(s.db, _str(a, "clientId", False), int(a.get("limit", 50)))
+    limit = a.get("limit")
+    if limit is None:
+        limit = 50
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+        raise ValidationError("limit: must be a non-negative integer", field="limit")
+    return await list_receipts(s.db, _str(a, "clientId", False), limit)
 
 
 QUERIES: dict[str, QueryFn] = {

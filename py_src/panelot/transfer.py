@@ -20,7 +20,7 @@ from .codec import encode
 from .errors import ImportError_
 from .idb import Database, Transaction
 from .idb.errors import PanelotError
-from .integrity import index_nodes, nodes_off_root, walk_to_root
+from .integrity import index_nodes, nodes_off_root, seq_order, walk_to_root
 from .records import node_from_wire, thread_from_wire, thread_to_wire
 from .tree import TREE_TABLES, Clock, get_thread, load_nodes, new_id, now_ms
 
@@ -49,7 +49,7 @@ async def export_thread(db: Database, thread_id: str, clock: Clock = now_ms) -> 
     async def body(tx: Transaction) -> dict[str, Any]:
         thread = await get_thread(tx, thread_id)
         nodes = await load_nodes(tx, thread_id)
-        nodes.sort(key=lambda n: n.get("seq", 0) if isinstance(n, dict) else 0)
+        nodes.sort(key=seq_order)
         return {
             "format": EXPORT_FORMAT,
             "version": 1,

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .codec import encode
 from .idb import MAX_KEY, MIN_KEY, Transaction
 from .idb.errors import NotFoundError, ValidationError
-from .integrity import index_nodes, walk_to_root
+from .integrity import index_nodes, numeric_seq, seq_order, walk_to_root
 from .records import (
     AssistantMessage,
     ThreadMeta,
@@ -94,15 +94,28 @@ async def get_node(tx: Transaction, node_id: str, thread_id: str | None = None) 
     return node_from_wire(raw)
 
 
-async def last_seq(tx: Transaction, thread_id: str) -> int:
-    """The thread's highest seq (0 when empty), read through ``[threadId+seq]``."""
-    last = await (
+def _last_node(tx: Transaction, thread_id: str) -> Awaitable[Any]:
+    """The thread's node with the highest seq (raw), read through ``[threadId+seq]``."""
+    return (
         tx.table("nodes")
         .where("[threadId+seq]")
         .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
         .last()
     )
-    return int(last["seq"]) if last else 0
+
+
+async def last_seq(tx: Transaction, thread_id: str) -> int:
+    """The thread's highest seq (0 when empty), read through ``[threadId+seq]``."""
+    return await _top_seq(tx, thread_id, await _last_node(tx, thread_id))
+
+
+async def _top_seq(tx: Transaction, thread_id: str, last: Any) -> int:
+    """The seq of ``last`` (0 for none); a corrupt one (text, array, infinite) means a scan."""
+    seq = numeric_seq(last.get("seq")) if last else 0
+    if seq is None:  # such records sort after every number in [threadId+seq]
+        seqs = [numeric_seq(r.get("seq")) for r in await load_nodes(tx, thread_id)]
+        seq = max((s for s in seqs if s is not None), default=0)
+    return int(seq)
 
 
 async def load_nodes(tx: Transaction, thread_id: str) -> list[Any]:
@@ -143,11 +156,21 @@ async def append_node(
     parent_id: str | None = LEAF,
     clock: Clock = now_ms,
 ) -> ThreadNode:
-    """Append a node: next seq, parent check, move the leaf, update time and stats."""
-    thread = await get_thread(tx, thread_id)
+    """Append a node: next seq, parent check, move the leaf, update time and stats.
+
+    Two round trips: the thread and its last node are read together, then the node and
+    the thread are written together. The parent is read only when it is not that last
+    node (after a branch switch, or an explicit ``parent_id``).
+    """
+    raw_thread, last = await tx.gather(
+        tx.table("threads").get(_text(thread_id, "threadId", 200)), _last_node(tx, thread_id)
+    )
+    if raw_thread is None:
+        raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
+    thread = thread_from_wire(raw_thread)
     typed = payload_from_wire(node_type, payload)
     parent = thread.leaf_id if parent_id == LEAF else parent_id
-    if parent is not None:
+    if parent is not None and not (last is not None and last.get("id") == parent):
         raw_parent = await tx.table("nodes").get(_text(parent, "parentId", 200))
         if raw_parent is None or raw_parent.get("threadId") != thread_id:
             raise ValidationError(
@@ -159,12 +182,11 @@ async def append_node(
         id=new_id(),
         thread_id=thread_id,
         parent_id=parent,
-        seq=await last_seq(tx, thread_id) + 1,
+        seq=await _top_seq(tx, thread_id, last) + 1,
         ts=now,
         type=node_type,  # type: ignore[arg-type]
         payload=typed,
     )
-    await tx.table("nodes").add(encode(node))
     thread.leaf_id, thread.updated_at = node.id, now
     if isinstance(typed, AssistantMessage):
         usage = typed.usage
@@ -173,7 +195,9 @@ async def append_node(
         if usage is not None:
             stats.total_tokens += usage.input_tokens + usage.output_tokens
             stats.cost_usd = round(stats.cost_usd + (usage.cost_usd or 0.0), 10)
-    await tx.table("threads").put(thread_to_wire(thread))
+    await tx.gather(
+        tx.table("nodes").add(encode(node)), tx.table("threads").put(thread_to_wire(thread))
+    )
     return node
 
 
@@ -204,13 +228,23 @@ async def _children(tx: Transaction, thread_id: str, parent_id: str | None) -> l
     else:
         rows = await tx.table("nodes").where("parentId").equals(parent_id).to_list()
         kids = [r for r in rows if r.get("threadId") == thread_id]
-    return sorted(kids, key=lambda r: (r.get("seq", 0), r.get("id", "")))
+    return sorted(kids, key=seq_order)
 
 
 async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
-    """The node and its siblings (same parent, same thread), ordered by seq."""
-    node = await get_node(tx, node_id)
-    kids = await _children(tx, node.thread_id, node.parent_id)
+    """The node and its siblings (same parent, same thread), ordered by seq.
+
+    Only the node's links are read and checked, not its payload.
+    """
+    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
+    if raw is None:
+        raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
+    thread_id, parent_id = raw.get("threadId"), raw.get("parentId")
+    if not isinstance(thread_id, str) or not (parent_id is None or isinstance(parent_id, str)):
+        raise ValidationError(
+            f"nodeId: the stored node {node_id!r} has no valid threadId/parentId", field="nodeId"
+        )
+    kids = await _children(tx, thread_id, parent_id)
     return [{"id": k["id"], "seq": k["seq"]} for k in kids]
 
 
@@ -221,8 +255,16 @@ async def switch_branch(
 
     The descent stops at a node it has seen before, so corrupt parent links cannot loop.
     """
-    thread = await get_thread(tx, thread_id)
-    current = (await get_node(tx, node_id, thread_id)).id
+    raw_thread, raw_node = await tx.gather(
+        tx.table("threads").get(_text(thread_id, "threadId", 200)),
+        tx.table("nodes").get(_text(node_id, "nodeId", 200)),
+    )
+    if raw_thread is None:
+        raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
+    thread = thread_from_wire(raw_thread)
+    if raw_node is None or raw_node.get("threadId") != thread_id:
+        raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
+    current = str(raw_node["id"])
     seen = {current}
     while True:
         kids = await _children(tx, thread_id, current)

@@ -33,8 +33,15 @@ from ..records import ThreadMeta, thread_to_wire
 from ..settings.active import services
 from ..settings.api import Spec, external
 from ..tree import LEAF, Clock, append_node
+from .bounds import Budget, check_history
 from .convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
-from .layout import read_history, read_session_bodies, read_session_index
+from .layout import (
+    HISTORY_KEY,
+    body_key,
+    read_history,
+    read_session_bodies,
+    read_session_index,
+)
 
 if TYPE_CHECKING:
     from ..commands import CommandBus
@@ -83,15 +90,23 @@ async def plan_import(
 ) -> tuple[list[PlannedThread], dict[str, Any]]:
     """Read the layout (migrating unless told not to) and plan every thread."""
     backend = services().backend
-    entries, inline, migrated = await read_session_index(backend, migrate)
-    bodies = await read_session_bodies(backend, [e["id"] for e in entries], inline)
+    try:  # a value nested too deeply for the JSON decoder is refused, not raised
+        entries, inline, migrated = await read_session_index(backend, migrate)
+        bodies = await read_session_bodies(backend, [e["id"] for e in entries], inline)
+        history = await read_history(backend) if include_history else []
+    except RecursionError:
+        raise ValidationError(
+            "legacy layout: a stored value is nested too deeply to read", field="legacy"
+        ) from None
     threads: list[PlannedThread] = []
     totals: dict[str, Any] = {"sessions": len(entries), "migrated": migrated}
     sources: list[tuple[str | None, list[Any], dict[str, Any]]] = []
-    history = await read_history(backend) if include_history else []
     if history:
         sources.append((None, history, {"name": _auto_title(history)}))
     sources += [(e["id"], bodies[e["id"]], e) for e in entries]
+    budget = Budget()
+    for session_id, hist, _entry in sources:
+        check_history(hist, HISTORY_KEY if session_id is None else body_key(session_id), budget)
     for session_id, hist, entry in sources:
         nodes, counts = plan_history(hist)
         key = "browsa:history" if session_id is None else f"browsa:session:{session_id}"

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..faults import FAULTS
 from ..settings.backend import StorageBackend
+from .bounds import Budget, check_history, check_sessions
 
 __all__ = [
     "BODY_PREFIX",
@@ -109,7 +110,12 @@ async def read_session_index(
     """
     raw = (await backend.get([INDEX_KEY])).get(INDEX_KEY)
     index = raw if isinstance(raw, list) else []
+    check_sessions(index)
     legacy = [e for e in index if _usable(e) and is_legacy(e)]
+    budget = Budget()  # bounded before the migration writes anything
+    for i, entry in enumerate(index):
+        if entry in legacy:
+            check_history(entry["history"], f"{INDEX_KEY}[{i}].history", budget)
     inline: dict[str, list[Any]] = {}
     if legacy and migrate:
         await backend.set({body_key(e["id"]): e for e in legacy})  # 1. every body ...
