@@ -71,23 +71,52 @@ def _malformed(raw: Any, thread_id: str) -> str | None:
     return None
 
 
+def _sound(raw: Any, thread_id: str) -> bool:
+    """The quick form of ``_malformed(raw) is None`` for the common, sound record."""
+    try:
+        parent, seq = raw["parentId"], raw["seq"]
+        return (
+            type(raw["id"]) is str
+            and raw["threadId"] == thread_id
+            and (parent is None or type(parent) is str)
+            and (type(seq) is int or (type(seq) is float and math.isfinite(seq)))
+            and type(raw["type"]) is str
+            and type(raw["payload"]) is dict
+        )
+    except (KeyError, TypeError, IndexError):  # the slow check says what is wrong
+        return False
+
+
 def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
     """Index the readable nodes of a thread; malformed ones are left out and reported."""
     index = TreeIndex(thread_id)
     readable = []
     for raw in raw_nodes:
+        if _sound(raw, thread_id):
+            readable.append(raw)
+            continue
         problem = _malformed(raw, thread_id)
         if problem is not None:
             ident = raw.get("id") if isinstance(raw, dict) else None
             index.problems.append(f"node {ident!r} {problem}")
             continue
-        readable.append(raw)
-    readable.sort(key=lambda n: (n["seq"], n["id"]))
+        readable.append({**raw, "parentId": raw.get("parentId")})  # absent means a root
+    readable.sort(key=_seq_id)
+    nodes, children = index.nodes, index.children
     for node in readable:
-        index.nodes[node["id"]] = node
-    for node in readable:
-        index.children.setdefault(node["parentId"], []).append(node["id"])
+        ident = node["id"]
+        nodes[ident] = node
+        parent = node.get("parentId")
+        kids = children.get(parent)
+        if kids is None:
+            children[parent] = [ident]
+        else:
+            kids.append(ident)
     return index
+
+
+def _seq_id(node: dict[str, Any]) -> tuple[Any, Any]:
+    return node["seq"], node["id"]
 
 
 @dataclass(slots=True)
@@ -117,7 +146,7 @@ def walk_to_root(index: TreeIndex, leaf_id: str | None) -> Walk:
             return Walk([], f"{what} {current!r} is missing from the thread")
         seen.add(current)
         path.append(current)
-        current = node["parentId"]
+        current = node.get("parentId")
     path.reverse()
     return Walk(path)
 

@@ -112,3 +112,28 @@ async def case_leaf_null_with_nodes_is_repaired(ctx: Ctx) -> None:
     tid, ids = await _linear(store)
     await store.db.table("threads").update(tid, {"leafId": None})
     await _assert_repaired(store, tid, ids[-1])
+
+
+async def case_a_node_without_parent_id_reads_as_a_root(ctx: Ctx) -> None:
+    """Another writer may leave ``parentId`` out instead of writing null: a root."""
+    store = await ctx.store()
+    tid = await store.create_thread("no parent field")
+    await store.db.table("nodes").put(
+        {
+            "id": "n1",
+            "threadId": tid,
+            "seq": 1,
+            "ts": 1,
+            "type": "user_message",
+            "payload": {"content": [{"type": "text", "text": "hi"}]},
+        }
+    )
+    thread = await store.db.table("threads").get(tid)
+    await store.db.table("threads").put({**thread, "leafId": "n1"})
+    context = await store.context(tid)
+    assert context["path"] == ["n1"]
+    assert [m["role"] for m in context["messages"]] == ["user"]
+    snapshot = await store.snapshot(tid)
+    assert [n["id"] for n in snapshot["nodes"]] == ["n1"] and snapshot["nodes"][0][
+        "parentId"
+    ] is None
