@@ -598,23 +598,63 @@ JS_SAMPLES = """async () => {
 
 
 def test_js_values_at_the_boundary(harness_page: Page) -> None:
-    """JS values cross as JSON, then are checked as usual.
+    """JS values are checked before they cross as JSON, then checked as usual in Python.
 
-    NaN and Infinity become null, undefined disappears, an object used as a key becomes
-    "[object Object]".
+    What JSON would silently change (NaN and infinities become null, a function
+    disappears) is refused at the boundary with a ValidationError naming its path;
+    undefined properties are absent; an object used as a key becomes "[object Object]".
     """
     results = harness_page.evaluate(JS_SAMPLES)
     *sent, get_nan, unknown_query = results
     for i, out in enumerate(sent):
         if out["status"] == "failed":
             _assert_project_error(out["error"], f"JS case {i}")
-    fields = [out.get("error", {}).get("field") for out in sent]
-    assert sent[0]["status"] == "completed"  # title: NaN arrives as null, i.e. no title
-    assert fields[1:4] == ["tags[0]", "title", "payload.threadId"], fields
-    assert sent[4]["status"] == "failed"
-    assert fields[5] == "payload.key" and fields[7] == "payload.budget", fields
+    assert all(out["status"] == "failed" for out in sent), sent
+    fields = [out["error"].get("field") for out in sent]
+    assert fields[0] == "payload.title", fields  # NaN: refused, not turned into null
+    assert fields[1:4] == ["payload.tags[0]", "title", "payload.threadId"], fields
+    assert fields[4] == "payload.payload.content[0].text", fields
+    assert fields[5:8] == ["payload.key", "payload.value.[object Object]", "payload.budget"]
     assert fields[8] == "payload", fields  # beyond 2^53: refused when fingerprinted
     assert [sent[i]["error"]["name"] for i in (9, 10)] == ["UnknownCommandError"] * 2
     assert fields[9:13] == ["type", "type", "clientId", "payload"], fields
     assert get_nan == {"rejected": {"name": "ValidationError", "field": "threadId"}}
     assert unknown_query == {"rejected": {"name": "UnknownCommandError", "field": "name"}}
+
+
+def test_non_json_js_values_are_refused_by_path(harness_page: Page) -> None:
+    """Functions, Dates, Maps, BigInts and cycles never reach Python half-converted."""
+    out = harness_page.evaluate(
+        """async () => {
+      const send = (payload) => window.panelot.send(
+        { type: "thread.create", clientId: "js", submissionId: crypto.randomUUID(), payload });
+      const cyclic = { title: "c" }; cyclic.self = cyclic;
+      const shared = { a: 1 };
+      const results = [];
+      for (const payload of [{ title: () => 1 }, { title: new Date(0) }, { tags: new Map() },
+                             { title: 10n }, cyclic, { tags: [shared, shared].map(() => "t") }]) {
+        results.push(await send(payload));
+      }
+      let queried;
+      try { await window.panelot.query("thread.list", { limit: NaN }); }
+      catch (error) { queried = error; }
+      results.push(queried);
+      return results;
+    }"""
+    )
+    *sent, queried = out
+    assert [r["status"] for r in sent] == ["failed"] * 5 + ["completed"]
+    assert [r["error"]["field"] for r in sent[:5]] == [
+        "payload.title",
+        "payload.title",
+        "payload.tags",
+        "payload.title",
+        "payload.self",
+    ]
+    assert "Date is not JSON data" in sent[1]["error"]["message"]
+    assert "cycle" in sent[4]["error"]["message"]
+    assert queried == {
+        "name": "ValidationError",
+        "message": "limit: must be a finite number, got NaN",
+        "field": "limit",
+    }

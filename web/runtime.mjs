@@ -63,6 +63,56 @@ export async function loadRuntime({ base, createPyodideModule, stage = (_name, w
 }
 
 /**
+ * The first thing in `value` that JSON would silently change or refuse (a non-finite
+ * number, a function, a symbol, a BigInt, a Date, a Map or other non-plain object, a
+ * cycle), as the ValidationError envelope Python would give: `{name, message, field}`
+ * with the field's path (e.g. `payload.title`; `whole` names the value itself). `null`
+ * when `value` is plain JSON.
+ * JSON.stringify would otherwise turn NaN into null and drop functions without a word.
+ */
+function notJSON(value, whole) {
+  const ancestors = new Set();
+  const fail = (path, why) => {
+    const field = path || whole;
+    return { name: "ValidationError", message: `${field}: ${why}`, field };
+  };
+  const check = (v, path) => {
+    const type = typeof v;
+    if (v === null || type === "string" || type === "boolean" || type === "undefined") return null;
+    if (type === "number") return Number.isFinite(v) ? null : fail(path, `must be a finite number, got ${v}`);
+    if (type !== "object") return fail(path, `${type} is not JSON data`);
+    if (ancestors.has(v)) return fail(path, "refers back to itself (a cycle)");
+    const isArray = Array.isArray(v);
+    const proto = Object.getPrototypeOf(v);
+    if (!isArray && proto !== Object.prototype && proto !== null) {
+      return fail(path, `${Object.prototype.toString.call(v).slice(8, -1)} is not JSON data`);
+    }
+    ancestors.add(v);
+    try {
+      if (isArray) {
+        for (let i = 0; i < v.length; i++) {
+          const bad = check(v[i], `${path}[${i}]`);
+          if (bad) return bad;
+        }
+      } else {
+        for (const key of Object.keys(v)) {
+          const bad = check(v[key], path ? `${path}.${key}` : key);
+          if (bad) return bad;
+        }
+      }
+    } finally {
+      ancestors.delete(v);
+    }
+    return null;
+  };
+  try {
+    return check(value, "");
+  } catch (e) {
+    return fail("", "is nested too deeply"); // a RangeError from the recursion
+  }
+}
+
+/**
  * Start the runtime and expose it as `window.panelot`.
  *
  * @param {object} [options]
@@ -89,6 +139,8 @@ export function bootRuntime({
      */
     async query(name, args = {}) {
       await panelot.ready;
+      const bad = notJSON(args, "args");
+      if (bad) throw bad;
       const envelope = JSON.parse(await rt.query(name, JSON.stringify(args)));
       if (!envelope.ok) {
         throw envelope.error;
@@ -102,6 +154,8 @@ export function bootRuntime({
      */
     async send(command) {
       await panelot.ready;
+      const bad = notJSON(command, "command");
+      if (bad) return { status: "failed", error: bad };
       return JSON.parse(await rt.send(JSON.stringify(command)));
     },
   };
