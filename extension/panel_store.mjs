@@ -11,6 +11,14 @@ export class StoreError extends Error {
   }
 }
 
+/** What to tell the user about a failed command: a full storage says what to do about it. */
+export function describeError(error) {
+  if (error?.name === "QuotaExceededError") {
+    return "Storage is full, so nothing was saved. Free space (Settings → Clean up attachments, or delete old conversations), then retry.";
+  }
+  return error?.message ?? String(error);
+}
+
 /** Run a command; resolve with its response, or throw a StoreError. */
 export async function cmd(type, payload) {
   const envelope = await window.panelot.send({

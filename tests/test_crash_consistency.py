@@ -9,19 +9,16 @@ others close the page's renderer.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
 import tempfile
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Playwright
+from playwright.sync_api import Page, Playwright
 
-from browser_harness import CHROMIUM, CHROMIUM_ARGS, run_py, wait_ready
+from browser_harness import run_py
+from crash_support import KICK, CrashableBrowser, kill
 
 KILL_POINTS = 20
 DELETE_NODES = 5_000
@@ -59,74 +56,20 @@ json.dumps({{"threads": {{k: {{"title": v["title"], "nodes": counts.get(k, 0)}} 
             "orphans": orphans, "receipt": receipt}})
 """
 
-KICK = "([command]) => { window.__job = window.panelot.send(command); }"
-
-
-class Browser:
-    """A persistent Chromium profile on the harness origin that can be killed and reopened."""
-
-    def __init__(self, playwright: Playwright, profile: str, base: str) -> None:
-        self.playwright, self.profile, self.base = playwright, profile, base
-        self.context: BrowserContext | None = None
-
-    def page(self) -> Page:
-        if self.context is None:
-            self.context = self.playwright.chromium.launch_persistent_context(
-                self.profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-            )
-        page = self.context.new_page()
-        page.goto(f"{self.base}index.html")
-        wait_ready(page)
-        return page
-
-    def kill_process(self) -> None:
-        """SIGKILL every process of this profile: a crash, not a shutdown."""
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if self.profile.encode() in cmdline:
-                try:
-                    os.kill(int(pid), signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        try:
-            assert self.context is not None
-            self.context.close()
-        except Exception:  # noqa: BLE001 - the browser is gone; Playwright may complain
-            pass
-        self.context = None
-
-    def close(self) -> None:
-        if self.context is not None:
-            self.context.close()
-            self.context = None
-
 
 @pytest.fixture()
-def crashable(playwright: Playwright, web_server: str) -> Iterator[Browser]:
+def crashable(playwright: Playwright, web_server: str) -> Iterator[CrashableBrowser]:
     with tempfile.TemporaryDirectory(prefix="panelot-crash-") as profile:
-        browser = Browser(playwright, profile, web_server)
+        browser = CrashableBrowser(playwright, profile, f"{web_server}index.html")
         yield browser
         browser.close()
-
-
-def _kill(browser: Browser, page: Page, point: int, delay_s: float) -> None:
-    time.sleep(delay_s)
-    if point % 5 == 4:
-        browser.kill_process()
-    else:
-        page.close()
 
 
 def _state(page: Page, sub: str) -> Any:
     return run_py(page, STATE.format(sub=sub))
 
 
-def test_thread_delete_survives_kills(crashable: Browser) -> None:
+def test_thread_delete_survives_kills(crashable: CrashableBrowser) -> None:
     rng = random.Random(20261130)
     page = crashable.page()
     outcomes = {"before": 0, "after": 0}
@@ -141,7 +84,7 @@ def test_thread_delete_survives_kills(crashable: Browser) -> None:
             "payload": {"threadId": tid},
         }
         page.evaluate(KICK, [command])
-        _kill(crashable, page, point, rng.uniform(0.0, 2.5))
+        kill(crashable, page, point, rng.uniform(0.0, 2.5))
         page = crashable.page()
         state = _state(page, sub)
         assert state["orphans"] == 0, state
@@ -192,7 +135,7 @@ def _export(n: int) -> dict[str, Any]:
     }
 
 
-def test_thread_import_survives_kills(crashable: Browser) -> None:
+def test_thread_import_survives_kills(crashable: CrashableBrowser) -> None:
     rng = random.Random(30111126)
     data = _export(IMPORT_NODES)
     page = crashable.page()
@@ -207,7 +150,7 @@ def test_thread_import_survives_kills(crashable: Browser) -> None:
             "payload": {"data": data},
         }
         page.evaluate(KICK, [command])
-        _kill(crashable, page, point, rng.uniform(0.0, 6.0))
+        kill(crashable, page, point, rng.uniform(0.0, 6.0))
         page = crashable.page()
         state = _state(page, sub)
         assert state["orphans"] == 0, state

@@ -19,6 +19,11 @@ one area stand for several extension contexts: a write through one notifies the
 listeners of all. It serves CPython tests and pages without ``chrome.storage`` (the
 plain-page harness); events are delivered on the next loop turn, asynchronously as
 in Chrome. The browser implementation is :mod:`panelot.settings.chrome`.
+
+A :class:`MemoryArea` may be given a ``quota_bytes`` (``chrome.storage.local`` has
+10 MB without ``unlimitedStorage``): a ``set`` that would take the area over it raises
+:class:`~panelot.idb.errors.QuotaExceededError` and writes none of its items, as
+Chrome does, so the previous values stay readable and no change event fires.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..idb.errors import ValidationError
+from ..idb.errors import QuotaExceededError, ValidationError
 
 __all__ = [
     "ABSENT",
@@ -108,9 +113,16 @@ def _dump(value: Any, key: str) -> str:
 class MemoryArea:
     """Shared storage of :class:`MemoryStorageBackend` instances (one ``storage.local``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, quota_bytes: int | None = None) -> None:
         self.data: dict[str, str] = {}
         self.listeners: list[Listener] = []
+        self.quota_bytes = quota_bytes
+        """The most the area may hold (keys plus JSON values), or None for no limit."""
+
+    def bytes_in_use(self, data: Mapping[str, str] | None = None) -> int:
+        """What the area (or ``data``) holds: the length of every key and JSON value."""
+        held = self.data if data is None else data
+        return sum(len(k) + len(v) for k, v in held.items())
 
     def emit(self, changes: dict[str, Change]) -> None:
         """Deliver ``changes`` to every listener on the next loop turn."""
@@ -145,11 +157,17 @@ class MemoryStorageBackend:
         return {k: json.loads(data[k]) for k in wanted if k in data}
 
     async def set(self, items: Mapping[str, Any]) -> None:
-        """Write every item; identical values fire no change."""
+        """Write every item, or none (QuotaExceededError); identical values fire no change."""
         changes: dict[str, Change] = {}
         data = self.area.data
-        for key, value in items.items():
-            text = _dump(value, key)
+        texts = {key: _dump(value, key) for key, value in items.items()}
+        quota = self.area.quota_bytes
+        if quota is not None and self.area.bytes_in_use({**data, **texts}) > quota:
+            raise QuotaExceededError(
+                f"settings storage is full (over its {quota} bytes); "
+                "nothing was written, the previous values are kept"
+            )
+        for key, text in texts.items():
             old = data.get(key)
             if old == text:
                 continue

@@ -8,18 +8,23 @@ every call (never cached), so a test that wraps it in the page sees every read.
 ``subscribe`` registers one ``chrome.storage.onChanged`` listener (a ``create_proxy``)
 per subscription, filtered to the ``"local"`` area; the returned function removes the
 listener and destroys its proxy.
+
+A call that Chrome rejects (a full area: "QUOTA_BYTES quota exceeded"; a disk error)
+raises the project's error instead of a bare ``JsException``: QuotaExceededError when
+the message names the quota, UnknownError otherwise. A rejected ``set`` writes none of
+its items (Chrome applies a ``set`` as a whole), so the previous values stay readable.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..idb.errors import ValidationError
+from ..idb.errors import PanelotError, QuotaExceededError, UnknownError, ValidationError
 from .backend import ABSENT, Change, Listener, Unsubscribe, check_keys
 
-__all__ = ["ChromeStorageBackend", "chrome_storage_available"]
+__all__ = ["ChromeStorageBackend", "chrome_storage_available", "storage_error"]
 
 
 def chrome_storage_available() -> bool:
@@ -39,6 +44,28 @@ def _local() -> Any:
     return js.chrome.storage.local
 
 
+def storage_error(action: str, exc: BaseException) -> PanelotError:
+    """The project's error for a rejected ``chrome.storage.local.<action>`` call."""
+    message = str(getattr(exc, "message", "") or exc)
+    if "quota" in message.lower():
+        return QuotaExceededError(
+            f"settings storage is full (chrome.storage.local.{action}: {message}); "
+            "nothing was written, the previous values are kept"
+        )
+    written = "" if action == "get" else "; nothing was written"
+    return UnknownError(f"chrome.storage.local.{action} failed ({message}){written}")
+
+
+async def _call(action: str, start: Callable[[], Any]) -> Any:
+    """Await the promise ``start()`` returns, mapping a JS failure to the project's errors."""
+    from pyodide.ffi import JsException
+
+    try:
+        return await start()
+    except JsException as exc:
+        raise storage_error(action, exc) from None
+
+
 class ChromeStorageBackend:
     """The extension's ``chrome.storage.local`` area."""
 
@@ -51,7 +78,8 @@ class ChromeStorageBackend:
         import js
 
         wanted = check_keys(keys)
-        result = await _local().get(js.JSON.parse(json.dumps(wanted)))
+        keys_js = js.JSON.parse(json.dumps(wanted))
+        result = await _call("get", lambda: _local().get(keys_js))
         text = js.JSON.stringify(result)
         out: dict[str, Any] = json.loads(text) if isinstance(text, str) else {}
         return out
@@ -66,13 +94,15 @@ class ChromeStorageBackend:
             text = json.dumps(dict(items), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"items: not JSON data ({exc})", field="items") from None
-        await _local().set(js.JSON.parse(text))
+        items_js = js.JSON.parse(text)
+        await _call("set", lambda: _local().set(items_js))
 
     async def remove(self, keys: Iterable[str]) -> None:
         """Delete the listed keys."""
         import js
 
-        await _local().remove(js.JSON.parse(json.dumps(check_keys(keys))))
+        keys_js = js.JSON.parse(json.dumps(check_keys(keys)))
+        await _call("remove", lambda: _local().remove(keys_js))
 
     def subscribe(self, listener: Listener) -> Unsubscribe:
         """Add an ``onChanged`` listener for the local area; return its remover."""

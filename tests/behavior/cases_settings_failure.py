@@ -1,0 +1,63 @@
+"""Settings writes that the storage area refuses (a full area): nothing lost, nothing half-done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from panelot.credentials import MemoryKeyStore
+from panelot.idb.errors import QuotaExceededError
+from panelot.receipts import receipt_id
+from panelot.settings import MemoryArea, MemoryStorageBackend, use_backend
+
+from . import Ctx, raises
+from .cases_settings import settle
+
+
+def settings_set(sub: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "settings.set",
+        "clientId": "c",
+        "submissionId": sub,
+        "payload": {"group": "ui", "value": value},
+    }
+
+
+async def case_settings_write_over_quota_keeps_the_previous_value(ctx: Ctx) -> None:
+    store = await ctx.store()
+    area = MemoryArea()
+    services = use_backend(MemoryStorageBackend(area), MemoryKeyStore())
+    await services.settings.set("ui", {"theme": "dark", "fontSize": 16})
+    ref = await services.credentials.set("sk-old-secret-1111", "cred:k")
+    before = dict(area.data)
+    seen: list[Any] = []
+    stop = services.settings.subscribe("ui", lambda g, o, n: seen.append(n.theme))
+    area.quota_bytes = area.bytes_in_use()  # full: any growth is refused
+
+    out = await store.send(settings_set("full", {"theme": "light", "fontSize": 16}))
+    assert out["status"] == "failed" and out["error"]["name"] == "QuotaExceededError", out
+    assert "previous values are kept" in out["error"]["message"]
+    assert area.data == before  # nothing written ...
+    assert (await services.settings.get("ui")).theme == "dark"  # ... the old value reads back
+    assert await store.db.table("commandReceipts").get(receipt_id("c", "full")) is None
+    rotated = await store.send(
+        {
+            "type": "credential.rotate",
+            "clientId": "c",
+            "submissionId": "rot",
+            "payload": {"ref": ref, "secret": "sk-new-secret-2222-and-longer"},
+        }
+    )
+    assert rotated["status"] == "failed" and rotated["error"]["name"] == "QuotaExceededError"
+    assert await services.credentials.reveal(ref) == "sk-old-secret-1111"
+    await raises(QuotaExceededError, services.backend.set({"settings.ui": 1, "other": "y" * 1000}))
+    assert area.data == before  # a refused set writes none of its items
+    await settle()
+    assert seen == []  # and fires no change event
+
+    area.quota_bytes = None  # room again: the same submission now succeeds
+    again = await store.send(settings_set("full", {"theme": "light", "fontSize": 16}))
+    assert again == {"status": "completed", "response": {"group": "ui", "version": 1}}
+    assert (await services.settings.get("ui")).theme == "light"
+    await settle()
+    assert seen == ["light"]
+    stop()
