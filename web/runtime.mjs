@@ -39,7 +39,7 @@ export async function loadRuntime({ base, createPyodideModule, stage = (_name, w
   const py = await stage("runtime", () =>
     loadPyodide({ indexURL: `${base}pyodide/`, ...(createPyodideModule ? { createPyodideModule } : {}) }),
   );
-  await stage("package", async () => {
+  const rt = await stage("package", async () => {
     const response = await fetch(`${base}wheels/manifest.json`);
     if (!response.ok) {
       throw new Error(`wheels/manifest.json: HTTP ${response.status}`);
@@ -53,13 +53,14 @@ export async function loadRuntime({ base, createPyodideModule, stage = (_name, w
     if (errors.length > 0) {
       throw new Error(`installing wheels failed: ${errors.join("; ")}`);
     }
+    py.registerJsModule("panelot_js", panelotJs);
+    // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
+    py.registerJsModule("panelot_crypto", panelotCrypto);
+    // Image thumbnails for request slimming (createImageBitmap + OffscreenCanvas).
+    py.registerJsModule("panelot_images", panelotImages);
+    return py.pyimport("panelot.runtime"); // importing the package is part of this stage
   });
-  py.registerJsModule("panelot_js", panelotJs);
-  // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
-  py.registerJsModule("panelot_crypto", panelotCrypto);
-  // Image thumbnails for request slimming (createImageBitmap + OffscreenCanvas).
-  py.registerJsModule("panelot_images", panelotImages);
-  return { py, rt: py.pyimport("panelot.runtime") };
+  return { py, rt };
 }
 
 /**
