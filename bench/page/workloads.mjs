@@ -74,6 +74,63 @@ async function rawAppendCheck(db, args) {
   return appendCheck(thread, nodes);
 }
 
+
+// --- eviction helpers ------------------------------------------------------------------
+
+/** `size` threads, each with attachments referenced by one user message apiece. */
+function evictData(size, rng) {
+  const threads = [];
+  const nodes = [];
+  const attachments = [];
+  const perThread = Math.max(1, Math.floor(size / 5));
+  for (let i = 0; i < size; i++) {
+    if (i % perThread === 0) threads.push(makeThread(rng, { leafId: null }));
+    const thread = threads[threads.length - 1];
+    const id = uuid(rng);
+    attachments.push({
+      id, threadId: thread.id, createdAt: 1_700_000_000_000 + i, kind: "image",
+      mime: "image/png", size: 4096, meta: { title: `image ${i}` },
+    });
+    nodes.push({
+      id: uuid(rng), threadId: thread.id, parentId: null, seq: i + 1, ts: 1_700_000_000_000 + i,
+      type: "user_message",
+      payload: { content: [{ type: "text", text: `look at ${i}` }, { type: "image", attachmentId: id, name: `${i}.png` }] },
+    });
+  }
+  return { seed: { threads, nodes, attachments }, args: {} };
+}
+
+/** The oldest records to evict until the total is within `budget` (as panelot plans). */
+function planVictims(rows, budget) {
+  let total = rows.reduce((sum, r) => sum + (r.deleting ? 0 : r.size), 0);
+  const victims = [];
+  for (const r of rows) {
+    if (total <= budget) break;
+    if (r.deleting) continue;
+    victims.push(r);
+    total -= r.size;
+  }
+  return victims;
+}
+
+/** Mark the node's image/file blocks naming `ids` evicted; true if it changed. */
+function markEvicted(node, ids) {
+  let changed = false;
+  for (const block of node.payload?.content ?? []) {
+    if ((block.type === "image" || block.type === "file") && ids.has(block.attachmentId) && block.evicted !== true) {
+      block.evicted = true;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** [evicted, attachments left, nodes with an evicted block]. */
+function evictCheck(evicted, left, nodes) {
+  const marked = nodes.filter((n) => (n.payload?.content ?? []).some((b) => b.evicted === true)).length;
+  return [evicted, left, marked];
+}
+
 class NotFound extends Error {}
 
 const BLOB_MIME = "image/png";
@@ -766,6 +823,70 @@ export const WORKLOADS = [
         return sizes;
       },
       check: async (db, args, sizes) => blobCheck(sizes, await rawCount(db, "attachments")),
+    },
+  },
+
+  {
+    // Budget eviction, both steps: plan by createdAt, mark the referencing nodes
+    // `evicted` and the records `deleting` (without their Blob) in one transaction,
+    // then delete the marked records. The records carry `size` and no Blob: eviction
+    // never reads a Blob's contents, so none are needed to measure it.
+    name: "evict",
+    unit: "attachments",
+    sizes: { full: 500, quick: 20 },
+    data: (size, rng) => evictData(size, rng),
+    dexie: {
+      run: async (db) => {
+        const rows = await db.attachments.orderBy("createdAt").toArray();
+        const victims = planVictims(rows, 0);
+        const ids = new Set(victims.map((r) => r.id));
+        await db.transaction("rw", db.nodes, db.attachments, async () => {
+          for (const threadId of new Set(victims.map((r) => r.threadId))) {
+            const nodes = await db.nodes.where("threadId").equals(threadId).toArray();
+            await db.nodes.bulkPut(nodes.filter((n) => markEvicted(n, ids)));
+          }
+          await db.attachments.bulkPut(victims.map((r) => ({ ...r, deleting: true, bytes: null })));
+        });
+        return db.transaction("rw", db.attachments, async () => {
+          const marked = await db.attachments.filter((r) => r.deleting === true).primaryKeys();
+          await db.attachments.bulkDelete(marked);
+          return marked.length;
+        });
+      },
+      check: async (db, args, evicted) =>
+        evictCheck(evicted, await db.attachments.count(), await db.nodes.toArray()),
+    },
+    raw: {
+      run: async (db) => {
+        const read = db.transaction("attachments", "readonly").objectStore("attachments");
+        const rows = await requestDone(read.index("createdAt").getAll());
+        const victims = planVictims(rows, 0);
+        const ids = new Set(victims.map((r) => r.id));
+        const tx = db.transaction(["nodes", "attachments"], "readwrite");
+        const done = txDone(tx);
+        const nodes = tx.objectStore("nodes");
+        for (const threadId of new Set(victims.map((r) => r.threadId))) {
+          const list = await requestDone(nodes.index("threadId").getAll(threadId));
+          for (const n of list) if (markEvicted(n, ids)) nodes.put(n);
+        }
+        const atts = tx.objectStore("attachments");
+        for (const r of victims) atts.put({ ...r, deleting: true, bytes: null });
+        await done;
+        const tx2 = db.transaction("attachments", "readwrite");
+        const done2 = txDone(tx2);
+        const store = tx2.objectStore("attachments");
+        const all = await requestDone(store.getAll());
+        const marked = all.filter((r) => r.deleting === true).map((r) => r.id);
+        for (const id of marked) store.delete(id);
+        await done2;
+        return marked.length;
+      },
+      check: async (db, args, evicted) => {
+        const tx = db.transaction(["nodes", "attachments"], "readonly");
+        const count = await requestDone(tx.objectStore("attachments").count());
+        const nodes = await requestDone(tx.objectStore("nodes").getAll());
+        return evictCheck(evicted, count, nodes);
+      },
     },
   },
 

@@ -243,6 +243,26 @@ async def blob_check(db: Database, args: Args, sizes: list[int]) -> list[int]:
     return [len(sizes), sum(sizes), await _count(db, "attachments")]
 
 
+# --- evict (panelot.eviction: plan, step 1 marks, step 2 deletes) ---------------------
+
+
+async def evict_run(db: Database, args: Args, ctx: Any) -> int:
+    from panelot.eviction import evict
+
+    out = await evict(db, 0, None)
+    return int(out["evicted"])
+
+
+async def evict_check(db: Database, args: Args, evicted: int) -> list[int]:
+    nodes = await db.table("nodes").to_list()
+    marked = sum(
+        1
+        for n in nodes
+        if any(isinstance(b, dict) and b.get("evicted") is True for b in n["payload"]["content"])
+    )
+    return [evicted, await _count(db, "attachments"), marked]
+
+
 # --- storage-layer micro workloads ----------------------------------------------------
 
 
@@ -288,7 +308,10 @@ WORKLOADS: dict[str, Workload] = {
     "receipt": Workload(receipt_run, _store, receipt_check),
     "delete": Workload(delete_run, _store, delete_check),
     **(
-        {"blob": Workload(blob_run, blob_setup, blob_check)}
+        {
+            "blob": Workload(blob_run, blob_setup, blob_check),
+            "evict": Workload(evict_run, check=evict_check),
+        }
         if importlib.util.find_spec("panelot.attachments") is not None
         else {}
     ),
