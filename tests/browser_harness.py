@@ -10,6 +10,7 @@ import hashlib
 import http.server
 import itertools
 import json
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, CDPSession, Page
+from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright, Worker
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST_WEB = ROOT / "dist" / "web"
@@ -195,3 +196,35 @@ class TargetRuntime:
                 return value
             time.sleep(0.1)
         raise TimeoutError(f"{expression!r} stayed null for {timeout_s} s")
+
+
+@contextmanager
+def launch_extension(
+    playwright: Playwright, prefix: str = "panelot-profile-"
+) -> Iterator[tuple[BrowserContext, Worker]]:
+    """A persistent context in a fresh profile with dist/extension loaded.
+
+    Yields the context and the extension's service worker (its URL holds the id).
+    """
+    extension = require_dist(DIST_EXTENSION)
+    with tempfile.TemporaryDirectory(prefix=prefix) as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                f"--disable-extensions-except={extension}",
+                f"--load-extension={extension}",
+                *CHROMIUM_ARGS,
+            ],
+        )
+        try:
+            workers = context.service_workers
+            yield context, workers[0] if workers else context.wait_for_event("serviceworker")
+        finally:
+            context.close()
+
+
+def extension_id_of(worker: Worker) -> str:
+    """The extension id in a service worker's chrome-extension:// URL."""
+    return worker.url.split("/")[2]

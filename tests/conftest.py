@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +14,9 @@ from behavior import discover
 from browser_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    DIST_EXTENSION,
     DIST_WEB,
+    extension_id_of,
+    launch_extension,
     require_dist,
     run_py,
     serve_directory,
@@ -51,22 +51,8 @@ def harness_page(browser: Browser, web_server: str) -> Iterator[Page]:
 @pytest.fixture(scope="session")
 def extension_context(playwright: Playwright) -> Iterator[tuple[BrowserContext, str]]:
     """A persistent Chromium context with dist/extension loaded; yields (context, id)."""
-    extension = require_dist(DIST_EXTENSION)
-    with tempfile.TemporaryDirectory(prefix="panelot-profile-") as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                f"--disable-extensions-except={extension}",
-                f"--load-extension={extension}",
-                *CHROMIUM_ARGS,
-            ],
-        )
-        workers = context.service_workers
-        worker = workers[0] if workers else context.wait_for_event("serviceworker")
-        yield context, worker.url.split("/")[2]
-        context.close()
+    with launch_extension(playwright) as (context, worker):
+        yield context, extension_id_of(worker)
 
 
 BEHAVIOR_DIR = Path(__file__).parent / "behavior"

@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import BrowserContext, Dialog, Page
 
 from browser_harness import READY_TIMEOUT_MS, ROOT, run_py
 
@@ -67,6 +67,24 @@ def configure_provider(page: Page, base_url: str, key: str = API_KEY) -> None:
     page.click("#provider-save")
     page.wait_for_selector("#provider-status.ok")
     page.click("#nav-back")
+
+
+def open_configured_panel(context: BrowserContext, extension_id: str, base_url: str) -> Page:
+    """The side panel in a tab with the provider at ``base_url`` configured.
+
+    Dialogs are dismissed and their messages kept in ``page.dialogs``.
+    """
+    page = open_panel(context, extension_id)
+    configure_provider(page, base_url)
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.dialogs = dialogs  # type: ignore[attr-defined]
+    return page
 
 
 def new_thread(page: Page) -> str:

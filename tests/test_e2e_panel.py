@@ -23,6 +23,7 @@ from e2e_support import (
     count_nodes,
     last_id,
     new_thread,
+    open_configured_panel,
     open_panel,
     raw_nodes,
     send,
@@ -43,11 +44,7 @@ def stub() -> Iterator[StubProvider]:
 def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
     """The side panel page (in a tab, at panel size) with the stub provider configured."""
     context, extension_id = extension_context
-    page = open_panel(context, extension_id)
-    configure_provider(page, stub.base_url)
-    dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.dialogs = dialogs  # type: ignore[attr-defined]
+    page = open_configured_panel(context, extension_id, stub.base_url)
     yield page
     page.close()
 

@@ -20,28 +20,24 @@ import base64
 import importlib
 import json
 import re
-import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Dialog, Locator, Page, Playwright, Route
+from playwright.sync_api import BrowserContext, Locator, Page, Playwright, Route
 
 from behavior.browsa_fixture import KEYS, png, storage
 from browser_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DIST_EXTENSION,
     READY_TIMEOUT_MS,
+    extension_id_of,
+    launch_extension,
     query,
-    require_dist,
     run_py,
 )
 from e2e_support import (
     StubProvider,
-    configure_provider,
     new_thread,
-    open_panel,
+    open_configured_panel,
     raw_nodes,
     send,
     shot,
@@ -59,23 +55,9 @@ XSS = "<img src=x onerror=window.__pwned=1>"
 @pytest.fixture(scope="module")
 def ext(playwright: Playwright) -> Iterator[tuple[BrowserContext, str]]:
     """A persistent context of its own with dist/extension loaded; yields (context, id)."""
-    extension = require_dist(DIST_EXTENSION)
-    with tempfile.TemporaryDirectory(prefix="panelot-more-") as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                f"--disable-extensions-except={extension}",
-                f"--load-extension={extension}",
-                *CHROMIUM_ARGS,
-            ],
-        )
+    with launch_extension(playwright, "panelot-more-") as (context, worker):
         context.set_default_timeout(TIMEOUT)
-        workers = context.service_workers
-        worker = workers[0] if workers else context.wait_for_event("serviceworker")
-        yield context, worker.url.split("/")[2]
-        context.close()
+        yield context, extension_id_of(worker)
 
 
 @pytest.fixture(scope="module")
@@ -88,16 +70,7 @@ def stub() -> Iterator[StubProvider]:
 def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
     """The side panel page (in a tab, at panel size) with the stub provider configured."""
     context, extension_id = ext
-    page = open_panel(context, extension_id)
-    configure_provider(page, stub.base_url)
-    dialogs: list[str] = []
-
-    def on_dialog(dialog: Dialog) -> None:
-        dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    page.on("dialog", on_dialog)
-    page.dialogs = dialogs  # type: ignore[attr-defined]
+    page = open_configured_panel(context, extension_id, stub.base_url)
     page.evaluate(RECORD_TOASTS)
     yield page
     page.close()

@@ -23,10 +23,9 @@ from playwright.sync_api import BrowserContext, Page
 from browser_harness import READY_TIMEOUT_MS, query
 from e2e_support import (
     StubProvider,
-    configure_provider,
     last_id,
     new_thread,
-    open_panel,
+    open_configured_panel,
     send,
     shot,
     snapshot,
@@ -45,8 +44,7 @@ def stub() -> Iterator[StubProvider]:
 def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
     """The side panel page (in a tab, at panel size) with the stub provider configured."""
     context, extension_id = extension_context
-    page = open_panel(context, extension_id)
-    configure_provider(page, stub.base_url)
+    page = open_configured_panel(context, extension_id, stub.base_url)
     yield page
     page.close()
 

@@ -9,7 +9,6 @@ the extension's ``panelot_v1`` and changes its settings.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -17,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page, Playwright, Worker
 
-from browser_harness import CHROMIUM, CHROMIUM_ARGS, DIST_EXTENSION, require_dist, run_py
+from browser_harness import extension_id_of, launch_extension, run_py
 from e2e_support import open_panel
 
 DAY_MS = 24 * 3600 * 1000
@@ -27,22 +26,8 @@ PASS_TIMEOUT_MS = 120_000
 @pytest.fixture(scope="module")
 def extension(playwright: Playwright) -> Iterator[tuple[BrowserContext, Worker, str]]:
     """A fresh profile with dist/extension loaded: (context, service worker, extension id)."""
-    path = require_dist(DIST_EXTENSION)
-    with tempfile.TemporaryDirectory(prefix="panelot-sw-") as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                f"--disable-extensions-except={path}",
-                f"--load-extension={path}",
-                *CHROMIUM_ARGS,
-            ],
-        )
-        workers = context.service_workers
-        worker = workers[0] if workers else context.wait_for_event("serviceworker")
-        yield context, worker, worker.url.split("/")[2]
-        context.close()
+    with launch_extension(playwright, "panelot-sw-") as (context, worker):
+        yield context, worker, extension_id_of(worker)
 
 
 @pytest.fixture(scope="module")
