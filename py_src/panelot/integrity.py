@@ -106,7 +106,7 @@ def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
     for node in readable:
         ident = node["id"]
         nodes[ident] = node
-        parent = node.get("parentId")
+        parent = node["parentId"]
         kids = children.get(parent)
         if kids is None:
             children[parent] = [ident]
@@ -146,7 +146,7 @@ def walk_to_root(index: TreeIndex, leaf_id: str | None) -> Walk:
             return Walk([], f"{what} {current!r} is missing from the thread")
         seen.add(current)
         path.append(current)
-        current = node.get("parentId")
+        current = node["parentId"]
     path.reverse()
     return Walk(path)
 

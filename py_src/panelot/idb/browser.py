@@ -228,8 +228,8 @@ class BrowserCore:
 
     def _send_get(self, tx: _Tx, op: _Op, table: str, key: Any, pos: int) -> None:
         op.expect.add(pos)
-        store = tx.stores.get(table) or self._store(tx, table)
         js_key, mode = key_arg(key)
+        store = self._store(tx, table)
         out = self._read(store, "get", js_key, mode, None, tx.tx_id, pos, self._ok, self._fail)
         if out:
             self._sync_failures(op, str(out))
