@@ -41,6 +41,7 @@ NODE_MODULES = ROOT / "node_modules"
 PACKAGE_LOCK = ROOT / "package-lock.json"
 WHEEL_CACHE = ROOT / ".cache" / "wheels"
 OWN_WHEEL_DIR = ROOT / ".cache" / "own"
+SNAPSHOT_CACHE = ROOT / ".cache" / "snapshot"
 DIST = ROOT / "dist"
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -278,13 +279,52 @@ def pyodide_plan() -> Plan:
     return plan
 
 
-def wheels_plan(own_wheel: Path) -> Plan:
-    """Plan ``wheels/``: the panelot wheel, runtime dependencies and manifest.json."""
-    wheels = [own_wheel, *(require_wheel(req) for req in RUNTIME_WHEELS)]
+def runtime_wheels(own_wheel: Path) -> list[Path]:
+    """The wheels web/runtime.mjs installs: panelot, then its runtime dependencies."""
+    return [own_wheel, *(require_wheel(req) for req in RUNTIME_WHEELS)]
+
+
+def wheels_plan(wheels: Sequence[Path]) -> Plan:
+    """Plan ``wheels/``: the wheels and manifest.json (their names, in order, and hashes)."""
     plan: Plan = {f"wheels/{wheel.name}": wheel for wheel in wheels}
-    manifest = {"wheels": [wheel.name for wheel in wheels]}
+    manifest = {
+        "wheels": [wheel.name for wheel in wheels],
+        "sha256": {wheel.name: sha256_of(wheel) for wheel in wheels},
+    }
     plan["wheels/manifest.json"] = (json.dumps(manifest, indent=2) + "\n").encode()
     return plan
+
+
+def snapshot_plan(wheels: Sequence[Path]) -> Plan:
+    """Plan ``snapshot/``: the start-up memory snapshot (see tools/make_snapshot.mjs).
+
+    It is made with the bundled Pyodide in Node, once per set of inputs (Pyodide's
+    version, the wheels, the tool), and cached in .cache/snapshot. Its manifest names the
+    Pyodide version and the wheels' hashes; web/snapshot.mjs compares them with what it
+    runs and loads normally when they differ.
+    """
+    tool = ROOT / "tools" / "make_snapshot.mjs"
+    version = json.loads((NODE_MODULES / "pyodide" / "package.json").read_text())["version"]
+    hashes = {wheel.name: sha256_of(wheel) for wheel in wheels}
+    key = hashlib.sha256(
+        json.dumps([version, hashes, sha256_of(tool)], sort_keys=True).encode()
+    ).hexdigest()[:16]
+    cached = SNAPSHOT_CACHE / f"panelot-{key}.snap"
+    if cached.is_file():
+        step(f"snapshot: {cached.name} up to date")
+    else:
+        step("snapshot: making the start-up memory snapshot with the bundled Pyodide (node)")
+        SNAPSHOT_CACHE.mkdir(parents=True, exist_ok=True)
+        for old in SNAPSHOT_CACHE.glob("*.snap"):
+            old.unlink()
+        partial_file = cached.with_suffix(".tmp")
+        run(["node", tool, partial_file, *wheels])
+        partial_file.replace(cached)
+    manifest = {"pyodide": version, "file": "panelot.snap", "wheels": hashes}
+    return {
+        "snapshot/panelot.snap": cached,
+        "snapshot/manifest.json": (json.dumps(manifest, indent=2) + "\n").encode(),
+    }
 
 
 def tree_plan(source: Path) -> Plan:
@@ -340,7 +380,8 @@ def sync_tree(dest: Path, plan: Plan) -> None:
 def build() -> None:
     """Assemble dist/extension and dist/web."""
     own_wheel = build_own_wheel()
-    shared = merge_plans(pyodide_plan(), wheels_plan(own_wheel))
+    wheels = runtime_wheels(own_wheel)
+    shared = merge_plans(pyodide_plan(), wheels_plan(wheels), snapshot_plan(wheels))
     web = tree_plan(ROOT / "web")
     sync_tree(DIST / "extension", merge_plans(tree_plan(ROOT / "extension"), web, shared))
     # Test/benchmark-only vendor modules: never part of dist/extension.

@@ -92,3 +92,24 @@ def test_wheel_manifest_lists_bundled_wheels(dist: Path) -> None:
     assert names[0] == "panelot-0.1.0-py3-none-any.whl"
     assert any(name.startswith("rfc8785-") for name in names)
     assert sorted(names) == sorted(p.name for p in wheels.glob("*.whl"))
+
+
+@pytest.mark.parametrize("dist", [DIST_EXTENSION, DIST_WEB], ids=["extension", "web"])
+def test_snapshot_matches_the_bundled_pyodide_and_wheels(dist: Path) -> None:
+    root = require_dist(dist)
+    wheels = json.loads((root / "wheels" / "manifest.json").read_text())
+    for name in wheels["wheels"]:
+        assert (
+            hashlib.sha256((root / "wheels" / name).read_bytes()).hexdigest()
+            == (wheels["sha256"][name])
+        )
+    snapshot = json.loads((root / "snapshot" / "manifest.json").read_text())
+    version = json.loads(
+        (DIST_EXTENSION.parents[1] / "node_modules" / "pyodide" / "package.json").read_text()
+    )
+    assert snapshot["pyodide"] == version["version"]
+    assert snapshot["wheels"] == wheels["sha256"]
+    data = (root / "snapshot" / snapshot["file"]).read_bytes()
+    # Pyodide's snapshot header: magic number, then the offset where the 30 MiB heap starts.
+    magic, heap_offset = int.from_bytes(data[:4], "little"), int.from_bytes(data[4:8], "little")
+    assert magic == 0x706E7300 and len(data) - heap_offset == 30 * 1024 * 1024

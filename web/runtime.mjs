@@ -4,6 +4,7 @@ import { loadPyodide } from "./pyodide/pyodide.mjs";
 import * as panelotJs from "./panelot_js.mjs";
 import * as panelotCrypto from "./panelot_crypto.mjs";
 import * as panelotImages from "./panelot_images.mjs";
+import { restoreSnapshot } from "./snapshot.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
@@ -22,45 +23,73 @@ export async function activeThreadId() {
   return typeof id === "string" ? id : null;
 }
 
+/** The JS modules Python imports by name (see tools/make_snapshot.mjs, JS_MODULES). */
+const JS_MODULES = {
+  panelot_js: panelotJs,
+  // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
+  panelot_crypto: panelotCrypto,
+  // Image thumbnails for request slimming (createImageBitmap + OffscreenCanvas).
+  panelot_images: panelotImages,
+};
+
 /**
- * Load Pyodide, install the bundled wheels and register the JS helpers; return
- * `{py, rt}` with `rt` the (not yet started) `panelot.runtime` module. Shared by the
- * pages (bootRuntime) and the service worker, which passes `createPyodideModule`
- * (the default export of pyodide/pyodide.asm.mjs, imported statically) because
- * `import()` is banned there.
+ * Load Pyodide with the panelot package; return `{py, rt, snapshot}` with `rt` the (not
+ * yet started) `panelot.runtime` module and `snapshot` how the start went: "restored"
+ * (from the build's memory snapshot), "off", or why it was not used ("absent", "stale: …",
+ * "failed: …"; a normal load followed). Shared by the pages (bootRuntime) and the
+ * service worker, which passes `createPyodideModule` (the default export of
+ * pyodide/pyodide.asm.mjs, imported statically) because `import()` is banned there.
  *
  * @param {object} options
- * @param {string} options.base URL of the directory holding pyodide/ and wheels/.
+ * @param {string} options.base URL of the directory holding pyodide/, wheels/, snapshot/.
  * @param {Function} [options.createPyodideModule]
+ * @param {boolean} [options.snapshot] Try the memory snapshot first (default true).
  * @param {(stage: string, work: () => Promise<any>) => Promise<any>} [options.stage]
  *   Runs each stage ("runtime", "package"); the default just runs it.
  */
-export async function loadRuntime({ base, createPyodideModule, stage = (_name, work) => work() }) {
-  const py = await stage("runtime", () =>
-    loadPyodide({ indexURL: `${base}pyodide/`, ...(createPyodideModule ? { createPyodideModule } : {}) }),
-  );
+export async function loadRuntime({
+  base,
+  createPyodideModule,
+  snapshot = true,
+  stage = (_name, work) => work(),
+}) {
+  const pyodideOptions = {
+    indexURL: `${base}pyodide/`,
+    ...(createPyodideModule ? { createPyodideModule } : {}),
+  };
+  let outcome = "off";
+  const py = await stage("runtime", async () => {
+    if (snapshot) {
+      const restored = await restoreSnapshot({ base, pyodideOptions, jsModules: JS_MODULES });
+      outcome = restored.outcome;
+      if (restored.py) return restored.py;
+      console.warn(`panelot: starting without the memory snapshot (${outcome})`);
+    }
+    return loadPyodide(pyodideOptions);
+  });
   const rt = await stage("package", async () => {
-    const response = await fetch(`${base}wheels/manifest.json`);
-    if (!response.ok) {
-      throw new Error(`wheels/manifest.json: HTTP ${response.status}`);
-    }
-    const { wheels } = await response.json();
-    const errors = [];
-    await py.loadPackage(
-      wheels.map((file) => `${base}wheels/${file}`),
-      { errorCallback: (message) => errors.push(message) },
-    );
-    if (errors.length > 0) {
-      throw new Error(`installing wheels failed: ${errors.join("; ")}`);
-    }
-    py.registerJsModule("panelot_js", panelotJs);
-    // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).
-    py.registerJsModule("panelot_crypto", panelotCrypto);
-    // Image thumbnails for request slimming (createImageBitmap + OffscreenCanvas).
-    py.registerJsModule("panelot_images", panelotImages);
+    if (outcome !== "restored") await installPackage(py, base);
     return py.pyimport("panelot.runtime"); // importing the package is part of this stage
   });
-  return { py, rt };
+  return { py, rt, snapshot: outcome };
+}
+
+/** Install the bundled wheels and register the JS modules Python imports. */
+async function installPackage(py, base) {
+  const response = await fetch(`${base}wheels/manifest.json`);
+  if (!response.ok) {
+    throw new Error(`wheels/manifest.json: HTTP ${response.status}`);
+  }
+  const { wheels } = await response.json();
+  const errors = [];
+  await py.loadPackage(
+    wheels.map((file) => `${base}wheels/${file}`),
+    { errorCallback: (message) => errors.push(message) },
+  );
+  if (errors.length > 0) {
+    throw new Error(`installing wheels failed: ${errors.join("; ")}`);
+  }
+  for (const [name, module] of Object.entries(JS_MODULES)) py.registerJsModule(name, module);
 }
 
 /**
@@ -120,12 +149,15 @@ function notJSON(value, whole) {
  * @param {string} [options.base] URL of the directory holding pyodide/ and wheels/.
  * @param {string} [options.dbName] IndexedDB database to open.
  * @param {(stage: string) => void} [options.onProgress] Called as each stage starts.
- * @returns {{ready: Promise<void>, py: object|null, query: Function, state: string, timings: object}}
+ * @param {boolean} [options.snapshot] Try the build's memory snapshot first (default true).
+ * @returns {{ready: Promise<void>, py: object|null, query: Function, state: string,
+ *   timings: object, snapshot: string|null}} `snapshot` is loadRuntime's outcome once known.
  */
 export function bootRuntime({
   base = new URL(".", import.meta.url).href,
   dbName = "panelot_v1",
   onProgress = () => {},
+  snapshot = true,
 } = {}) {
   let rt = null;
   const panelot = {
@@ -133,6 +165,7 @@ export function bootRuntime({
     py: null,
     state: "starting",
     timings: {},
+    snapshot: null,
     error: null,
     /**
      * Run a named query. Resolves with its result, or rejects with the plain error object
@@ -182,7 +215,9 @@ export function bootRuntime({
       if (name === "runtime") panelot.py = value;
       return value;
     };
-    ({ rt } = await loadRuntime({ base, stage }));
+    const loaded = await loadRuntime({ base, stage, snapshot });
+    rt = loaded.rt;
+    panelot.snapshot = loaded.snapshot;
 
     // Start-up retention (the `retention` setting) spares the thread a panel has open.
     await stage("database", async () => rt.start(dbName, await activeThreadId()));

@@ -1,0 +1,84 @@
+// Start-up from the memory snapshot that build.py makes with tools/make_snapshot.mjs:
+// Pyodide with the bundled wheels installed and the panelot package imported, restored in
+// a fraction of a normal load. The API is Pyodide's private `_loadSnapshot`, so every step
+// is guarded: a missing, stale or failing snapshot yields `py: null` with the reason, and
+// the caller loads Pyodide normally.
+import { loadPyodide, version as pyodideVersion } from "./pyodide/pyodide.mjs";
+
+/** Where build.py puts the snapshot and its manifest, relative to the runtime's base. */
+export const SNAPSHOT_MANIFEST = "snapshot/manifest.json";
+
+// Run right after a restore. Every page restoring the same bytes would otherwise share one
+// `random` state; the imported package must be there, since its files are not.
+const AFTER_RESTORE = `
+import random, sys
+random.seed()
+if "panelot.runtime" not in sys.modules:
+    raise ImportError("the snapshot does not hold panelot.runtime")
+`;
+
+/** The JSON at `url`, or null when there is no such file (a 404, or a fetch error). */
+async function fetchJSON(url) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch {
+    return null; // an extension's missing file is a network error, not a 404
+  }
+  if (response.status === 404) return null;
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+/** Why the snapshot does not match this Pyodide and these wheels, or null when it does. */
+export function staleness(snapshot, wheels) {
+  if (snapshot.pyodide !== pyodideVersion) {
+    return `made for Pyodide ${snapshot.pyodide}, this is ${pyodideVersion}`;
+  }
+  const want = JSON.stringify(wheels?.sha256 ?? null);
+  if (JSON.stringify(snapshot.wheels ?? null) !== want) {
+    return "made from other wheels than the bundled ones";
+  }
+  return null;
+}
+
+/**
+ * Restore the snapshot under `base`. Resolves with `{py, outcome}`: `py` is a ready
+ * Pyodide with the package imported (the JS modules registered again) and `outcome` is
+ * "restored", or `py` is null and `outcome` says why: "absent", "stale: …" or "failed: …".
+ * Never rejects.
+ *
+ * @param {object} options
+ * @param {string} options.base URL of the directory holding pyodide/, wheels/, snapshot/.
+ * @param {object} options.pyodideOptions Passed on to loadPyodide.
+ * @param {Record<string, object>} options.jsModules The JS modules Python imports, by name.
+ */
+export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
+  try {
+    const [snapshot, wheels] = await Promise.all([
+      fetchJSON(`${base}${SNAPSHOT_MANIFEST}`),
+      fetchJSON(`${base}wheels/manifest.json`),
+    ]);
+    if (snapshot === null) return { py: null, outcome: "absent" };
+    const stale = staleness(snapshot, wheels);
+    if (stale) return { py: null, outcome: `stale: ${stale}` };
+    const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
+      if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
+      return r.arrayBuffer();
+    });
+    const py = await loadPyodide({
+      ...pyodideOptions,
+      _loadSnapshot: bytes,
+      _snapshotDeserializer: (ref) => {
+        const module = jsModules[ref?.jsModule];
+        if (!module) throw new Error(`the snapshot refers to an unknown JS object ${JSON.stringify(ref)}`);
+        return module;
+      },
+    });
+    for (const [name, module] of Object.entries(jsModules)) py.registerJsModule(name, module);
+    py.runPython(AFTER_RESTORE);
+    return { py, outcome: "restored" };
+  } catch (error) {
+    return { py: null, outcome: `failed: ${error?.message ?? error}` };
+  }
+}
