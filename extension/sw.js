@@ -3,8 +3,9 @@
 //
 // import() is banned in a service worker, so Pyodide's module factory is imported
 // statically and handed to loadPyodide (see loadRuntime in runtime.mjs). The worker
-// loses its state when idle, so each alarm that finds retention on pays a full load
-// (1.5-2.4 s); when the setting is off it returns before loading anything.
+// loses its state when idle, so each alarm that finds retention on starts Python again
+// (from the memory snapshot when it restores); when the setting is off it returns
+// before loading anything.
 import createPyodideModule from "./pyodide/pyodide.asm.mjs";
 import { activeThreadId, loadRuntime } from "./runtime.mjs";
 

@@ -17,6 +17,7 @@ from browser_harness import (
     extension_id_from_key,
     require_dist,
 )
+from test_snapshot import unpack
 
 CSP = "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';"
 URL = re.compile(r"https?://")
@@ -109,7 +110,7 @@ def test_snapshot_matches_the_bundled_pyodide_and_wheels(dist: Path) -> None:
     )
     assert snapshot["pyodide"] == version["version"]
     assert snapshot["wheels"] == wheels["sha256"]
-    data = (root / "snapshot" / snapshot["file"]).read_bytes()
+    data = unpack((root / "snapshot" / snapshot["file"]).read_bytes())
     # Pyodide's snapshot header: magic number, then the offset where the 30 MiB heap starts.
     magic, heap_offset = int.from_bytes(data[:4], "little"), int.from_bytes(data[4:8], "little")
     assert magic == 0x706E7300 and len(data) - heap_offset == 30 * 1024 * 1024

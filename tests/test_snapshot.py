@@ -111,10 +111,44 @@ def _manifest(**changes: Any) -> bytes:
     return json.dumps(manifest).encode()
 
 
+def unpack(packed: bytes) -> bytearray:
+    """Pyodide's snapshot from the build's packed file (zero pages left out)."""
+    assert packed[:4] == b"PSNP"
+    length, page = int.from_bytes(packed[4:8], "little"), int.from_bytes(packed[8:12], "little")
+    pages = -(-length // page)
+    bitmap, at = packed[12 : 12 + -(-pages // 8)], 12 + -(-pages // 8)
+    out = bytearray(length)
+    for i in range(pages):
+        if bitmap[i >> 3] & (1 << (i & 7)):
+            size = min(page, length - i * page)
+            out[i * page : i * page + size] = packed[at : at + size]
+            at += size
+    assert at == len(packed)
+    return out
+
+
+def pack(snapshot: bytes, page: int = 4096) -> bytes:
+    """The packed file for ``snapshot``, as tools/make_snapshot.mjs writes it."""
+    pages = [snapshot[i : i + page] for i in range(0, len(snapshot), page)]
+    bitmap = bytearray(-(-len(pages) // 8))
+    kept = []
+    for i, chunk in enumerate(pages):
+        if any(chunk):
+            bitmap[i >> 3] |= 1 << (i & 7)
+            kept.append(chunk)
+    head = b"PSNP" + len(snapshot).to_bytes(4, "little") + page.to_bytes(4, "little")
+    return head + bytes(bitmap) + b"".join(kept)
+
+
 def _foreign_build() -> bytes:
-    data = bytearray(SNAPSHOT.read_bytes())
+    data = unpack(SNAPSHOT.read_bytes())
     data[16:48] = bytes(32)  # the Pyodide build id the snapshot was made with
-    return bytes(data)
+    return pack(bytes(data))
+
+
+def test_packing_round_trips() -> None:
+    packed = SNAPSHOT.read_bytes()
+    assert pack(bytes(unpack(packed))) == packed
 
 
 @pytest.mark.parametrize(
@@ -132,15 +166,29 @@ def _foreign_build() -> bytes:
             "stale: made from other wheels than the bundled ones",
         ),
         ("**/snapshot/panelot.snap", lambda: _serve(b"", 404), "failed: panelot.snap: HTTP 404"),
-        ("**/snapshot/panelot.snap", lambda: _serve(b"\0" * 4096), "failed: Snapshot has invalid"),
+        ("**/snapshot/panelot.snap", lambda: _serve(b"\0" * 4096), "failed: not a packed"),
         ("**/snapshot/panelot.snap", lambda: _serve(_foreign_build()), "failed: Snapshot build id"),
         (
             "**/snapshot/panelot.snap",
             lambda: _serve(SNAPSHOT.read_bytes()[: SNAPSHOT.stat().st_size // 2]),
-            "failed: ",
+            "failed: the packed snapshot is cut short",
+        ),
+        (
+            "**/snapshot/panelot.snap",
+            lambda: _serve(pack(bytes(4096))),
+            "failed: Snapshot has invalid magic number",
         ),
     ],
-    ids=["absent", "other-pyodide", "other-wheels", "file-missing", "garbage", "foreign", "cut"],
+    ids=[
+        "absent",
+        "other-pyodide",
+        "other-wheels",
+        "file-missing",
+        "garbage",
+        "foreign",
+        "cut",
+        "not-pyodide",
+    ],
 )
 def test_a_bad_snapshot_falls_back_to_a_normal_load(
     fresh: tuple[BrowserContext, Page, str],

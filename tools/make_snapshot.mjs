@@ -93,5 +93,30 @@ const snapshot = py.makeMemorySnapshot({
     return { jsModule: name };
   },
 });
-fs.writeFileSync(out, snapshot);
-console.log(JSON.stringify({ bytes: snapshot.length, heap, modules }));
+const packed = pack(snapshot);
+fs.writeFileSync(out, packed);
+console.log(JSON.stringify({ bytes: snapshot.length, packed: packed.length, heap, modules }));
+
+/**
+ * Half of the heap is zero pages. The file holds: "PSNP", then (u32 little-endian) the
+ * snapshot's length and the page size, a bitmap with one bit per page (set: the page is
+ * stored), then the stored pages in order. unpack() in web/snapshot.mjs reverses it.
+ */
+function pack(bytes) {
+  const PAGE = 4096;
+  const pages = Math.ceil(bytes.length / PAGE);
+  const bitmap = new Uint8Array(Math.ceil(pages / 8));
+  const kept = [];
+  for (let i = 0; i < pages; i++) {
+    const page = bytes.subarray(i * PAGE, (i + 1) * PAGE);
+    if (page.some((b) => b !== 0)) {
+      bitmap[i >> 3] |= 1 << (i & 7);
+      kept.push(page);
+    }
+  }
+  const head = new Uint8Array(12);
+  head.set(new TextEncoder().encode("PSNP"));
+  new DataView(head.buffer).setUint32(4, bytes.length, true);
+  new DataView(head.buffer).setUint32(8, PAGE, true);
+  return Buffer.concat([head, bitmap, ...kept]);
+}

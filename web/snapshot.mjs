@@ -30,6 +30,35 @@ async function fetchJSON(url) {
   return response.json();
 }
 
+/**
+ * The snapshot from its file (see pack() in tools/make_snapshot.mjs): "PSNP", the
+ * snapshot's length and page size (u32 little-endian), a bitmap of the stored pages, then
+ * those pages; the pages left out are zero.
+ */
+export function unpack(buffer) {
+  const file = new Uint8Array(buffer);
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  if (file.length < 12 || new TextDecoder().decode(file.subarray(0, 4)) !== "PSNP") {
+    throw new Error("not a packed Panelot snapshot");
+  }
+  const length = view.getUint32(4, true);
+  const page = view.getUint32(8, true);
+  const pages = Math.ceil(length / page);
+  const bitmap = file.subarray(12, 12 + Math.ceil(pages / 8));
+  const out = new Uint8Array(length);
+  let at = 12 + bitmap.length;
+  for (let i = 0; i < pages; i++) {
+    if (bitmap[i >> 3] & (1 << (i & 7))) {
+      const size = Math.min(page, length - i * page);
+      if (at + size > file.length) throw new Error("the packed snapshot is cut short");
+      out.set(file.subarray(at, at + size), i * page);
+      at += size;
+    }
+  }
+  if (at !== file.length) throw new Error("the packed snapshot has trailing bytes");
+  return out;
+}
+
 /** Why the snapshot does not match this Pyodide and these wheels, or null when it does. */
 export function staleness(snapshot, wheels) {
   if (snapshot.pyodide !== pyodideVersion) {
@@ -64,7 +93,7 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
     if (stale) return { py: null, outcome: `stale: ${stale}` };
     const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
       if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
-      return r.arrayBuffer();
+      return r.arrayBuffer().then(unpack);
     });
     const py = await loadPyodide({
       ...pyodideOptions,
