@@ -62,6 +62,11 @@ export function download(name, blob) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** "1 file", "2 files": a count with its noun (plural by adding `s`, or `many`). */
+export function plural(n, one, many = `${one}s`) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
 /** base64 of an ArrayBuffer (chunked, so large files don't blow the stack). */
 export function toBase64(buffer) {
   const bytesArr = new Uint8Array(buffer);

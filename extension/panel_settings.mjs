@@ -1,5 +1,5 @@
 // The settings view: provider connection, storage, data (export/import), retention.
-import { h, replace, bytes, download } from "./panel_dom.mjs";
+import { h, replace, bytes, download, plural } from "./panel_dom.mjs";
 import { cmd, q } from "./panel_store.mjs";
 import { confirmDialog, toast } from "./panel_ui.mjs";
 
@@ -178,7 +178,7 @@ async function fillStorage(app, section) {
         h("p", {
           id: "attachment-usage",
           class: "status",
-          text: `Attachments: ${use.count} files, ${bytes(use.total)} of a ${bytes(use.budget)} budget`,
+          text: `Attachments: ${plural(use.count, "file")}, ${bytes(use.total)} of a ${bytes(use.budget)} budget`,
         }),
         h("p", {
           class: "note",
@@ -203,7 +203,7 @@ async function fillStorage(app, section) {
                     if (target < now.budget) args.budget = target;
                   }
                   const r = await cmd("attachment.evict", args);
-                  toast(`Removed ${r.evicted?.length ?? r.evicted ?? 0} attachments, freed ${bytes(r.freed ?? 0)}`);
+                  toast(`Removed ${plural(r.evicted?.length ?? r.evicted ?? 0, "attachment")}, freed ${bytes(r.freed ?? 0)}`);
                   fillStorage(app, section);
                 } catch (error) {
                   toast(`Clean-up failed: ${error.message}`);
@@ -266,7 +266,12 @@ function dataSection(app) {
   const legacy = async () => {
     try {
       const r = await cmd("legacy.import", {});
-      status(state, `Legacy import: ${r.threads} conversations, ${r.messages} messages, ${r.images} images.`, "ok");
+      const skipped = r.skippedThreads ? ` (${plural(r.skippedThreads, "conversation")} already here, skipped)` : "";
+      status(
+        state,
+        `Legacy import: ${plural(r.threads, "conversation")}, ${plural(r.messages, "message")}, ${plural(r.images, "image")}${skipped}.`,
+        "ok",
+      );
       await app.refreshThreads();
     } catch (error) {
       status(state, `Legacy import failed: ${error.message}`, "error");

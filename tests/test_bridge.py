@@ -9,9 +9,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import Browser, Page
 
-from browser_harness import query, run_py
+from browser_harness import query, run_py, wait_ready
 
 
 def send(page: Page, command: dict[str, Any]) -> Any:
@@ -188,10 +188,19 @@ json.dumps([fingerprint(c) for c in json.loads({json.dumps(json.dumps(commands))
     assert [fingerprint(c) for c in commands] == js  # CPython agrees too
 
 
-def test_package_bytecode_is_used_in_pyodide(harness_page: Page) -> None:
-    """Every panelot module is imported from build.py's bytecode (no compile per load)."""
+def test_package_bytecode_is_used_in_pyodide(browser: Browser, web_server: str) -> None:
+    """A normal load imports every panelot module from build.py's bytecode.
+
+    (Without the memory snapshot.) No page load compiles the package.
+    """
+    context = browser.new_context()
+    context.route("**/snapshot/manifest.json", lambda route: route.fulfill(status=404))
+    page = context.new_page()
+    page.goto(f"{web_server}index.html")
+    wait_ready(page)
+    assert page.evaluate("() => window.panelot.snapshot") == "absent"
     out = run_py(
-        harness_page,
+        page,
         """
 import json, os, sys, importlib.util
 import panelot.runtime, panelot.store
@@ -211,3 +220,4 @@ json.dumps(rows)
     assert missing == []
     assert all(magic for _, _, magic, _ in out)  # compiled by this very interpreter
     assert {flags for _, _, _, flags in out} == {1}  # hash-based, source not checked
+    context.close()

@@ -231,7 +231,12 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
         hits.append(route.request.url)
         route.fulfill(status=200, body=b"PK\x03\x04 this is not a wheel", content_type="x/y")
 
+    def no_snapshot(route: Route) -> None:
+        route.fulfill(status=404, body="gone")
+
+    # The first two attempts load normally (no memory snapshot), and installing fails.
     # First attempt: the wheel manifest is missing.
+    page.route("**/snapshot/manifest.json", no_snapshot, times=1)
     page.route("**/wheels/manifest.json", missing, times=1)
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_function(FAILED, timeout=READY_TIMEOUT_MS)
@@ -245,6 +250,7 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
     shot(page, "panel-boot-failed")
 
     # Retry reloads the page; this time our wheel is corrupt.
+    page.route("**/snapshot/manifest.json", no_snapshot, times=1)
     page.route("**/wheels/panelot-*.whl", corrupt, times=1)
     with page.expect_navigation():
         page.click("#retry")
@@ -256,12 +262,14 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
     assert page.is_hidden("#app") and page.is_visible("#retry")
     assert page.evaluate("() => document.body.dataset.ready") is None
 
-    # Retry again: nothing is intercepted any more, and the app comes up.
+    # Retry again: nothing is intercepted any more, and the app comes up (restored from
+    # the snapshot).
     with page.expect_navigation():
         page.click("#retry")
     page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
     assert len(hits) == 2
     assert page.evaluate("() => window.__bootStages") == ["runtime", "package", "database", "ready"]
+    assert page.evaluate("() => window.panelot.snapshot") == "restored"
     assert page.is_hidden("#boot") and page.is_hidden("#failure")
     assert page.is_visible("#app") and page.is_visible("#thread-list")
     assert page.is_visible("#nav-new")
@@ -458,7 +466,8 @@ def test_legacy_import_button_imports_once(panel: Page) -> None:
         page.click("#legacy-import")
         page.wait_for_selector("#data-status.ok")
         assert page.inner_text("#data-status") == (
-            "Legacy import: 0 conversations, 0 messages, 0 images."
+            "Legacy import: 0 conversations, 0 messages, 0 images"
+            " (3 conversations already here, skipped)."
         )
         first_again, second = sidepanel_receipts(page, "legacy.import")
         assert first_again == first
@@ -582,8 +591,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: 
         assert marked == [ids["c"]]
         open_settings(page)
         page.click("#attachment-cleanup")
-        wait_toast(page, f"Removed 1 attachments, freed {human(size['c'])}")
-        page.wait_for_selector("#attachment-usage >> text=Attachments: 1 files")
+        wait_toast(page, f"Removed 1 attachment, freed {human(size['c'])}")
+        page.wait_for_selector("#attachment-usage >> text=Attachments: 1 file,")
         assert {a["id"] for a in query(page, "attachment.list", {})["attachments"]} == {ids["d"]}
         assert (
             run_py(

@@ -84,12 +84,9 @@ export function staleness(snapshot, wheels) {
  */
 export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
   try {
-    const [snapshot, wheels] = await Promise.all([
-      fetchJSON(`${base}${SNAPSHOT_MANIFEST}`),
-      fetchJSON(`${base}wheels/manifest.json`),
-    ]);
+    const snapshot = await fetchJSON(`${base}${SNAPSHOT_MANIFEST}`);
     if (snapshot === null) return { py: null, outcome: "absent" };
-    const stale = staleness(snapshot, wheels);
+    const stale = staleness(snapshot, await fetchJSON(`${base}wheels/manifest.json`));
     if (stale) return { py: null, outcome: `stale: ${stale}` };
     const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
       if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
