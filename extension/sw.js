@@ -52,14 +52,15 @@ async function retentionOn() {
 /**
  * One retention pass: archive threads older than the setting's days, sparing the thread
  * open in a side panel. Resolves to `{ran: false}` when retention is off, else
- * `{ran: true, days, archived: [threadId...]}`.
+ * `{ran: true, snapshot, days, archived: [threadId...]}`, `snapshot` saying how this
+ * worker started Python (loadRuntime's outcome: "restored", or why it loaded normally).
  */
 async function runRetention() {
   if (!(await retentionOn())) return { ran: false };
   const active = await activeThreadId();
-  const { rt } = await runtime();
+  const { rt, snapshot } = await runtime();
   await rt.start(DB_NAME, active, false);
-  return { ran: true, ...JSON.parse(await rt.run_retention(active)) };
+  return { ran: true, snapshot, ...JSON.parse(await rt.run_retention(active)) };
 }
 
 // Alarms cannot be fired on demand, so tests (and the debugging console) call this.

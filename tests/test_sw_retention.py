@@ -126,7 +126,8 @@ def test_the_worker_pass_archives_old_threads_only(
     stored = worker.evaluate("() => chrome.storage.local.get('settings.retention')")
     assert stored == {"settings.retention": {"version": 1, "value": {"days": 30}}}
     result = run_retention(worker)
-    assert result == {"ran": True, "days": 30, "archived": [old]}
+    # The worker started Python from the build's memory snapshot.
+    assert result == {"ran": True, "snapshot": "restored", "days": 30, "archived": [old]}
     assert archived(panel) == {old}
     listed = threads(panel)
     assert {active, pinned, recent} <= set(listed)
@@ -145,7 +146,12 @@ json.dumps([n, [a["sourceRef"] for a in atts]])
     assert nodes == [0, ["retention:summary"]]
 
     # A second pass finds nothing more; turning the setting off stops the passes.
-    assert run_retention(worker) == {"ran": True, "days": 30, "archived": []}
+    assert run_retention(worker) == {
+        "ran": True,
+        "snapshot": "restored",
+        "days": 30,
+        "archived": [],
+    }
     set_retention(panel, None)
     assert run_retention(worker) == {"ran": False}
 
