@@ -296,29 +296,30 @@ def wheels_plan(wheels: Sequence[Path]) -> Plan:
 
 
 def snapshot_plan(wheels: Sequence[Path]) -> Plan:
-    """Plan ``snapshot/``: the start-up memory snapshot (see tools/make_snapshot.mjs).
+    """Plan ``snapshot/``: the start-up memory snapshot (see tools/make_snapshot.py).
 
-    It is made with the bundled Pyodide in Node, once per set of inputs (Pyodide's
-    version, the wheels, the tool), and cached in .cache/snapshot. Its manifest names the
-    Pyodide version and the wheels' hashes; web/snapshot.mjs compares them with what it
-    runs and loads normally when they differ.
+    It is made with the bundled Pyodide in headless Chromium (Pyodide records facts
+    about its host in the heap, so it is made where it is restored), once per set of
+    inputs (Pyodide's version, the wheels, the tools), and cached in .cache/snapshot. Its
+    manifest names the Pyodide version and the wheels' hashes; web/snapshot.mjs compares
+    them with what it runs and loads normally when they differ.
     """
-    tool = ROOT / "tools" / "make_snapshot.mjs"
+    tools = [ROOT / "tools" / "make_snapshot.py", ROOT / "tools" / "snapshot_page.mjs"]
     version = json.loads((NODE_MODULES / "pyodide" / "package.json").read_text())["version"]
     hashes = {wheel.name: sha256_of(wheel) for wheel in wheels}
     key = hashlib.sha256(
-        json.dumps([version, hashes, sha256_of(tool)], sort_keys=True).encode()
+        json.dumps([version, hashes, [sha256_of(t) for t in tools]], sort_keys=True).encode()
     ).hexdigest()[:16]
     cached = SNAPSHOT_CACHE / f"panelot-{key}.snap"
     if cached.is_file():
         step(f"snapshot: {cached.name} up to date")
     else:
-        step("snapshot: making the start-up memory snapshot with the bundled Pyodide (node)")
+        step("snapshot: making the start-up memory snapshot with the bundled Pyodide (chromium)")
         SNAPSHOT_CACHE.mkdir(parents=True, exist_ok=True)
         for old in SNAPSHOT_CACHE.glob("*.snap"):
             old.unlink()
         partial_file = cached.with_suffix(".tmp")
-        run(["node", tool, partial_file, *wheels])
+        run([VENV_PYTHON, tools[0], partial_file, *wheels])
         partial_file.replace(cached)
     manifest = {"pyodide": version, "file": "panelot.snap", "wheels": hashes}
     return {

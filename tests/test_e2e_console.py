@@ -50,6 +50,7 @@ def console(extension_context: tuple[BrowserContext, str], data: dict[str, str])
     page.set_viewport_size({"width": 1000, "height": 700})
     page.goto(f"chrome-extension://{extension_id}/console.html")
     page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
+    assert "(from the memory snapshot) · database panelot_v1" in page.inner_text("#state")
     yield page
     page.close()
 

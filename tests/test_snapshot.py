@@ -1,6 +1,6 @@
 """Start-up from the build's memory snapshot, and the normal load it falls back to.
 
-The pages restore ``snapshot/panelot.snap`` (made by tools/make_snapshot.mjs) instead of
+The pages restore ``snapshot/panelot.snap`` (made by tools/make_snapshot.py) instead of
 booting Pyodide and importing the package. Every other browser test therefore runs on a
 restored runtime; these tests pin that down and drive each guarded failure: a missing,
 stale, corrupt, truncated or foreign snapshot must give a normal, working load.
@@ -93,6 +93,25 @@ def test_restored_runtime_works_and_is_not_shared(
     assert again != status[2]
 
 
+RUN_SYNC = """() => window.panelot.py.runPythonAsync(`
+import asyncio, json
+from pyodide.ffi import can_run_sync, run_sync
+
+async def later():
+    await asyncio.sleep(0.01)
+    return "waited"
+
+json.dumps([can_run_sync(), run_sync(later())])
+`)"""
+
+
+def test_restored_runtime_can_run_sync(harness_page: Page) -> None:
+    # Pyodide picks its call trampolines by the host's stack switching (JSPI) when it
+    # starts, and the snapshot keeps that choice: one made without JSPI (Node 20) made
+    # run_sync crash Chromium. The build makes it in Chromium; the console relies on it.
+    assert json.loads(harness_page.evaluate(RUN_SYNC)) == [True, "waited"]
+
+
 def test_panel_starts_from_the_snapshot(extension_context: tuple[BrowserContext, str]) -> None:
     context, extension_id = extension_context
     page = context.new_page()
@@ -128,7 +147,7 @@ def unpack(packed: bytes) -> bytearray:
 
 
 def pack(snapshot: bytes, page: int = 4096) -> bytes:
-    """The packed file for ``snapshot``, as tools/make_snapshot.mjs writes it."""
+    """The packed file for ``snapshot``, as tools/snapshot_page.mjs writes it."""
     pages = [snapshot[i : i + page] for i in range(0, len(snapshot), page)]
     bitmap = bytearray(-(-len(pages) // 8))
     kept = []

@@ -23,7 +23,7 @@ export async function activeThreadId() {
   return typeof id === "string" ? id : null;
 }
 
-/** The JS modules Python imports by name (see tools/make_snapshot.mjs, JS_MODULES). */
+/** The JS modules Python imports by name (see JS_MODULES in tools/snapshot_page.mjs). */
 const JS_MODULES = {
   panelot_js: panelotJs,
   // Credential encryption plumbing (non-extractable AES-GCM key in IndexedDB panelot_keys).

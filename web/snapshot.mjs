@@ -1,4 +1,4 @@
-// Start-up from the memory snapshot that build.py makes with tools/make_snapshot.mjs:
+// Start-up from the memory snapshot that build.py makes with tools/make_snapshot.py:
 // Pyodide with the bundled wheels installed and the panelot package imported, restored in
 // a fraction of a normal load. The API is Pyodide's private `_loadSnapshot`, so every step
 // is guarded: a missing, stale or failing snapshot yields `py: null` with the reason, and
@@ -31,7 +31,7 @@ async function fetchJSON(url) {
 }
 
 /**
- * The snapshot from its file (see pack() in tools/make_snapshot.mjs): "PSNP", the
+ * The snapshot from its file (see pack() in tools/snapshot_page.mjs): "PSNP", the
  * snapshot's length and page size (u32 little-endian), a bitmap of the stored pages, then
  * those pages; the pages left out are zero.
  */
