@@ -12,7 +12,6 @@ from .loading import LoadedThread
 
 __all__ = ["session_context", "thread_markdown", "ui_snapshot"]
 
-_NOT_FOR_MODEL = {"system_notice", "turn_context", "approval_decision", "interaction_response"}
 _NOT_FOR_UI = {"turn_context", "interaction_response"}
 
 
@@ -32,7 +31,16 @@ def _is_evicted(block: Any) -> bool:
 
 
 def _for_model(blocks: list[Any]) -> list[Any]:
-    """Evicted image/file blocks become a text placeholder naming what was there."""
+    """Evicted image/file blocks become a text placeholder naming what was there.
+
+    ``blocks`` is the caller's own copy (see :func:`_content`): without an evicted block
+    it is returned as it is.
+    """
+    for b in blocks:
+        if _is_evicted(b):
+            break
+    else:
+        return blocks
     return [
         {
             "type": "text",
@@ -72,10 +80,7 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
     visible = _visible(loaded)
     for node in visible:
         kind, payload = node["type"], node["payload"]
-        if kind == "turn_context":
-            turn_context = {k: v for k, v in payload.items() if k != "deleted"}
-        if kind in _NOT_FOR_MODEL:
-            continue
+        # System notices, approval decisions, interaction responses: no message.
         if kind == "user_message":
             msg: dict[str, Any] = {"role": "user", "content": _for_model(_content(payload))}
             if payload.get("attachedContext"):
@@ -84,12 +89,18 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
         elif kind == "assistant_message":
             content = _for_model(_content(payload))
             msg = {"role": "assistant", "content": content, "model": payload.get("model")}
-            for key in ("reasoning", "providerState"):
-                if payload.get(key) is not None:
-                    msg[key] = payload[key]
+            reasoning, state = payload.get("reasoning"), payload.get("providerState")
+            if reasoning is not None:
+                msg["reasoning"] = reasoning
+            if state is not None:
+                msg["providerState"] = state
             messages.append(msg)
         elif kind == "tool_call":
-            call = {k: payload.get(k) for k in ("itemId", "toolName", "params")}
+            call = {
+                "itemId": payload.get("itemId"),
+                "toolName": payload.get("toolName"),
+                "params": payload.get("params"),
+            }
             if not messages or messages[-1]["role"] != "assistant":
                 messages.append({"role": "assistant", "content": []})
             messages[-1].setdefault("toolCalls", []).append(call)
@@ -102,6 +113,8 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
                     "content": _for_model(_content(payload, "contentForLlm")),
                 }
             )
+        elif kind == "turn_context":
+            turn_context = {k: v for k, v in payload.items() if k != "deleted"}
     return {
         "messages": messages,
         "turnContext": turn_context,

@@ -89,6 +89,55 @@ def _sound(raw: Any, thread_id: str) -> bool:
 
 def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
     """Index the readable nodes of a thread; malformed ones are left out and reported."""
+    return _index_sound(thread_id, raw_nodes) or _index_checked(thread_id, raw_nodes)
+
+
+def _index_sound(thread_id: str, raw_nodes: list[Any]) -> TreeIndex | None:
+    """The index in one pass when every record is sound (the common case), else ``None``.
+
+    Records that already come in ``(seq, id)`` order (a ``[threadId+seq]`` read) are
+    indexed as they come; any other order is sorted first, as :func:`_index_checked` does.
+    """
+    index = TreeIndex(thread_id)
+    nodes, children = index.nodes, index.children
+    isfinite = math.isfinite
+    ordered = True
+    prev_seq: float = -math.inf
+    prev_id = ""
+    try:
+        for raw in raw_nodes:
+            ident, parent, seq = raw["id"], raw["parentId"], raw["seq"]
+            kind = type(seq)
+            if not (
+                type(ident) is str
+                and raw["threadId"] == thread_id
+                and (parent is None or type(parent) is str)
+                and (kind is int or (kind is float and isfinite(seq)))
+                and type(raw["type"]) is str
+                and type(raw["payload"]) is dict
+            ):
+                return None
+            if not ordered:
+                continue
+            if seq < prev_seq or (seq == prev_seq and ident < prev_id):
+                ordered = False
+                continue
+            prev_seq, prev_id = seq, ident
+            nodes[ident] = raw
+            kids = children.get(parent)
+            if kids is None:
+                children[parent] = [ident]
+            else:
+                kids.append(ident)
+    except (KeyError, TypeError, IndexError):  # the checked path says what is wrong
+        return None
+    if ordered:
+        return index
+    return _build(index, sorted(raw_nodes, key=_seq_id))
+
+
+def _index_checked(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
+    """The index with each record checked: malformed ones are left out and reported."""
     index = TreeIndex(thread_id)
     readable = []
     for raw in raw_nodes:
@@ -102,7 +151,14 @@ def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
             continue
         readable.append({**raw, "parentId": raw.get("parentId")})  # absent means a root
     readable.sort(key=_seq_id)
+    return _build(index, readable)
+
+
+def _build(index: TreeIndex, readable: list[dict[str, Any]]) -> TreeIndex:
+    """Fill ``index`` from readable records already in ``(seq, id)`` order."""
     nodes, children = index.nodes, index.children
+    nodes.clear()
+    children.clear()
     for node in readable:
         ident = node["id"]
         nodes[ident] = node
@@ -133,6 +189,25 @@ def walk_to_root(index: TreeIndex, leaf_id: str | None) -> Walk:
         if index.nodes:
             return Walk([], "the thread has nodes but no leaf")
         return Walk([])
+    # The common, sound walk needs no bookkeeping; anything unusual (a missing node, a
+    # walk longer than the thread, i.e. a cycle) is walked again with it, to say what.
+    nodes = index.nodes
+    path: list[str] = []
+    append = path.append
+    limit = len(nodes)
+    current: str | None = leaf_id
+    while current is not None:
+        node = nodes.get(current)
+        if node is None or len(path) >= limit:
+            return _walk_checked(index, leaf_id)
+        append(current)
+        current = node["parentId"]
+    path.reverse()
+    return Walk(path)
+
+
+def _walk_checked(index: TreeIndex, leaf_id: str) -> Walk:
+    """:func:`walk_to_root` with cycle detection: the path, or what stopped the walk."""
     path: list[str] = []
     seen: set[str] = set()
     current: str | None = leaf_id

@@ -16,7 +16,15 @@ from .idb import Database, Transaction
 from .idb.errors import ValidationError
 from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
 from .records import ThreadMeta, thread_from_wire
-from .tree import TREE_TABLES, Clock, append_node, get_thread, load_nodes, now_ms
+from .tree import (
+    TREE_TABLES,
+    Clock,
+    append_node,
+    load_nodes,
+    load_thread_records,
+    now_ms,
+    thread_of,
+)
 
 __all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread"]
 
@@ -31,21 +39,23 @@ class LoadedThread:
     problem: str | None = None
 
 
-async def _get_thread(tx: Transaction, thread_id: str) -> tuple[ThreadMeta, str | None]:
+def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | None]:
     """The thread, and a problem when its stored ``leafId`` is not even an id (§3.4 repairs it)."""
     try:
-        return await get_thread(tx, thread_id), None
+        return thread_of(raw, thread_id), None
     except ValidationError as exc:
         if exc.field != "thread.leafId":
             raise
-    raw = await tx.table("threads").get(thread_id)
     thread = thread_from_wire({**raw, "leafId": None})  # any other bad field still raises
     return thread, f"the leaf {raw['leafId']!r} is not a node id"
 
 
 async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> LoadedThread:
-    thread, bad_leaf = await _get_thread(tx, thread_id)
-    index = index_nodes(thread_id, await load_nodes(tx, thread_id))
+    raw, raw_nodes = await load_thread_records(tx, thread_id)
+    thread, bad_leaf = _thread_and_problem(raw, thread_id)
+    index = index_nodes(thread_id, raw_nodes)
+    if index.problems:  # reported in the order of the threadId read, as they always were
+        index = index_nodes(thread_id, await load_nodes(tx, thread_id))
     walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
     problem = bad_leaf if bad_leaf and leaf_id is None else walk.problem
     return LoadedThread(thread, index, walk.path, problem)

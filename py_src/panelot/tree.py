@@ -38,10 +38,13 @@ __all__ = [
     "get_thread",
     "last_seq",
     "load_nodes",
+    "load_nodes_by_seq",
+    "load_thread_records",
     "now_ms",
     "regenerate",
     "siblings",
     "switch_branch",
+    "thread_of",
     "update_thread",
 ]
 
@@ -80,7 +83,14 @@ def _tags(tags: Any) -> list[str]:
 
 async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
     """Return a thread's metadata; NotFoundError if absent."""
-    raw = await tx.table("threads").get(_text(thread_id, "threadId", 200))
+    return thread_of(await tx.table("threads").get(_text(thread_id, "threadId", 200)), thread_id)
+
+
+def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
+    """The metadata of the stored thread record ``raw`` (read under ``thread_id``).
+
+    NotFoundError when there is none; ValidationError when it is malformed.
+    """
     if raw is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
     return thread_from_wire(raw)
@@ -121,6 +131,38 @@ async def _top_seq(tx: Transaction, thread_id: str, last: Any) -> int:
 async def load_nodes(tx: Transaction, thread_id: str) -> list[Any]:
     """Every stored node record of a thread (raw), through the ``threadId`` index."""
     return await tx.table("nodes").where("threadId").equals(thread_id).to_list()
+
+
+async def load_nodes_by_seq(tx: Transaction, thread_id: str) -> list[Any]:
+    """Every stored node record of a thread (raw), read in seq order when it can be.
+
+    The read goes through ``[threadId+seq]``, so the records come already ordered as
+    :func:`~panelot.integrity.index_nodes` wants them. A record whose seq is not a key
+    (missing, null, a boolean, an object) is not in that index: when the count through
+    ``threadId`` says so, every record is read through ``threadId`` instead.
+    """
+    nodes = tx.table("nodes")
+    rows = (
+        await nodes.where("[threadId+seq]")
+        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY], True, True)
+        .to_list()
+    )
+    if await nodes.where("threadId").equals(thread_id).count() != len(rows):
+        return await load_nodes(tx, thread_id)
+    return rows
+
+
+async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, list[Any]]:
+    """The raw thread record (``None`` if absent) and its raw nodes in seq order.
+
+    The thread and the nodes are read in one round trip (:func:`load_nodes_by_seq`
+    may add one to count the nodes).
+    """
+    raw, nodes = await tx.gather(
+        tx.table("threads").get(_text(thread_id, "threadId", 200)),
+        load_nodes_by_seq(tx, thread_id),
+    )
+    return raw, nodes
 
 
 async def create_thread(
