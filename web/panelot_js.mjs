@@ -1,9 +1,9 @@
 // The one JS helper of the storage path, registered into Pyodide as `panelot_js`.
 // Converting values read from IndexedDB with Pyodide's to_py() needs a Python walk
 // afterwards (JS null arrives as jsnull); a native JSON.stringify plus Python's
-// json.loads is several times faster. These functions return that JSON, or null when
-// the value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers),
-// in which case Python falls back to to_py(). No storage logic lives here.
+// json.loads is several times faster. encodeValue returns that JSON, or null when the
+// value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers), in
+// which case Python falls back to to_py(). No storage logic lives here.
 
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
@@ -41,23 +41,34 @@ export function encodeValue(value) {
   return plainJSON(value);
 }
 
-/** JSON of IDBRecords from getAllRecords(), as [[key, primaryKey, value], ...] or a projection. */
-export function encodeRecords(records, want) {
-  const rows = new Array(records.length);
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i];
-    rows[i] = want === "values" ? r.value : want === "primaryKeys" ? r.primaryKey : [r.key, r.primaryKey, r.value];
-  }
-  return plainJSON(rows);
-}
-
 // ---------------------------------------------------------------------------------------
 // Request wiring. Handing an IDBRequest to Python costs ~100 µs (a new JsProxy per
-// request, measured), against ~3 µs for a plain call. So Python never receives the
-// requests: it asks these functions to issue them, and gets called back with
-// (txId, pos, json, raw) on success or (txId, pos, name, message) on error. The
-// transaction logic, and the stepping of the transaction body, stay in Python.
-// Synchronous failures (DataError, DataCloneError) are returned as [[pos, name, message]].
+// request, measured), against ~3 µs for a plain call, and each argument of a call
+// costs a conversion. So Python never receives the requests: it asks these functions to
+// issue them, with as few arguments as possible. A connection's handlers are attached
+// once (`connect`); a transaction carries its id (`begin`), and each request finds both
+// through its source's transaction. Python is called back with (txId, pos, data[, kind])
+// on success, where data is JSON text (kind omitted), UTF-8 JSON bytes (kind BYTES, for
+// large results: Pyodide copies a string into Python one character at a time) or the
+// raw value (kind RAW, when JSON cannot carry it); and with (txId, pos, name, message)
+// on error. The transaction logic, and the stepping of the transaction body, stay in
+// Python. Synchronous failures (DataError, DataCloneError) are returned as JSON
+// [[pos, name, message]]; success returns undefined (no string to convert).
+
+const BYTES = 1;
+const RAW = 2;
+/** Results longer than this (in UTF-16 units) cross as UTF-8 bytes instead of a string. */
+const LARGE_TEXT = 8192;
+const utf8 = new TextEncoder();
+
+/** Send a read's result to Python through the connection's success handler. */
+function report(tx, pos, value) {
+  const h = tx.__panelot;
+  const text = encodeValue(value);
+  if (text === null) h.ok(tx.__panelotTx, pos, value, RAW);
+  else if (text.length > LARGE_TEXT) h.ok(tx.__panelotTx, pos, utf8.encode(text), BYTES);
+  else h.ok(tx.__panelotTx, pos, text);
+}
 
 /** `value` with only the fields named in the comma-separated `pick` (absent ones left out). */
 function project(value, fields) {
@@ -67,38 +78,79 @@ function project(value, fields) {
   return out;
 }
 
-function wire(req, txId, pos, listen, ok, fail, pick) {
+function onError(req, tx, pos) {
   req.onerror = (event) => {
     event.preventDefault(); // the Python body decides whether the transaction aborts
     event.stopPropagation();
     const e = req.error;
-    fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
+    tx.__panelot.fail(tx.__panelotTx, pos, e ? e.name : "UnknownError", e ? e.message : "");
   };
+}
+
+function wire(req, tx, pos, listen, pick) {
+  onError(req, tx, pos);
   if (listen) {
     const fields = pick ? pick.split(",") : null;
     req.onsuccess = () => {
       let value = req.result;
       if (fields) value = Array.isArray(value) ? value.map((v) => project(v, fields)) : project(value, fields);
-      const text = encodeValue(value);
-      ok(txId, pos, text, text === null ? value : undefined);
+      report(tx, pos, value);
     };
   }
 }
 
 /**
- * Starts a transaction over the comma-separated `tables`, tagged with `txId` for the
- * complete/abort handlers: one call from Python instead of five.
+ * Attaches a connection's Python handlers to its IDBDatabase, once: `ok` and `fail` for
+ * requests, `complete(txId)` and `abort(txId, errorName, errorMessage)` for transactions.
  */
-export function begin(db, tables, mode, txId, complete, abort) {
+export function connect(db, ok, fail, complete, abort) {
+  db.__panelot = { ok, fail, complete, abort };
+}
+
+/**
+ * Starts a transaction over the comma-separated `tables`, tagged with `txId`: one call
+ * from Python instead of five. The handlers are dropped when it ends.
+ */
+export function begin(db, tables, mode, txId) {
+  const h = db.__panelot;
   const tx = db.transaction(tables.split(","), mode);
+  tx.__panelot = h;
   tx.__panelotTx = txId;
-  tx.oncomplete = complete;
-  tx.onabort = abort;
+  tx.oncomplete = () => {
+    tx.oncomplete = tx.onabort = null;
+    h.complete(txId);
+  };
+  tx.onabort = () => {
+    tx.oncomplete = tx.onabort = null;
+    const e = tx.error;
+    h.abort(txId, e ? e.name : undefined, e ? e.message : undefined);
+  };
   return tx;
+}
+
+/** Commits `tx`; false when it was already committing or finished. */
+export function commit(tx) {
+  try {
+    tx.commit();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Aborts `tx`; false when it had already finished. */
+export function abort(tx) {
+  try {
+    tx.abort();
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Parses key JSON, where {"$inf": ±1} stands for ±Infinity. */
 function parseKeys(text) {
+  if (!text.includes('"$inf"')) return JSON.parse(text);
   return JSON.parse(text, (_k, v) =>
     v !== null && typeof v === "object" && "$inf" in v ? v.$inf * Infinity : v,
   );
@@ -113,54 +165,80 @@ function toRange(spec) {
   return IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
 }
 
-function attempt(failures, pos, issue) {
+function failure(pos, e) {
+  return [pos, e && e.name ? e.name : "UnknownError", e && e.message ? e.message : String(e)];
+}
+
+/** The object store `table` of `tx`, or its index `index`: one call instead of four. */
+export function source(tx, table, index) {
+  const store = tx.objectStore(table);
+  return index ? store.index(index) : store;
+}
+
+function txOf(source) {
+  return source.transaction || source.objectStore.transaction;
+}
+
+/** store.get(key), answered at `pos`; `keyJSON` when the key is JSON text (see parseKeys). */
+export function get(store, key, pos, keyJSON) {
+  let req;
   try {
-    return issue();
+    req = store.get(keyJSON ? parseKeys(key) : key);
   } catch (e) {
-    failures.push([pos, e && e.name ? e.name : "UnknownError", e && e.message ? e.message : String(e)]);
-    return null;
+    return JSON.stringify([failure(pos, e)]);
   }
+  const tx = store.transaction;
+  onError(req, tx, pos);
+  req.onsuccess = () => report(tx, pos, req.result);
+  return undefined;
 }
 
 /**
  * One request: source[method](query[, count]) for get, getAll, getAllKeys, count, delete
- * and clear. `query` is a key, a range description (see toRange) or null. Returns "" or
- * the JSON of the synchronous failures.
+ * and clear. `query` is a key, a key as JSON text (`mode` "keyJSON") or a range
+ * description (`mode` "range", see toRange). Returns undefined, or the JSON of the
+ * synchronous failure.
  */
-export function read(source, method, query, mode, count, txId, pos, ok, fail, pick) {
-  const failures = [];
-  // mode: "key" (a key as given), "keyJSON" (a key as JSON text), "range" (see toRange)
-  const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
-  const req = attempt(failures, pos, () =>
-    count === undefined || count === null ? source[method](q) : source[method](q, count),
-  );
-  if (req) wire(req, txId, pos, true, ok, fail, pick);
-  return failures.length ? JSON.stringify(failures) : "";
+export function read(source, method, query, mode, count, pos, pick) {
+  let req;
+  try {
+    const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
+    req = count === undefined || count === null ? source[method](q) : source[method](q, count);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
+  }
+  wire(req, txOf(source), pos, true, pick);
+  return undefined;
 }
 
-/** getAllRecords({query, direction, count}), answered as JSON rows (see encodeRecords). */
-export function readRecords(source, query, direction, count, want, txId, pos, ok, fail, pick) {
-  const failures = [];
-  const options = { query: toRange(query), direction };
-  if (count !== undefined && count !== null) options.count = count;
-  const req = attempt(failures, pos, () => source.getAllRecords(options));
-  if (req) {
-    req.onerror = (event) => {
-      event.preventDefault();
-      event.stopPropagation();
-      const e = req.error;
-      fail(txId, pos, e ? e.name : "UnknownError", e ? e.message : "");
-    };
-    const fields = pick ? pick.split(",") : null;
-    req.onsuccess = () => {
-      const records = fields
-        ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value, fields) }))
-        : req.result;
-      const text = encodeRecords(records, want);
-      ok(txId, pos, text, text === null ? records : undefined);
-    };
+/**
+ * getAllRecords({query, direction, count}), answered as rows: values, primary keys, or
+ * [key, primaryKey, value] triples (`want`).
+ */
+export function readRecords(source, query, direction, count, want, pos, pick) {
+  let req;
+  try {
+    const options = { query: toRange(query), direction };
+    if (count !== undefined && count !== null) options.count = count;
+    req = source.getAllRecords(options);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
   }
-  return failures.length ? JSON.stringify(failures) : "";
+  const tx = txOf(source);
+  onError(req, tx, pos);
+  const fields = pick ? pick.split(",") : null;
+  req.onsuccess = () => {
+    const records = fields
+      ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value, fields) }))
+      : req.result;
+    const rows = new Array(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      rows[i] = want === "values" ? r.value : want === "primaryKeys" ? r.primaryKey : [r.key, r.primaryKey, r.value];
+    }
+    report(tx, pos, rows);
+  };
+  return undefined;
 }
 
 /**
@@ -168,31 +246,35 @@ export function readRecords(source, query, direction, count, want, txId, pos, ok
  * already built), `keys` an array of explicit keys (null entries: none), its JSON text,
  * or null. Item i is reported at position `base + i`. Errors are wired on every
  * request; success on the last only, unless `listenAll` (generated keys wanted), as
- * Dexie's bulk operations do. Returns JSON [failures, last position or -1, sent].
+ * Dexie's bulk operations do. Returns the last position sent (-1: none) when nothing
+ * failed synchronously, else JSON [failures, last position or -1].
  */
-export function writeMany(store, method, values, keys, txId, listenAll, ok, fail, base) {
+export function writeMany(store, method, values, keys, listenAll, base) {
   const failures = [];
   const items = typeof values === "string" ? JSON.parse(values) : values;
   if (typeof keys === "string") keys = parseKeys(keys);
   const count = items ? items.length : keys.length;
   const offset = base || 0;
+  const tx = store.transaction;
   let last = null;
-  let sent = 0;
   for (let i = 0; i < count; i++) {
     const key = keys ? keys[i] : null;
     const pos = offset + i;
-    const req = attempt(failures, pos, () => {
-      if (method === "delete") return store.delete(key);
-      return key === null || key === undefined ? store[method](items[i]) : store[method](items[i], key);
-    });
+    let req = null;
+    try {
+      if (method === "delete") req = store.delete(key);
+      else req = key === null || key === undefined ? store[method](items[i]) : store[method](items[i], key);
+    } catch (e) {
+      failures.push(failure(pos, e));
+    }
     if (req) {
-      wire(req, txId, pos, listenAll, ok, fail);
+      wire(req, tx, pos, listenAll);
       last = [req, pos];
-      sent += 1;
     }
   }
-  if (last && !listenAll) wire(last[0], txId, last[1], true, ok, fail);
-  return JSON.stringify([failures, last ? last[1] : -1, sent]);
+  if (last && !listenAll) wire(last[0], tx, last[1], true);
+  const lastPos = last ? last[1] : -1;
+  return failures.length ? JSON.stringify([failures, lastPos]) : lastPos;
 }
 
 // ---------------------------------------------------------------------------------------

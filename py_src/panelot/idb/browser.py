@@ -8,12 +8,15 @@ transaction therefore never idles and survives any number of sequential awaits.
 Requests are issued by the small JS wiring helper ``panelot_js`` (``web/panelot_js.mjs``)
 and never handed to Python: a JsProxy per ``IDBRequest`` was measured at ~100 µs,
 against ~3 µs for a plain call. The helper calls back with the transaction id, the
-request's position and the result as JSON text (or the raw value when it is not
-plain JSON). Each connection owns its handler proxies, created once and destroyed on
-:meth:`close`, so no proxy is created per operation. Bulk writes issue every request
-at once and listen for success on the last one only, as Dexie does; an error on any
-request is recorded by position (``preventDefault`` keeps the transaction alive) and
-thrown into the body, which aborts unless the body catches it.
+request's position and the result as JSON text (UTF-8 bytes when large, or the raw
+value when it is not plain JSON). Each connection owns its handler proxies, created
+once, attached to the IDBDatabase once (``connect``) and destroyed on :meth:`close`, so
+no proxy is created per operation and a request call carries only its own arguments.
+A request that is one native request (a single ``get``, a query, a count) takes a
+short path without the per-position bookkeeping of bulk requests. Bulk writes issue
+every request at once and listen for success on the last one only, as Dexie does; an
+error on any request is recorded by position (``preventDefault`` keeps the transaction
+alive) and thrown into the body, which aborts unless the body catches it.
 """
 
 from __future__ import annotations
@@ -21,18 +24,18 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import js
-from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull
+from pyodide.ffi import JsException, JsProxy, create_proxy
 
 from .browser_convert import (
+    decode_json,
     js_error,
     key_arg,
     keys_to_js,
-    range_spec,
-    records_from_js,
+    query_arg,
     value_from_js,
     values_to_js,
     wiring_helper,
@@ -50,7 +53,8 @@ __all__ = ["BrowserCore", "BrowserFactory"]
 T = TypeVar("T")
 EXTRA_STORABLE.append(JsProxy)  # JS handles (Blobs) may be stored as they are
 
-_TX_ID = "__panelotTx"
+_BYTES = 1  # how the helper passes a result: JSON text (0), UTF-8 JSON bytes, raw value
+_RAW = 2
 
 
 class BrowserFactory:
@@ -76,7 +80,6 @@ class BrowserFactory:
         await request_to_future(self._idb.deleteDatabase(name))
 
 
-@dataclass(slots=True)
 class _Op:
     """The request a transaction is waiting on, and what its native requests returned.
 
@@ -89,26 +92,49 @@ class _Op:
     requests in order and the last one's success means all are done.
     """
 
-    req: Request
-    parts: list[tuple[Request, int, int]] = field(default_factory=list)
-    subs: list[Request] = field(default_factory=list)
-    results: list[Any] = field(default_factory=list)
-    failures: dict[int, PanelotError] = field(default_factory=dict)
-    expect: set[int] = field(default_factory=set)
+    __slots__ = ("expect", "failures", "parts", "req", "results", "subs")
+
+    def __init__(self, req: Request) -> None:
+        self.req = req
+        self.parts: list[tuple[Request, int, int]] = []
+        self.subs: list[Request] = []
+        self.results: list[Any] = []
+        self.failures: dict[int, PanelotError] = {}
+        self.expect: set[int] = set()
 
 
-@dataclass(slots=True)
+class _One:
+    """A request that is exactly one native request, answered at position 0.
+
+    ``shape`` says how its converted result resumes the body: ``_GET`` wraps it in a list
+    (a one-key :class:`GetMany`), ``_CLEARED`` gives an empty :class:`MutateResult` (a
+    ``deleteRange``), ``_VALUE`` gives it as it is.
+    """
+
+    __slots__ = ("req", "shape")
+
+    def __init__(self, req: Request, shape: int) -> None:
+        self.req = req
+        self.shape = shape
+
+
+_VALUE, _GET, _CLEARED = 0, 1, 2
+
+
 class _Tx:
     """State of one running native transaction."""
 
-    native: Any
-    tx_id: int = 0
-    stores: dict[str, Any] = field(default_factory=dict)
-    stepper: Stepper | None = None
-    future: asyncio.Future[Any] | None = None
-    op: _Op | None = None
-    result: Any = None
-    error: BaseException | None = None
+    __slots__ = ("error", "future", "native", "op", "result", "stepper", "stores", "tx_id")
+
+    def __init__(self, native: Any, tx_id: int, future: asyncio.Future[Any]) -> None:
+        self.native = native
+        self.tx_id = tx_id
+        self.future = future
+        self.stores: dict[str, Any] = {}
+        self.stepper: Stepper | None = None
+        self.op: _Op | _One | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
 
 
 class BrowserCore:
@@ -121,17 +147,22 @@ class BrowserCore:
         self._db: Any = db
         self._txs: dict[int, _Tx] = {}
         self._next_id = 0
-        self._js = wiring_helper()
+        helper = wiring_helper()
         # Bound once: reading a function off a JsProxy makes a new proxy on every access.
-        self._read = self._js.read
-        self._read_records = self._js.readRecords
-        self._write_many = self._js.writeMany
-        self._begin = self._js.begin
+        self._get = helper.get
+        self._read = helper.read
+        self._read_records = helper.readRecords
+        self._write_many = helper.writeMany
+        self._begin = helper.begin
+        self._commit = helper.commit
+        self._abort_native = helper.abort
+        self._source_of = helper.source
         self._ok = create_proxy(self._js_ok)
         self._fail = create_proxy(self._js_fail)
         self._on_complete = create_proxy(self._complete)
         self._on_abort = create_proxy(self._abort)
         self._on_versionchange = create_proxy(lambda _e: self.close())
+        helper.connect(db, self._ok, self._fail, self._on_complete, self._on_abort)
         db.onversionchange = self._on_versionchange
         self._has_records = hasattr(js.IDBObjectStore.prototype, "getAllRecords")
 
@@ -163,38 +194,56 @@ class BrowserCore:
         tx_id = self._next_id = self._next_id + 1
         try:
             native = self._begin(
-                self._db,
-                ",".join(tables),
-                "readwrite" if mode == "rw" else "readonly",
-                tx_id,
-                self._on_complete,
-                self._on_abort,
+                self._db, ",".join(tables), "readwrite" if mode == "rw" else "readonly", tx_id
             )
         except JsException as exc:
             body.close()
             raise js_error(exc) from None
-        tx = _Tx(native, tx_id, future=asyncio.get_event_loop().create_future())
+        # A plain Future, not loop.create_future(): Pyodide's loop adds a done callback to
+        # those (its in-progress count), which costs one more scheduled macrotask (two
+        # hops through the page's message queue) per transaction.
+        future: asyncio.Future[T] = asyncio.Future(loop=asyncio.get_running_loop())
+        tx = _Tx(native, tx_id, future)
         self._txs[tx_id] = tx
-        tx.stepper = Stepper(
-            body, lambda req: self._issue(tx, req), lambda r, e: self._finish(tx, r, e)
-        )
+        tx.stepper = Stepper(body, partial(self._issue, tx), partial(self._finish, tx))
         tx.stepper.start()
-        assert tx.future is not None
-        return await tx.future  # type: ignore[no-any-return]
+        return await future
 
     # -- issuing requests ---------------------------------------------------------------
 
     def _issue(self, tx: _Tx, req: Request) -> None:
-        op = _Op(req)
-        tx.op = op
         try:
-            self._send(tx, op, req)
+            kind = type(req)
+            if kind is GetMany and len(req.keys) == 1:  # type: ignore[attr-defined]
+                self._send_single(tx, _One(req, _GET))
+            elif kind is Query or kind is Count:
+                self._send_single(tx, _One(req, _VALUE))
+            elif kind is Mutate and req.kind == "deleteRange":  # type: ignore[attr-defined]
+                self._send_single(tx, _One(req, _CLEARED))
+            else:
+                op = _Op(req)
+                tx.op = op
+                self._send(tx, op, req)
         except JsException as exc:
             tx.op = None
             self._resume(tx, None, js_error(exc))
         except Exception as exc:  # a PanelotError, or a bug: the body gets it either way
             tx.op = None
             self._resume(tx, None, exc)
+
+    def _send_single(self, tx: _Tx, one: _One) -> None:
+        """Issue a one-native-request request; a synchronous failure resumes the body at once."""
+        tx.op = one
+        req = one.req
+        if one.shape == _GET:
+            assert isinstance(req, GetMany)
+            out = self._send_get(tx, req.table, req.keys[0], 0)
+        else:
+            out = self._send_one(tx, req, 0)
+        if out is not None:
+            tx.op = None
+            pos, name, message = json.loads(str(out))[0]
+            self._resume(tx, None, error_from_name(name, message))
 
     def _send(self, tx: _Tx, op: _Op, req: Request) -> None:
         """Issue ``req`` through the JS wiring helper; its callbacks complete the op."""
@@ -208,10 +257,12 @@ class BrowserCore:
             elif isinstance(part, GetMany):
                 count = len(part.keys)
                 for i, key in enumerate(part.keys):
-                    self._send_get(tx, op, part.table, key, pos + i)
+                    op.expect.add(pos + i)
+                    self._sync_failures(op, self._send_get(tx, part.table, key, pos + i))
             else:
                 count = 1
-                self._send_one(tx, op, part, pos)
+                op.expect.add(pos)
+                self._sync_failures(op, self._send_one(tx, part, pos))
             op.parts.append((part, pos, count))
             op.subs += [part] * count
             pos += count
@@ -219,53 +270,47 @@ class BrowserCore:
         if not op.expect:
             self._complete_op(tx, op)
 
-    def _sync_failures(self, op: _Op, text: str) -> None:
+    def _sync_failures(self, op: _Op, out: Any) -> None:
         """Record the synchronous failures the helper returned (JSON [[pos, name, msg]])."""
-        if text:
-            for pos, name, message in json.loads(text):
+        if out is not None:
+            for pos, name, message in json.loads(str(out)):
                 op.failures[pos] = error_from_name(name, message)
                 op.expect.discard(pos)
 
-    def _send_get(self, tx: _Tx, op: _Op, table: str, key: Any, pos: int) -> None:
-        op.expect.add(pos)
-        js_key, mode = key_arg(key)
-        store = self._store(tx, table)
-        out = self._read(store, "get", js_key, mode, None, tx.tx_id, pos, self._ok, self._fail)
-        if out:
-            self._sync_failures(op, str(out))
+    def _send_get(self, tx: _Tx, table: str, key: Any, pos: int) -> Any:
+        """Issue ``get(key)``; return ``None``, or the helper's synchronous failure JSON."""
+        js_key, as_json = key_arg(key)
+        if as_json:
+            return self._get(self._store(tx, table), js_key, pos, True)
+        return self._get(self._store(tx, table), js_key, pos)
 
-    def _send_one(self, tx: _Tx, op: _Op, req: Request, pos: int) -> None:
-        read, ok, fail, tid = self._read, self._ok, self._fail, tx.tx_id
-        op.expect.add(pos)
+    def _send_one(self, tx: _Tx, req: Request, pos: int) -> Any:
+        """Issue a count, a query or a range delete; return as :meth:`_send_get` does."""
+        read = self._read
         if isinstance(req, Count):
             source = self._source(tx, req.table, req.index)
-            rng = range_spec(req.range)
-            out = read(source, "count", rng, "range", None, tid, pos, ok, fail)
-        elif isinstance(req, Mutate) and req.kind == "deleteRange":
+            query, mode = query_arg(req.range)
+            return read(source, "count", query, mode, None, pos)
+        if isinstance(req, Mutate) and req.kind == "deleteRange":
             store = self._store(tx, req.table)
             if req.range is None or req.range.is_all:
-                out = read(store, "clear", None, "key", None, tid, pos, ok, fail)
-            else:
-                rng = range_spec(req.range)
-                out = read(store, "delete", rng, "range", None, tid, pos, ok, fail)
-        elif isinstance(req, Query):
+                return read(store, "clear", None, "key", None, pos)
+            query, mode = query_arg(req.range)
+            return read(store, "delete", query, mode, None, pos)
+        if isinstance(req, Query):
             source = self._source(tx, req.table, req.index)
-            rng = range_spec(req.range)
             if req.want == "records" or req.reverse:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
                 pick = None if req.fields is None else ",".join(req.fields)
-                out = self._read_records(
-                    source, rng, direction, req.limit, req.want, tid, pos, ok, fail, pick
-                )
-            else:
-                method = "getAll" if req.want == "values" else "getAllKeys"
-                pick = None if req.fields is None or method != "getAll" else ",".join(req.fields)
-                out = read(source, method, rng, "range", req.limit, tid, pos, ok, fail, pick)
-        else:
-            raise DataError(f"{type(req).__name__} is not a request of this core")
-        self._sync_failures(op, str(out))
+                query, _ = query_arg(req.range, ranges_only=True)
+                return self._read_records(source, query, direction, req.limit, req.want, pos, pick)
+            method = "getAll" if req.want == "values" else "getAllKeys"
+            pick = None if req.fields is None or method != "getAll" else ",".join(req.fields)
+            query, mode = query_arg(req.range)
+            return read(source, method, query, mode, req.limit, pos, pick)
+        raise DataError(f"{type(req).__name__} is not a request of this core")
 
     def _send_writes(self, tx: _Tx, op: _Op, req: Mutate, base: int) -> int:
         """Issue a write's native requests from position ``base``; return their count."""
@@ -279,24 +324,15 @@ class BrowserCore:
         store = self._store(tx, req.table)
         js_keys = None if keys is None or all(k is None for k in keys) else keys_to_js(keys)
         listen_all = req.kind != "delete" and self.tables[req.table].primary_key.auto_increment
-        failures, last, _sent = json.loads(
-            str(
-                self._write_many(
-                    store,
-                    req.kind,
-                    values,
-                    js_keys,
-                    tx.tx_id,
-                    listen_all,
-                    self._ok,
-                    self._fail,
-                    base,
-                )
-            )
-        )
-        failed = {pos for pos, _, _ in failures}
-        for pos, name, message in failures:
-            op.failures[pos] = error_from_name(name, message)
+        out = self._write_many(store, req.kind, values, js_keys, listen_all, base)
+        failed: set[int] = set()
+        if isinstance(out, int):
+            last = out
+        else:
+            failures, last = json.loads(str(out))
+            for pos, name, message in failures:
+                op.failures[pos] = error_from_name(name, message)
+                failed.add(pos)
         if listen_all:
             op.expect.update(p for p in range(base, base + count) if p not in failed)
         elif last >= 0:
@@ -307,7 +343,7 @@ class BrowserCore:
         """The native object store of ``table`` in ``tx``, fetched once per transaction."""
         store = tx.stores.get(table)
         if store is None:
-            store = tx.stores[table] = tx.native.objectStore(table)
+            store = tx.stores[table] = self._source_of(tx.native, table, None)
         return store
 
     def _source(self, tx: _Tx, table: str, index: str | None) -> Any:
@@ -316,19 +352,34 @@ class BrowserCore:
         name = f"{table}\x00{index}"
         source = tx.stores.get(name)
         if source is None:
-            source = tx.stores[name] = self._store(tx, table).index(index)
+            source = tx.stores[name] = self._source_of(tx.native, table, index)
         return source
 
     # -- request events (called by the JS wiring helper) --------------------------------
 
-    def _js_ok(self, tx_id: int, pos: int, text: Any, raw: Any) -> None:
+    def _js_ok(self, tx_id: int, pos: int, data: Any, kind: int = 0) -> None:
         tx = self._txs.get(tx_id)
         if tx is None or tx.op is None:
             return
         op = tx.op
         try:
+            if type(op) is _One:
+                tx.op = None
+                try:
+                    value = self._convert(op.req, data, kind)
+                except PanelotError as exc:
+                    self._resume(tx, None, exc)
+                    return
+                shape = op.shape
+                if shape == _GET:
+                    value = [value]
+                elif shape == _CLEARED:
+                    value = MutateResult([])
+                self._resume(tx, value)
+                return
+            assert isinstance(op, _Op)
             try:
-                op.results[pos] = self._convert(op.subs[pos], text, raw)
+                op.results[pos] = self._convert(op.subs[pos], data, kind)
             except PanelotError as exc:
                 op.failures[pos] = exc
             self._settle_one(tx, op, pos)
@@ -341,7 +392,13 @@ class BrowserCore:
             return
         op = tx.op
         try:
-            op.failures[pos] = error_from_name(str(name), str(message))
+            error = error_from_name(str(name), str(message))
+            if type(op) is _One:
+                tx.op = None
+                self._resume(tx, None, error)
+                return
+            assert isinstance(op, _Op)
+            op.failures[pos] = error
             self._settle_one(tx, op, pos)
         except Exception as exc:  # never let an error escape into the IndexedDB event loop
             self._fail_tx(tx, exc)
@@ -409,23 +466,27 @@ class BrowserCore:
                 keys.append(resolve_primary_key(spec, value, None))
         return MutateResult(keys, failures)
 
-    def _convert(self, req: Request, text: Any, raw: Any) -> Any:
-        if isinstance(req, Mutate) and req.kind != "put" and req.kind != "add":
-            return None
-        query = req if isinstance(req, Query) else None
-        records = query is not None and (query.want == "records" or query.reverse)
-        if isinstance(text, str):
-            value = json.loads(text)
-            if records and query is not None and query.want == "records":
-                return [tuple(row) for row in value]
-        elif records and query is not None:
-            return records_from_js(raw, query.want)
+    def _convert(self, req: Request, data: Any, kind: int) -> Any:
+        """A native result as Python data: JSON text, UTF-8 JSON bytes, or a raw JS value."""
+        if kind == 0:
+            value = decode_json(data)
+        elif kind == _BYTES:
+            value = decode_json(data.to_bytes().decode())
         else:
-            value = value_from_js(raw)
-        if isinstance(req, Count):
+            value = value_from_js(data)
+        rtype = type(req)
+        if rtype is GetMany:
+            return value
+        if rtype is Query:
+            if not isinstance(value, list):
+                return []
+            if req.want == "records":  # type: ignore[attr-defined]
+                return [tuple(row) for row in value]
+            return value
+        if rtype is Count:
             return int(value)
-        if query is not None and not isinstance(value, list):
-            return []
+        if rtype is Mutate and req.kind != "put" and req.kind != "add":  # type: ignore[attr-defined]
+            return None
         return value
 
     # -- resuming and finishing ---------------------------------------------------------
@@ -437,40 +498,34 @@ class BrowserCore:
     def _finish(self, tx: _Tx, result: Any, error: BaseException | None) -> None:
         tx.result, tx.error = result, error
         if error is None:
-            try:
-                tx.native.commit()
-            except JsException:
-                pass  # already committing or finished; the complete/abort event decides
-            return
-        try:
-            tx.native.abort()
-        except JsException:
+            # False: already committing or finished; the complete/abort event decides.
+            self._commit(tx.native)
+        elif not self._abort_native(tx.native):
             self._settle_tx(tx, error)
 
-    def _complete(self, event: Any) -> None:
-        tx = self._txs.get(getattr(event.target, _TX_ID, -1))
+    def _complete(self, tx_id: int) -> None:
+        tx = self._txs.get(tx_id)
         if tx is not None:
             self._settle_tx(tx, None)
 
-    def _abort(self, event: Any) -> None:
-        tx = self._txs.get(getattr(event.target, _TX_ID, -1))
+    def _abort(self, tx_id: int, name: Any, message: Any) -> None:
+        tx = self._txs.get(tx_id)
         if tx is None:
             return
-        native_error = event.target.error
         error = tx.error  # the body's own error when we aborted
-        if error is None and native_error is not None and native_error is not jsnull:
-            error = js_error(native_error)  # the browser aborted (e.g. QuotaExceededError)
+        if error is None and isinstance(name, str):
+            # The browser aborted (e.g. QuotaExceededError).
+            error = error_from_name(str(name), str(message or ""))
         self._settle_tx(tx, error or AbortError("the transaction was aborted"))
 
     def _settle_tx(self, tx: _Tx, error: BaseException | None) -> None:
         self._txs.pop(tx.tx_id, None)
-        tx.native.oncomplete = tx.native.onabort = None
         if tx.stepper is not None and not tx.stepper.done:
             # The browser ended the transaction under a waiting body: stop the body.
             tx.stepper.done = True
             error = error or AbortError("the transaction ended before the body finished")
         fut = tx.future
-        if fut is None or fut.done():
+        if fut.done():
             return
         if error is not None:
             fut.set_exception(error)

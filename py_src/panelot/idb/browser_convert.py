@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from json.scanner import make_scanner
 from typing import Any
 
 import js
@@ -23,17 +25,35 @@ from .errors import DataCloneError, InvalidStateError, PanelotError, error_from_
 from .keys import Key, KeyRange, js_date
 
 __all__ = [
+    "decode_json",
     "js_error",
-    "key_range_to_js",
     "key_arg",
+    "key_range_to_js",
     "key_to_js",
     "keys_to_js",
+    "query_arg",
     "range_spec",
-    "records_from_js",
     "value_from_js",
     "values_to_js",
     "wiring_helper",
 ]
+
+_scan_json: Callable[[str, int], tuple[Any, int]] = make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]  # typeshed types it as a class of itself
+)
+
+
+def decode_json(text: str) -> Any:
+    """Decode JSON text made by ``JSON.stringify`` (no surrounding whitespace).
+
+    The decoder's scanner alone: ``json.loads`` adds two regular-expression matches and
+    checks that cost more than the decoding of a small record under Pyodide.
+    """
+    try:
+        return _scan_json(text, 0)[0]
+    except StopIteration:
+        raise ValueError("not JSON text") from None
+
 
 _Object = js.Object
 _Array = js.Array
@@ -197,8 +217,8 @@ def range_spec(rng: KeyRange) -> Any:
     return json.dumps([*bounds, rng.lower_open, rng.upper_open])
 
 
-def key_arg(key: Key) -> tuple[Any, str]:
-    """One key for the JS helper and its mode: JSON text when possible, else a JS value.
+def key_arg(key: Key) -> tuple[Any, bool]:
+    """One key for the JS helper, and whether it is JSON text (else a key as it is).
 
     An ASCII string, or a 32-bit integer, goes as it is (the common
     case); other strings go as JSON, which carries lone surrogates exactly.
@@ -207,11 +227,31 @@ def key_arg(key: Key) -> tuple[Any, str]:
     if (kind is str and key.isascii()) or (
         kind is int and -MAX_DIRECT_INT <= key <= MAX_DIRECT_INT
     ):
-        return key, "key"
+        return key, False
     try:
-        return json.dumps(_jsonable_key(key)), "keyJSON"
+        return json.dumps(_jsonable_key(key)), True
     except TypeError:
-        return key_to_js(key), "key"
+        return key_to_js(key), False
+
+
+def query_arg(rng: KeyRange, ranges_only: bool = False) -> tuple[Any, str]:
+    """A query for the JS helper and its mode (``key``, ``keyJSON`` or ``range``).
+
+    A range holding exactly one key (``equals``) goes as that key, which IndexedDB
+    treats as the same range, unless ``ranges_only``; any other as :func:`range_spec`.
+    """
+    lower = rng.lower
+    if (
+        not ranges_only
+        and lower is not None
+        and not rng.lower_open
+        and not rng.upper_open
+        and type(lower) is type(rng.upper)
+        and lower == rng.upper
+    ):
+        value, as_json = key_arg(lower)
+        return value, "keyJSON" if as_json else "key"
+    return range_spec(rng), "range"
 
 
 def keys_to_js(keys: list[Key | None]) -> Any:
@@ -271,23 +311,3 @@ def value_from_js(value: Any) -> Any:
     except JsException as exc:  # pragma: no cover - defensive
         raise js_error(exc) from None
     return _fix(converted)
-
-
-def records_from_js(records: Any, want: str) -> list[Any]:
-    """Convert the IDBRecords of ``getAllRecords()`` to values, primary keys or triples."""
-    if _ENCODER is not None:
-        text = _ENCODER.encodeRecords(records, want)
-        if isinstance(text, str):
-            rows: list[Any] = json.loads(text)
-            return rows if want != "records" else [tuple(r) for r in rows]
-    out: list[Any] = []
-    for rec in records:
-        if want == "values":
-            out.append(value_from_js(rec.value))
-        elif want == "primaryKeys":
-            out.append(value_from_js(rec.primaryKey))
-        else:
-            out.append(
-                (value_from_js(rec.key), value_from_js(rec.primaryKey), value_from_js(rec.value))
-            )
-    return out

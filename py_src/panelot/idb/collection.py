@@ -87,12 +87,15 @@ class Collection:
             return []
         fetch_want: QueryWant = "records" if self.filters else want
         queries = self._queries(fetch_want, self.fields if picked else None)
-        parts = [await queries[0]] if len(queries) == 1 else await Batch(queries)
-        rows = [row for part in parts for row in part]
+        if len(queries) == 1:
+            rows: list[Any] = await queries[0]
+        else:
+            rows = [row for part in await Batch(queries) for row in part]
         if self.filters:
             rows = [r for r in rows if all(f(r[2]) for f in self.filters)]
-        end = None if self.max_count is None else self.skip + self.max_count
-        rows = rows[self.skip : end]
+        if self.skip or self.max_count is not None:
+            end = None if self.max_count is None else self.skip + self.max_count
+            rows = rows[self.skip : end]
         if self.filters and want != "records":
             rows = [r[2] if want == "values" else r[1] for r in rows]
         return rows

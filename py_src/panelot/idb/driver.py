@@ -64,11 +64,12 @@ class Stepper:
         """
         if self.done:
             return
-        self._pending = (value, error)
         if self._running:
+            self._pending = (value, error)
             return
         self._running = True
         try:
+            self._step(value, error)
             while self._pending is not None and not self.done:
                 value, error = self._pending
                 self._pending = None

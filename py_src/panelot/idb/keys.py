@@ -72,6 +72,8 @@ def validate_key(value: Any, field: str = "key") -> Key:
 
     Tuples become lists and bytearray/memoryview become ``bytes``.
     """
+    if type(value) is str:  # the common case, without the walk's bookkeeping
+        return value
     return _validate(value, field, set())
 
 
@@ -137,7 +139,7 @@ def compare_keys(a: Key, b: Key) -> int:
         return int(xa > xb) - int(xa < xb)
     if ra == _STRING:
         # JS compares strings by UTF-16 code units, not by code points.
-        ua, ub = a.encode("utf-16-be"), b.encode("utf-16-be")
+        ua, ub = a.encode("utf-16-be", "surrogatepass"), b.encode("utf-16-be", "surrogatepass")
         return int(ua > ub) - int(ua < ub)
     return int(a > b) - int(a < b)
 

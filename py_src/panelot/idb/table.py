@@ -63,6 +63,8 @@ class Table:
     async def get(self, key: Key) -> Any:
         """Return the record under primary key ``key``, or ``None``."""
         k = validate_key(key)
+        if self.tx is not None:  # the common case inside a body: no extra coroutine
+            return (await GetMany(self.name, [k]))[0]
         return (await self.run("r", lambda t: GetMany(t.name, [k])))[0]
 
     async def bulk_get(self, keys: Sequence[Key]) -> list[Any]:
@@ -96,6 +98,10 @@ class Table:
     ) -> list[Key]:
         req = self._prepare(values, keys)
         req.kind = "add" if op in ("add", "bulk_add") else "put"
+
+        if self.tx is not None:  # inside a body: no extra coroutine
+            self.tx.check_write(self.name)
+            return _keys_or_raise(op, await req, len(values))
 
         async def body(t: Table) -> list[Key]:
             # Raised inside the transaction, so an uncaught failure aborts all of it: a bulk
