@@ -114,3 +114,14 @@ def test_snapshot_matches_the_bundled_pyodide_and_wheels(dist: Path) -> None:
     # Pyodide's snapshot header: magic number, then the offset where the 30 MiB heap starts.
     magic, heap_offset = int.from_bytes(data[:4], "little"), int.from_bytes(data[4:8], "little")
     assert magic == 0x706E7300 and len(data) - heap_offset == 30 * 1024 * 1024
+
+
+def test_panel_preloads_files_that_exist(extension: Path) -> None:
+    # The side panel preloads the runtime's large files; a stale name would download
+    # them twice (once preloaded, unused; once fetched).
+    html = (extension / "sidepanel.html").read_text()
+    preloaded = re.findall(r'<link rel="(?:module)?preload" href="([^"]+)"', html)
+    snapshot = json.loads((extension / "snapshot" / "manifest.json").read_text())
+    assert f"snapshot/{snapshot['file']}" in preloaded
+    assert "pyodide/pyodide.asm.wasm" in preloaded
+    assert all((extension / name).is_file() for name in preloaded), preloaded
