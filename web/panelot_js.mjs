@@ -5,6 +5,8 @@
 // value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers), in
 // which case Python falls back to to_py(). No storage logic lives here.
 
+import { marshalValue } from "./panelot_marshal.mjs";
+
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
 
@@ -48,8 +50,9 @@ export function encodeValue(value) {
 // issue them, with as few arguments as possible. A connection's handlers are attached
 // once (`connect`); a transaction carries its id (`begin`), and each request finds both
 // through its source's transaction. Python is called back with (txId, pos, data[, kind])
-// on success, where data is JSON text (kind omitted), UTF-8 JSON bytes (kind BYTES, for
-// large results: Pyodide copies a string into Python one character at a time) or the
+// on success, where data is JSON text (kind omitted), marshal bytes (kind MARSHAL, for
+// large results, see below), UTF-8 JSON bytes (kind BYTES, for large results too deep for
+// the marshal writer: Pyodide copies a string into Python one character at a time) or the
 // raw value (kind RAW, when JSON cannot carry it); and with (txId, pos, name, message)
 // on error. The transaction logic, and the stepping of the transaction body, stay in
 // Python. Synchronous failures (DataError, DataCloneError) are returned as JSON
@@ -57,25 +60,49 @@ export function encodeValue(value) {
 
 const BYTES = 1;
 const RAW = 2;
+const MARSHAL = 3; // marshal bytes (panelot_marshal.mjs), for large plain results
 /** Results longer than this (in UTF-16 units) cross as UTF-8 bytes instead of a string. */
 const LARGE_TEXT = 8192;
 const utf8 = new TextEncoder();
 
+
 /** Send a read's result to Python through the connection's success handler. */
 function report(tx, pos, value) {
   const h = tx.__panelot;
-  const text = encodeValue(value);
+  let text;
+  if (value !== null && typeof value === "object") {
+    const bytes = marshalValue(value);
+    if (bytes === false) return h.ok(tx.__panelotTx, pos, value, RAW);
+    if (bytes !== null && bytes.length > LARGE_TEXT) return h.ok(tx.__panelotTx, pos, bytes, MARSHAL);
+    text = bytes === null ? encodeValue(value) : JSON.stringify(value); // small: text is cheaper
+  } else text = encodeValue(value);
   if (text === null) h.ok(tx.__panelotTx, pos, value, RAW);
   else if (text.length > LARGE_TEXT) h.ok(tx.__panelotTx, pos, utf8.encode(text), BYTES);
   else h.ok(tx.__panelotTx, pos, text);
 }
 
-/** `value` with only the fields named in the comma-separated `pick` (absent ones left out). */
-function project(value, fields) {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
-  const out = {};
-  for (const f of fields) if (Object.prototype.hasOwnProperty.call(value, f)) out[f] = value[f];
-  return out;
+/**
+ * The projection named by `pick`, or null: "a,b" keeps only those top-level fields
+ * (absent ones left out), "!a,b" keeps every field but those.
+ */
+function projector(pick) {
+  if (!pick) return null;
+  if (pick[0] === "!") {
+    const drop = new Set(pick.slice(1).split(","));
+    return (value) => {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+      const out = {};
+      for (const f of Object.keys(value)) if (!drop.has(f)) out[f] = value[f];
+      return out;
+    };
+  }
+  const fields = pick.split(",");
+  return (value) => {
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    const out = {};
+    for (const f of fields) if (Object.prototype.hasOwnProperty.call(value, f)) out[f] = value[f];
+    return out;
+  };
 }
 
 function onError(req, tx, pos) {
@@ -90,10 +117,10 @@ function onError(req, tx, pos) {
 function wire(req, tx, pos, listen, pick) {
   onError(req, tx, pos);
   if (listen) {
-    const fields = pick ? pick.split(",") : null;
+    const project = projector(pick);
     req.onsuccess = () => {
       let value = req.result;
-      if (fields) value = Array.isArray(value) ? value.map((v) => project(v, fields)) : project(value, fields);
+      if (project) value = Array.isArray(value) ? value.map(project) : project(value);
       report(tx, pos, value);
     };
   }
@@ -226,10 +253,10 @@ export function readRecords(source, query, direction, count, want, pos, pick) {
   }
   const tx = txOf(source);
   onError(req, tx, pos);
-  const fields = pick ? pick.split(",") : null;
+  const project = projector(pick);
   req.onsuccess = () => {
-    const records = fields
-      ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value, fields) }))
+    const records = project
+      ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value) }))
       : req.result;
     const rows = new Array(records.length);
     for (let i = 0; i < records.length; i++) {
@@ -295,4 +322,16 @@ export function blobFromBytes(pyBytes, type) {
 /** True for a Blob (or File). */
 export function isBlob(value) {
   return value instanceof Blob;
+}
+
+/**
+ * The array of records in JSON `text`, with JS handles (Blobs) put back in: `places` is
+ * JSON [[index, field], ...], one entry per handle, in order. One call instead of one
+ * per field of each record holding a Blob.
+ */
+export function parseWithHandles(text, places, ...handles) {
+  const items = JSON.parse(text);
+  const at = JSON.parse(places);
+  for (let j = 0; j < at.length; j++) items[at[j][0]][at[j][1]] = handles[j];
+  return items;
 }

@@ -118,9 +118,10 @@ async def put_attachment(
     """
     await get_thread(tx, thread_id)
     if isinstance(data, bytes | bytearray | memoryview):
-        blob = make_blob(tx.db, bytes(data), _short_str(mime, "mime", 200))
+        raw = bytes(data)
+        blob, size = make_blob(tx.db, raw, _short_str(mime, "mime", 200)), len(raw)
     elif is_blob(data):
-        blob = data
+        blob, size = data, blob_size(data)
     else:
         raise ValidationError("data: must be bytes or a Blob", field="data")
     record: dict[str, Any] = {
@@ -130,7 +131,7 @@ async def put_attachment(
         "kind": _choice(kind, "kind", KINDS),
         "mime": _short_str(mime, "mime", 200),
         "bytes": blob,
-        "size": blob_size(blob),
+        "size": size,
     }
     optional = {
         "trust": _choice(trust, "trust", TRUST_LEVELS, False),

@@ -62,13 +62,23 @@ class MemoryBlob:
 EXTRA_STORABLE.append(MemoryBlob)
 
 
-def _js_helper() -> Any:
-    """The ``panelot_js`` wiring helper when running in a page, else ``None``."""
-    if sys.platform != "emscripten":
-        return None
-    from .idb import browser_convert
+_JS: dict[str, Any] = {}
+"""The helper's Blob functions and ``JsProxy``, looked up once, on first use (not at
+import: the start-up snapshot cannot hold JS objects, and a function read off a JS
+module makes a new proxy on every read)."""
 
-    return browser_convert._ENCODER
+
+def _js() -> dict[str, Any]:
+    """``_JS`` filled in when running in a page with the ``panelot_js`` helper, else empty."""
+    if not _JS and sys.platform == "emscripten":
+        from pyodide.ffi import JsProxy
+
+        from .idb import browser_convert
+
+        helper = browser_convert._ENCODER
+        if helper is not None:
+            _JS.update(proxy=JsProxy, isBlob=helper.isBlob, fromBytes=helper.blobFromBytes)
+    return _JS
 
 
 def _uses_js_blobs(db: Database) -> bool:
@@ -86,7 +96,10 @@ def make_blob(db: Database, data: bytes, mime: str) -> Any:
     if _uses_js_blobs(db):
         from .idb.browser_convert import wiring_helper
 
-        return wiring_helper().blobFromBytes(data, mime)
+        js_blobs = _js()
+        if not js_blobs:
+            wiring_helper()  # raises: the browser core without the helper
+        return js_blobs["fromBytes"](data, mime)
     return MemoryBlob(bytes(data), mime)
 
 
@@ -94,12 +107,10 @@ def is_blob(value: Any) -> bool:
     """True for a :class:`MemoryBlob` or a JS Blob handle."""
     if isinstance(value, MemoryBlob):
         return True
-    helper = _js_helper()
-    if helper is None:
+    js_blobs = _js()
+    if not js_blobs:
         return False
-    from pyodide.ffi import JsProxy
-
-    return isinstance(value, JsProxy) and bool(helper.isBlob(value))
+    return isinstance(value, js_blobs["proxy"]) and bool(js_blobs["isBlob"](value))
 
 
 def blob_size(value: Any) -> int:

@@ -32,6 +32,7 @@ from pyodide.ffi import JsException, JsProxy, create_proxy
 
 from .browser_convert import (
     decode_json,
+    decode_marshal,
     js_error,
     key_arg,
     keys_to_js,
@@ -55,6 +56,7 @@ EXTRA_STORABLE.append(JsProxy)  # JS handles (Blobs) may be stored as they are
 
 _BYTES = 1  # how the helper passes a result: JSON text (0), UTF-8 JSON bytes, raw value
 _RAW = 2
+_MARSHAL = 3  # marshal bytes of a large plain result
 
 
 class BrowserFactory:
@@ -119,6 +121,13 @@ class _One:
 
 
 _VALUE, _GET, _CLEARED = 0, 1, 2
+
+
+def _projection(req: Query) -> str | None:
+    """A query's projection for the helper: ``"a,b"`` keeps those fields, ``"!a,b"`` drops them."""
+    if req.fields is None:
+        return None
+    return ("!" if req.omit else "") + ",".join(req.fields)
 
 
 class _Tx:
@@ -303,11 +312,11 @@ class BrowserCore:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
-                pick = None if req.fields is None else ",".join(req.fields)
+                pick = _projection(req)
                 query, _ = query_arg(req.range, ranges_only=True)
                 return self._read_records(source, query, direction, req.limit, req.want, pos, pick)
             method = "getAll" if req.want == "values" else "getAllKeys"
-            pick = None if req.fields is None or method != "getAll" else ",".join(req.fields)
+            pick = _projection(req) if method == "getAll" else None
             query, mode = query_arg(req.range)
             return read(source, method, query, mode, req.limit, pos, pick)
         raise DataError(f"{type(req).__name__} is not a request of this core")
@@ -470,6 +479,8 @@ class BrowserCore:
         """A native result as Python data: JSON text, UTF-8 JSON bytes, or a raw JS value."""
         if kind == 0:
             value = decode_json(data)
+        elif kind == _MARSHAL:
+            value = decode_marshal(data)
         elif kind == _BYTES:
             value = decode_json(data.to_bytes().decode())
         else:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 __all__ = ["Collection"]
 
 
+def _check_fields(method: str, fields: tuple[str, ...]) -> None:
+    if not fields or not all(isinstance(f, str) and f and "," not in f for f in fields):
+        raise DataError(f"{method}() needs one or more field names (no commas)", field="fields")
+
+
 @dataclass(frozen=True, slots=True)
 class Collection:
     """Records of one table within key ranges of one index, in index order."""
@@ -36,6 +41,7 @@ class Collection:
     max_count: int | None = None
     filters: tuple[Callable[[Any], bool], ...] = ()
     fields: tuple[str, ...] | None = None
+    omitted: bool = False
 
     # -- refining -----------------------------------------------------------------------
 
@@ -66,9 +72,18 @@ class Collection:
         picked fields. The fields are chosen before the records cross into Python, so
         totals over records that also hold Blobs or large payloads stay cheap.
         """
-        if not fields or not all(isinstance(f, str) and f and "," not in f for f in fields):
-            raise DataError("pick() needs one or more field names (no commas)", field="fields")
-        return replace(self, fields=fields)
+        _check_fields("pick", fields)
+        return replace(self, fields=fields, omitted=False)
+
+    def omit(self, *fields: str) -> Collection:
+        """Read every top-level field of each record *but* these (a panelot extension).
+
+        The counterpart of :meth:`pick`, with the same reach: the fields are dropped
+        before the records cross into Python, so reading attachment metadata without
+        its Blob (``omit("bytes")``) stays plain data.
+        """
+        _check_fields("omit", fields)
+        return replace(self, fields=fields, omitted=True)
 
     # -- running ------------------------------------------------------------------------
 
@@ -77,8 +92,9 @@ class Collection:
         limit = None
         if not self.filters and self.max_count is not None:
             limit = self.skip + self.max_count
+        omit = fields is not None and self.omitted
         return [
-            Query(self.table.name, self.index, r, want, self.reversed_, limit, fields)
+            Query(self.table.name, self.index, r, want, self.reversed_, limit, fields, omit)
             for r in ranges
         ]
 

@@ -91,7 +91,8 @@ class Query(Request):
     ``(index key, primary key, value)`` triples). ``limit`` of ``None`` means no limit.
     ``fields`` keeps only those top-level fields of each value (absent ones stay absent),
     chosen before the values cross into Python: a cheap read of a few fields of records
-    that also hold Blobs or large payloads.
+    that also hold Blobs or large payloads. With ``omit`` it keeps every field *but*
+    those (a record's metadata without its Blob).
     """
 
     table: str
@@ -101,6 +102,7 @@ class Query(Request):
     reverse: bool = False
     limit: int | None = None
     fields: tuple[str, ...] | None = None
+    omit: bool = False
 
 
 @dataclass(slots=True)

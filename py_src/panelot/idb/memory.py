@@ -227,10 +227,14 @@ class _MemoryTransaction:
         if req.want == "primaryKeys":
             return [p for _, p in pairs]
         if req.fields is not None:
-            fields = req.fields
+            fields, omit = req.fields, req.omit
 
             def pick(v: Any) -> Any:
-                return {f: v[f] for f in fields if f in v} if isinstance(v, dict) else v
+                if not isinstance(v, dict):
+                    return v
+                if omit:
+                    return {k: x for k, x in v.items() if k not in fields}
+                return {f: v[f] for f in fields if f in v}
 
             if req.want == "values":
                 return [pick(store.value(p)) for _, p in pairs]

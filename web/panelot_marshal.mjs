@@ -1,0 +1,158 @@
+// CPython marshal writer for large plain results read from IndexedDB (used by
+// panelot_js.mjs). Transport only: no storage logic.
+const { getPrototypeOf } = Object;
+const OBJECT = Object.prototype;
+
+// Large plain results cross as CPython marshal data (kind MARSHAL): one JS pass writes
+// it (and checks that the value is plain), and Python's marshal.loads builds the objects
+// several times faster than its JSON scanner (measured in Pyodide: 7 MB of records,
+// ~3x). The codes written (format version 4, read by every CPython since 3.4): None N,
+// True T, False F, int32 i, long l (15-bit digits), float g (binary double), str z/a
+// (ASCII) or u (UTF-8, surrogatepass: lone surrogates survive as JSON carries them),
+// list [, dict { ... 0. Numbers map as JSON text would: an integral number below 1e21
+// (-0 too) is an int, any other a float. A value JSON cannot carry is reported raw.
+
+const MAX_DEPTH = 500; // deeper values take the JSON path (Python's decoder recurses too)
+const SMALL_BUFFER = 1 << 16;
+let mBuf = new Uint8Array(SMALL_BUFFER);
+let mView = new DataView(mBuf.buffer);
+let mLen = 0;
+
+function reserve(extra) {
+  if (mLen + extra <= mBuf.length) return;
+  let size = mBuf.length * 2;
+  while (size < mLen + extra) size *= 2;
+  const next = new Uint8Array(size);
+  next.set(mBuf.subarray(0, mLen));
+  mBuf = next;
+  mView = new DataView(mBuf.buffer);
+}
+
+function writeInt32(x) {
+  mView.setInt32(mLen, x, true);
+  mLen += 4;
+}
+
+function writeString(s) {
+  const len = s.length;
+  reserve(len * 3 + 5);
+  const start = mLen;
+  if (len < 256) {
+    mBuf[mLen++] = 0x7a; // z: short ASCII
+    mBuf[mLen++] = len;
+  } else {
+    mBuf[mLen++] = 0x61; // a: ASCII
+    writeInt32(len);
+  }
+  let i = 0;
+  for (; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 127) break;
+    mBuf[mLen++] = c;
+  }
+  if (i === len) return;
+  mLen = start; // not ASCII: u, UTF-8 with lone surrogates encoded as themselves
+  mBuf[mLen++] = 0x75;
+  const lenAt = mLen;
+  mLen += 4;
+  for (i = 0; i < len; i++) {
+    let c = s.charCodeAt(i);
+    if (c < 0x80) mBuf[mLen++] = c;
+    else if (c < 0x800) {
+      mBuf[mLen++] = 0xc0 | (c >> 6);
+      mBuf[mLen++] = 0x80 | (c & 63);
+    } else {
+      if (c >= 0xd800 && c < 0xdc00 && i + 1 < len) {
+        const d = s.charCodeAt(i + 1);
+        if (d >= 0xdc00 && d < 0xe000) {
+          i++;
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          mBuf[mLen++] = 0xf0 | (c >> 18);
+          mBuf[mLen++] = 0x80 | ((c >> 12) & 63);
+          mBuf[mLen++] = 0x80 | ((c >> 6) & 63);
+          mBuf[mLen++] = 0x80 | (c & 63);
+          continue;
+        }
+      }
+      mBuf[mLen++] = 0xe0 | (c >> 12);
+      mBuf[mLen++] = 0x80 | ((c >> 6) & 63);
+      mBuf[mLen++] = 0x80 | (c & 63);
+    }
+  }
+  mView.setInt32(lenAt, mLen - lenAt - 4, true);
+}
+
+function writeNumber(x) {
+  reserve(32);
+  if (Number.isInteger(x) && Math.abs(x) < 1e21) {
+    if (x >= -2147483648 && x <= 2147483647) {
+      mBuf[mLen++] = 0x69; // i
+      writeInt32(x | 0);
+      return;
+    }
+    mBuf[mLen++] = 0x6c; // l: sign and count of 15-bit digits, least significant first
+    let a = Math.abs(x);
+    const countAt = mLen;
+    mLen += 4;
+    let digits = 0;
+    while (a > 0) {
+      mView.setUint16(mLen, a % 32768, true); // exact: a is an integral double
+      mLen += 2;
+      a = Math.floor(a / 32768);
+      digits++;
+    }
+    mView.setInt32(countAt, x < 0 ? -digits : digits, true);
+    return;
+  }
+  mBuf[mLen++] = 0x67; // g: binary double
+  mView.setFloat64(mLen, x, true);
+  mLen += 8;
+}
+
+/** Writes `v`; false when JSON cannot carry it, null when nested too deep. */
+function writeValue(v, depth) {
+  const type = typeof v;
+  if (type === "string") writeString(v);
+  else if (type === "number") {
+    if (!Number.isFinite(v)) return false;
+    writeNumber(v);
+  } else if (type === "boolean" || v === null) {
+    reserve(1);
+    mBuf[mLen++] = v === null ? 0x4e : v ? 0x54 : 0x46;
+  } else if (type !== "object") return false; // undefined, bigint, function, symbol
+  else if (depth > MAX_DEPTH) return null;
+  else if (Array.isArray(v)) {
+    reserve(5);
+    mBuf[mLen++] = 0x5b; // [
+    writeInt32(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const ok = writeValue(v[i], depth + 1);
+      if (ok !== true) return ok;
+    }
+  } else {
+    const proto = getPrototypeOf(v);
+    if (proto !== OBJECT && proto !== null) return false; // Date, Blob, typed arrays, Map...
+    reserve(1);
+    mBuf[mLen++] = 0x7b; // {
+    for (const key in v) {
+      writeString(key);
+      const ok = writeValue(v[key], depth + 1);
+      if (ok !== true) return ok;
+    }
+    reserve(1);
+    mBuf[mLen++] = 0x30; // end of dict
+  }
+  return true;
+}
+
+/** Marshal bytes of a plain value, false when JSON cannot carry it, null when too deep. */
+export function marshalValue(value) {
+  mLen = 0;
+  const ok = writeValue(value, 0);
+  const out = ok === true ? mBuf.slice(0, mLen) : ok;
+  if (mBuf.length > SMALL_BUFFER * 16) {
+    mBuf = new Uint8Array(SMALL_BUFFER); // do not keep a large result's buffer alive
+    mView = new DataView(mBuf.buffer);
+  }
+  return out;
+}
