@@ -11,6 +11,7 @@ command and returns its terminal response, ``{"status": "completed", "response"}
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -42,6 +43,10 @@ async def start(
     _store = await PanelotStore.open(
         BrowserFactory(), db_name, retention_days=days, active_thread_id=active_thread_id
     )
+    # Everything alive now (modules, classes, the store) lives as long as the page: move
+    # it out of the collector's generations, so collections during large reads do not
+    # rescan it.
+    gc.freeze()
 
 
 async def run_retention(active_thread_id: str | None = None) -> str:
