@@ -17,6 +17,7 @@ from panelot.integrity import index_nodes, walk_to_root
 from panelot.store import PanelotStore
 
 from . import Ctx
+from .cases_integrity import _linear
 from .cases_tree import answer, text
 
 
@@ -99,22 +100,6 @@ async def case_context_and_snapshot_follow_the_stored_tree(ctx: Ctx) -> None:
     # Another leaf: the explicit-leaf path of the context.
     other = await store.context(tid, path[1])
     assert other["path"] == [i for i in path[:2] if not nodes[i]["payload"].get("deleted")]
-
-
-async def _linear(store: PanelotStore, n: int = 4) -> tuple[str, list[str]]:
-    tid = await store.create_thread("linear")
-    ids = []
-    for i in range(n):
-        kind, payload = (
-            ("user_message", text(f"m{i}"))
-            if i % 2 == 0
-            else (
-                "assistant_message",
-                answer(f"m{i}"),
-            )
-        )
-        ids.append((await store.append(tid, kind, payload))["nodeId"])
-    return tid, ids
 
 
 def _node(tid: str, ident: str, parent: str | None, seq: Any, **over: Any) -> dict[str, Any]:

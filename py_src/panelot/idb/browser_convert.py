@@ -351,19 +351,16 @@ _ENCODER = _load_encoder()
 
 
 def value_from_js(value: Any) -> Any:
-    """Convert a JS value read from IndexedDB to plain Python data.
+    """Convert a raw JS value read from IndexedDB to plain Python data.
 
-    Plain JSON data takes the fast path (one native ``JSON.stringify``, one
-    ``json.loads``); anything else goes through ``to_py()`` and a fix-up walk.
+    The wiring helper sends plain JSON data as text, marshal or bytes, so a raw value is
+    one JSON cannot carry (a Blob, a Date, binary): it goes through ``to_py()`` and a
+    fix-up walk, without checking for plain JSON again.
     """
     if value is None or value is jsnull:
         return None
     if not isinstance(value, JsProxy):
         return value  # numbers, strings and booleans arrive converted
-    if _ENCODER is not None:
-        text = _ENCODER.encodeValue(value)
-        if isinstance(text, str):  # JS null (not plain JSON) arrives as jsnull
-            return json.loads(text)
     try:
         converted = value.to_py()
     except JsException as exc:  # pragma: no cover - defensive
