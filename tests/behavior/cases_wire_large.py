@@ -26,6 +26,8 @@ VALUES: dict[str, Any] = {
     "surrogates": ["a\ud800b", "\udc00", "x\udbff"],
     "nested": {"a": {"b": {"c": [[[], {}], [{"d": None}]]}}, "": "empty key", "1": 2},
     "unicode keys": {"é": 1, "中": [2], "😀": {"\ud800": 3}},
+    # Keys cross once per result and by reference after that (short, long, non-ASCII).
+    "long keys": {"k" * 255: 1, "k" * 256: 2, "é" * 300: 3, "ints": "a key seen before"},
 }
 
 
