@@ -37,9 +37,23 @@ function writeInt32(x) {
   mLen += 4;
 }
 
+const utf8 = new TextEncoder();
+/** Strings at least this long are encoded natively (TextEncoder) when well formed. */
+const NATIVE_TEXT = 64;
+
 function writeString(s) {
   const len = s.length;
   reserve(len * 3 + 5);
+  if (len >= NATIVE_TEXT && s.isWellFormed()) {
+    // One native pass instead of a JS loop. TextEncoder would replace a lone surrogate,
+    // hence the check; such strings take the loop below, which keeps them.
+    const at = mLen;
+    const { written } = utf8.encodeInto(s, mBuf.subarray(at + 5));
+    mBuf[at] = written === len ? 0x61 : 0x75; // a: ASCII, u: UTF-8
+    mView.setInt32(at + 1, written, true);
+    mLen = at + 5 + written;
+    return;
+  }
   const start = mLen;
   if (len < 256) {
     mBuf[mLen++] = 0x7a; // z: short ASCII

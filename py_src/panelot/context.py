@@ -30,28 +30,28 @@ def _is_evicted(block: Any) -> bool:
     return isinstance(block, dict) and bool(block.get("evicted"))
 
 
-def _for_model(blocks: list[Any]) -> list[Any]:
-    """Evicted image/file blocks become a text placeholder naming what was there.
+def _placeholder(block: dict[str, Any]) -> dict[str, Any]:
+    name = block.get("name") or block.get("attachmentId")
+    return {
+        "type": "text",
+        "text": f"[{block.get('type')} evicted: {name}]",
+        "evicted": True,
+        "attachmentId": block.get("attachmentId"),
+    }
 
-    ``blocks`` is the caller's own copy (see :func:`_content`): without an evicted block
-    it is returned as it is.
+
+def _for_model(payload: dict[str, Any], key: str = "content") -> list[Any]:
+    """The payload's blocks under ``key``, as a new list.
+
+    Evicted image/file blocks become a text placeholder naming what was there.
     """
+    blocks = payload.get(key)
+    if not isinstance(blocks, list):
+        return []
     for b in blocks:
-        if _is_evicted(b):
-            break
-    else:
-        return blocks
-    return [
-        {
-            "type": "text",
-            "text": f"[{b.get('type')} evicted: {b.get('name') or b.get('attachmentId')}]",
-            "evicted": True,
-            "attachmentId": b.get("attachmentId"),
-        }
-        if _is_evicted(b)
-        else b
-        for b in blocks
-    ]
+        if isinstance(b, dict) and b.get("evicted"):
+            return [_placeholder(b) if _is_evicted(b) else b for b in blocks]
+    return blocks[:]
 
 
 def _for_ui(payload: dict[str, Any]) -> dict[str, Any]:
@@ -82,12 +82,12 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
         kind, payload = node["type"], node["payload"]
         # System notices, approval decisions, interaction responses: no message.
         if kind == "user_message":
-            msg: dict[str, Any] = {"role": "user", "content": _for_model(_content(payload))}
+            msg: dict[str, Any] = {"role": "user", "content": _for_model(payload)}
             if payload.get("attachedContext"):
                 msg["attachedContext"] = payload["attachedContext"]
             messages.append(msg)
         elif kind == "assistant_message":
-            content = _for_model(_content(payload))
+            content = _for_model(payload)
             msg = {"role": "assistant", "content": content, "model": payload.get("model")}
             reasoning, state = payload.get("reasoning"), payload.get("providerState")
             if reasoning is not None:
@@ -110,7 +110,7 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
                     "role": "tool",
                     "itemId": payload.get("itemId"),
                     "ok": payload.get("ok"),
-                    "content": _for_model(_content(payload, "contentForLlm")),
+                    "content": _for_model(payload, "contentForLlm"),
                 }
             )
         elif kind == "turn_context":

@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .codec import encode
+from .descent import children, newest_descendant
 from .idb import MAX_KEY, MIN_KEY, Transaction
 from .idb.errors import NotFoundError, ValidationError
-from .integrity import index_nodes, numeric_seq, seq_order, walk_to_root
+from .integrity import index_nodes, numeric_seq, walk_to_root
 from .records import (
     AssistantMessage,
     ThreadMeta,
@@ -263,16 +264,6 @@ async def regenerate(
     return await append_node(tx, thread_id, "assistant_message", payload, user.id, clock)
 
 
-async def _children(tx: Transaction, thread_id: str, parent_id: str | None) -> list[Any]:
-    if parent_id is None:
-        rows = await tx.table("nodes").where("threadId").equals(thread_id).to_list()
-        kids = [r for r in rows if r.get("parentId") is None]
-    else:
-        rows = await tx.table("nodes").where("parentId").equals(parent_id).to_list()
-        kids = [r for r in rows if r.get("threadId") == thread_id]
-    return sorted(kids, key=seq_order)
-
-
 async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
     """The node and its siblings (same parent, same thread), ordered by seq.
 
@@ -286,7 +277,7 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
         raise ValidationError(
             f"nodeId: the stored node {node_id!r} has no valid threadId/parentId", field="nodeId"
         )
-    kids = await _children(tx, thread_id, parent_id)
+    kids = await children(tx, thread_id, parent_id)
     return [{"id": k["id"], "seq": k["seq"]} for k in kids]
 
 
@@ -306,14 +297,7 @@ async def switch_branch(
     thread = thread_from_wire(raw_thread)
     if raw_node is None or raw_node.get("threadId") != thread_id:
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
-    current = str(raw_node["id"])
-    seen = {current}
-    while True:
-        kids = await _children(tx, thread_id, current)
-        if not kids or kids[-1]["id"] in seen:
-            break
-        current = kids[-1]["id"]
-        seen.add(current)
+    current = await newest_descendant(tx, thread_id, raw_node)
     thread.leaf_id, thread.updated_at = current, clock()
     await tx.table("threads").put(thread_to_wire(thread))
     return current
