@@ -24,6 +24,8 @@ VALUES: dict[str, Any] = {
     "strings": ["", "a", "x" * 255, "y" * 256, "z" * 70_000, "é", "中文", "😀"],
     "mixed": 'é中😀 "q" \\ \t\x00\x01\x7f\u0080\u07ff\u0800\uffff \U0010ffff end',
     "surrogates": ["a\ud800b", "\udc00", "x\udbff"],
+    # 64 characters and more: written natively when well formed, by hand when not.
+    "long text": ["é中" * 40 + "😀" * 30, "a" * 64, "b\ud800" * 40, "\udfff" + "c" * 80],
     "nested": {"a": {"b": {"c": [[[], {}], [{"d": None}]]}}, "": "empty key", "1": 2},
     "unicode keys": {"é": 1, "中": [2], "😀": {"\ud800": 3}},
     # Keys cross once per result and by reference after that (short, long, non-ASCII).
