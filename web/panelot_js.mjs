@@ -66,19 +66,30 @@ const LARGE_TEXT = 8192;
 const utf8 = new TextEncoder();
 
 
+/** Arrays at least this long are written as marshal data first (usually large). */
+const MANY = 8;
+
 /** Send a read's result to Python through the connection's success handler. */
 function report(tx, pos, value) {
   const h = tx.__panelot;
+  const id = tx.__panelotTx;
   let text;
-  if (value !== null && typeof value === "object") {
+  if (Array.isArray(value) && value.length >= MANY) {
     const bytes = marshalValue(value);
-    if (bytes === false) return h.ok(tx.__panelotTx, pos, value, RAW);
-    if (bytes !== null && bytes.length > LARGE_TEXT) return h.ok(tx.__panelotTx, pos, bytes, MARSHAL);
+    if (bytes === false) return h.ok(id, pos, value, RAW);
+    if (bytes !== null && bytes.length > LARGE_TEXT) return h.ok(id, pos, bytes, MARSHAL);
     text = bytes === null ? encodeValue(value) : JSON.stringify(value); // small: text is cheaper
-  } else text = encodeValue(value);
-  if (text === null) h.ok(tx.__panelotTx, pos, value, RAW);
-  else if (text.length > LARGE_TEXT) h.ok(tx.__panelotTx, pos, utf8.encode(text), BYTES);
-  else h.ok(tx.__panelotTx, pos, text);
+  } else {
+    // One record, a few, a key or a count: JSON text, unless it turns out large.
+    text = encodeValue(value);
+    if (text !== null && text.length > LARGE_TEXT && typeof value === "object") {
+      const bytes = marshalValue(value);
+      if (bytes) return h.ok(id, pos, bytes, MARSHAL);
+    }
+  }
+  if (text === null) h.ok(id, pos, value, RAW);
+  else if (text.length > LARGE_TEXT) h.ok(id, pos, utf8.encode(text), BYTES);
+  else h.ok(id, pos, text);
 }
 
 /**

@@ -41,12 +41,26 @@ from .tree import (
     regenerate,
     switch_branch,
     update_thread,
+    updated_thread,
 )
 
-__all__ = ["COMMANDS", "CommandBus", "Handler"]
+__all__ = ["COMMANDS", "CommandBus", "Handler", "Staged"]
 
 Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
+ThreadRun = Callable[[Transaction, dict[str, Any], Clock, Any], Awaitable[Any]]
 Prepare = Callable[["CommandBus", dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A handler's response with the writes it has not awaited yet.
+
+    The bus issues them together with the receipt, in one round trip of the same
+    transaction; if any fails, the transaction aborts and nothing is written.
+    """
+
+    response: Any
+    writes: tuple[Awaitable[Any], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,9 @@ class Handler:
     undo_prepare: Prepare | None = None
     extra_tables: Callable[[dict[str, Any]], tuple[str, ...]] | None = None
     """Tables a given payload needs beyond ``tables`` (a tool result's details attachment)."""
+    run_on_thread: ThreadRun | None = None
+    """Used instead of ``run`` when the bus has read the payload's thread record for its
+    admission check: it gets that record (or ``None``) and need not read it again."""
 
 
 def arg(
@@ -103,6 +120,14 @@ async def _thread_create(tx: Transaction, p: dict[str, Any], clock: Clock) -> An
 async def _thread_update(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
     thread = await update_thread(tx, arg(p, "threadId", str), arg(p, "patch", dict), clock)
     return {"thread": thread_to_wire(thread)}
+
+
+async def _thread_update_on(
+    tx: Transaction, p: dict[str, Any], clock: Clock, raw_thread: Any
+) -> Staged:
+    merged = updated_thread(raw_thread, arg(p, "threadId", str), arg(p, "patch", dict), clock)
+    wire = thread_to_wire(merged)
+    return Staged({"thread": wire}, (tx.table("threads").put(wire),))
 
 
 async def _append(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
@@ -164,7 +189,7 @@ async def _delete_thread(tx: Transaction, p: dict[str, Any], clock: Clock) -> An
 
 COMMANDS: dict[str, Handler] = {
     "thread.create": Handler(("threads",), _thread_create),
-    "thread.update": Handler(("threads",), _thread_update),
+    "thread.update": Handler(("threads",), _thread_update, run_on_thread=_thread_update_on),
     "message.append": Handler(TREE_TABLES, _append, extra_tables=details_tables),
     "message.edit": Handler(TREE_TABLES, _edit),
     "message.regenerate": Handler(TREE_TABLES, _regenerate),
@@ -236,7 +261,15 @@ class CommandBus:
             if receipt is not None:
                 return receipt["response"]
             check_admission(thread)
-            response = await handler.run(tx, payload, self.clock)
+            if guard and handler.run_on_thread is not None:
+                response = await handler.run_on_thread(tx, payload, self.clock, thread)
+            else:
+                response = await handler.run(tx, payload, self.clock)
+            if isinstance(response, Staged):
+                now, status = self.clock(), handler.status
+                record = write_receipt(tx, cmd, fp, response.response, now, status)
+                await tx.gather(*response.writes, record)
+                return response.response
             await write_receipt(tx, cmd, fp, response, self.clock(), handler.status)
             return response
 

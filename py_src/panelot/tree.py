@@ -47,6 +47,7 @@ __all__ = [
     "switch_branch",
     "thread_of",
     "update_thread",
+    "updated_thread",
 ]
 
 TREE_TABLES = ("threads", "nodes")
@@ -315,17 +316,28 @@ async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> None:
 _PATCHABLE = {"title", "tags", "pinned", "archived", "folderId", "preset", "scopeOrigins"}
 
 
-async def update_thread(
-    tx: Transaction, thread_id: str, patch: Any, clock: Clock = now_ms
-) -> ThreadMeta:
-    """Apply a metadata patch (title, tags, pinned, archived, folderId, preset, scopeOrigins)."""
+def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) -> ThreadMeta:
+    """The stored thread record ``raw`` with a metadata patch applied; nothing is written.
+
+    The patch may change title, tags, pinned, archived, folderId, preset and
+    scopeOrigins; the result is validated as a whole.
+    """
+    _text(thread_id, "threadId", 200)
     if not isinstance(patch, dict):
         raise ValidationError("patch: must be an object", field="patch")
     unknown = sorted(set(patch) - _PATCHABLE)
     if unknown:
         raise ValidationError(f"patch.{unknown[0]}: cannot be changed", field=f"patch.{unknown[0]}")
-    current = thread_to_wire(await get_thread(tx, thread_id))
-    merged = thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
+    current = thread_to_wire(thread_of(raw, thread_id))
+    return thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
+
+
+async def update_thread(
+    tx: Transaction, thread_id: str, patch: Any, clock: Clock = now_ms
+) -> ThreadMeta:
+    """Apply a metadata patch (see :func:`updated_thread`) and write the thread."""
+    raw = await tx.table("threads").get(_text(thread_id, "threadId", 200))
+    merged = updated_thread(raw, thread_id, patch, clock)
     await tx.table("threads").put(thread_to_wire(merged))
     return merged
 

@@ -129,3 +129,42 @@ async def case_bad_envelopes_are_refused_cleanly(ctx: Ctx) -> None:
         }
     )
     assert out["error"]["name"] == "NotFoundError"
+
+
+async def case_staged_writes_land_with_the_receipt_or_not_at_all(ctx: Ctx) -> None:
+    # thread.update hands its write to the bus (Staged), which issues it with the
+    # receipt in one round trip: both land, and a failing staged write leaves neither.
+    from panelot.commands import COMMANDS, Handler, Staged
+
+    store = await ctx.store()
+    tid = await store.create_thread("before")
+    update = {"type": "thread.update", "clientId": "cli", "submissionId": "u1"}
+    out = await store.send({**update, "payload": {"threadId": tid, "patch": {"title": "after"}}})
+    assert out["status"] == "completed" and out["response"]["thread"]["title"] == "after"
+    receipts = store.db.table("commandReceipts")
+    assert (await receipts.get(receipt_id("cli", "u1")))["response"] == out["response"]
+    assert (await store.db.table("threads").get(tid))["title"] == "after"
+
+    async def clash(tx, payload, clock, raw):  # type: ignore[no-untyped-def]
+        threads = tx.table("threads")
+        renamed = {**raw, "title": "never"}
+        return Staged({"ok": True}, (threads.put(renamed), threads.add(dict(raw))))
+
+    async def unused(tx, payload, clock):  # type: ignore[no-untyped-def]
+        raise AssertionError("the bus read the thread, so run_on_thread runs")
+
+    COMMANDS["test.staged"] = Handler(("threads",), unused, run_on_thread=clash)
+    try:
+        failed = await store.send(
+            {
+                "type": "test.staged",
+                "clientId": "cli",
+                "submissionId": "s1",
+                "payload": {"threadId": tid},
+            }
+        )
+    finally:
+        del COMMANDS["test.staged"]
+    assert failed["status"] == "failed" and failed["error"]["name"] == "ConstraintError"
+    assert await receipts.get(receipt_id("cli", "s1")) is None
+    assert (await store.db.table("threads").get(tid))["title"] == "after"

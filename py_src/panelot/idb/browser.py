@@ -133,12 +133,25 @@ def _projection(req: Query) -> str | None:
 class _Tx:
     """State of one running native transaction."""
 
-    __slots__ = ("error", "future", "native", "op", "result", "stepper", "stores", "tx_id")
+    __slots__ = (
+        "error",
+        "future",
+        "native",
+        "op",
+        "readonly",
+        "result",
+        "stepper",
+        "stores",
+        "tx_id",
+    )
 
-    def __init__(self, native: Any, tx_id: int, future: asyncio.Future[Any]) -> None:
+    def __init__(
+        self, native: Any, tx_id: int, future: asyncio.Future[Any], readonly: bool
+    ) -> None:
         self.native = native
         self.tx_id = tx_id
         self.future = future
+        self.readonly = readonly
         self.stores: dict[str, Any] = {}
         self.stepper: Stepper | None = None
         self.op: _Op | _One | None = None
@@ -212,7 +225,7 @@ class BrowserCore:
         # those (its in-progress count), which costs one more scheduled macrotask (two
         # hops through the page's message queue) per transaction.
         future: asyncio.Future[T] = asyncio.Future(loop=asyncio.get_running_loop())
-        tx = _Tx(native, tx_id, future)
+        tx = _Tx(native, tx_id, future, mode != "rw")
         self._txs[tx_id] = tx
         tx.stepper = Stepper(body, partial(self._issue, tx), partial(self._finish, tx))
         tx.stepper.start()
@@ -511,6 +524,10 @@ class BrowserCore:
         if error is None:
             # False: already committing or finished; the complete/abort event decides.
             self._commit(tx.native)
+            if tx.readonly and not tx.future.done():
+                # Every read has delivered its result, and a readonly transaction has
+                # nothing to commit: the caller need not wait for the complete event.
+                tx.future.set_result(result)
         elif not self._abort_native(tx.native):
             self._settle_tx(tx, error)
 
