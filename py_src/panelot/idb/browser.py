@@ -48,6 +48,7 @@ from .errors import AbortError, DataError, InvalidStateError, PanelotError, erro
 from .schema import SchemaVersion, TableSpec, declared_tables
 from .upgrade import check_versions, verify_structure
 from .values import EXTRA_STORABLE, resolve_primary_key
+from .waiter import Waiter
 
 __all__ = ["BrowserCore", "BrowserFactory"]
 
@@ -145,9 +146,7 @@ class _Tx:
         "tx_id",
     )
 
-    def __init__(
-        self, native: Any, tx_id: int, future: asyncio.Future[Any], readonly: bool
-    ) -> None:
+    def __init__(self, native: Any, tx_id: int, future: Waiter[Any], readonly: bool) -> None:
         self.native = native
         self.tx_id = tx_id
         self.future = future
@@ -221,10 +220,10 @@ class BrowserCore:
         except JsException as exc:
             body.close()
             raise js_error(exc) from None
-        # A plain Future, not loop.create_future(): Pyodide's loop adds a done callback to
-        # those (its in-progress count), which costs one more scheduled macrotask (two
-        # hops through the page's message queue) per transaction.
-        future: asyncio.Future[T] = asyncio.Future(loop=asyncio.get_running_loop())
+        # Not loop.create_future(): Pyodide's loop adds a done callback to those (its
+        # in-progress count), and resuming from a plain Future costs a hop through the
+        # page's message queue. A Waiter resumes this task from the complete event.
+        future: Waiter[T] = Waiter(asyncio.get_running_loop())
         tx = _Tx(native, tx_id, future, mode != "rw")
         self._txs[tx_id] = tx
         tx.stepper = Stepper(body, partial(self._issue, tx), partial(self._finish, tx))
