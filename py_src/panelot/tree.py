@@ -135,36 +135,45 @@ async def load_nodes(tx: Transaction, thread_id: str) -> list[Any]:
     return await tx.table("nodes").where("threadId").equals(thread_id).to_list()
 
 
+def _by_seq(tx: Transaction, thread_id: str) -> Awaitable[list[Any]]:
+    """The thread's records that are in ``[threadId+seq]``, in seq order."""
+    return (
+        tx.table("nodes")
+        .where("[threadId+seq]")
+        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY], True, True)
+        .to_list()
+    )
+
+
+def _count(tx: Transaction, thread_id: str) -> Awaitable[int]:
+    return tx.table("nodes").where("threadId").equals(thread_id).count()
+
+
 async def load_nodes_by_seq(tx: Transaction, thread_id: str) -> list[Any]:
     """Every stored node record of a thread (raw), read in seq order when it can be.
 
     The read goes through ``[threadId+seq]``, so the records come already ordered as
     :func:`~panelot.integrity.index_nodes` wants them. A record whose seq is not a key
     (missing, null, a boolean, an object) is not in that index: when the count through
-    ``threadId`` says so, every record is read through ``threadId`` instead.
+    ``threadId``, taken in the same round trip, says so, every record is read through
+    ``threadId`` instead.
     """
-    nodes = tx.table("nodes")
-    rows = (
-        await nodes.where("[threadId+seq]")
-        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY], True, True)
-        .to_list()
-    )
-    if await nodes.where("threadId").equals(thread_id).count() != len(rows):
-        return await load_nodes(tx, thread_id)
-    return rows
+    rows, total = await tx.gather(_by_seq(tx, thread_id), _count(tx, thread_id))
+    return rows if total == len(rows) else await load_nodes(tx, thread_id)
 
 
 async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, list[Any]]:
     """The raw thread record (``None`` if absent) and its raw nodes in seq order.
 
-    The thread and the nodes are read in one round trip (:func:`load_nodes_by_seq`
-    may add one to count the nodes).
+    The thread, the nodes and their count are read in one round trip (see
+    :func:`load_nodes_by_seq`).
     """
-    raw, nodes = await tx.gather(
+    raw, rows, total = await tx.gather(
         tx.table("threads").get(_text(thread_id, "threadId", 200)),
-        load_nodes_by_seq(tx, thread_id),
+        _by_seq(tx, thread_id),
+        _count(tx, thread_id),
     )
-    return raw, nodes
+    return raw, rows if total == len(rows) else await load_nodes(tx, thread_id)
 
 
 async def create_thread(
