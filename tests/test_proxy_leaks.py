@@ -75,3 +75,46 @@ def test_ten_thousand_operations_leave_no_proxies(harness_page: Page) -> None:
     assert ops >= 10_000
     assert after["pyproxies"] == before["pyproxies"], (before, after)
     assert after["jsrefs"] <= before["jsrefs"] + 5, (before, after)
+
+
+CLOSE_IN_COMPLETE = """
+import asyncio, gc, json
+from panelot.idb import Database, SchemaVersion
+from panelot.idb.browser import BrowserFactory
+
+async def close_in_complete():
+    # A transaction resumes its task from the IndexedDB complete event (idb.waiter), so
+    # the close below runs inside that event's handler proxy, and so does the next open.
+    for i in range(20):
+        db = await Database("close-in-complete", [SchemaVersion(1, {"items": "id"})]).open(BrowserFactory())
+        await db.table("items").put({"id": i})
+        db.close()
+    # A close while a transaction still runs: its handlers stay until it settles.
+    db = await Database("close-in-complete", [SchemaVersion(1, {"items": "id"})]).open(BrowserFactory())
+    pending = asyncio.ensure_future(db.table("items").put({"id": "late"}))
+    await asyncio.sleep(0)
+    db.close()
+    await asyncio.wait_for(pending, 10)  # destroyed handlers would leave it waiting forever
+    await asyncio.sleep(0.05)
+    await BrowserFactory().delete("close-in-complete")
+
+await close_in_complete()
+gc.collect()
+json.dumps(0)
+"""
+
+
+def test_closing_inside_a_complete_event_raises_nothing_and_frees_the_handlers(
+    harness_page: Page,
+) -> None:
+    errors: list[str] = []
+    harness_page.on("pageerror", lambda exc: errors.append(str(exc)))
+    harness_page.evaluate("() => window.panelot.py._module.enable_pyproxy_allocation_tracing()")
+    run_py(harness_page, "import gc, json\ngc.collect()\njson.dumps(0)")
+    before = harness_page.evaluate(COUNT)
+    run_py(harness_page, CLOSE_IN_COMPLETE)
+    harness_page.wait_for_timeout(200)  # a late page error would arrive by now
+    after = harness_page.evaluate(COUNT)
+    harness_page.evaluate("() => window.panelot.py._module.disable_pyproxy_allocation_tracing()")
+    assert errors == []
+    assert after["pyproxies"] == before["pyproxies"], (before, after)

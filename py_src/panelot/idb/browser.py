@@ -186,6 +186,7 @@ class BrowserCore:
         helper.connect(db, self._ok, self._fail, self._on_complete, self._on_abort)
         db.onversionchange = self._on_versionchange
         self._has_records = hasattr(js.IDBObjectStore.prototype, "getAllRecords")
+        self._released = False
 
     def describe(self) -> dict[str, Any]:
         """Read the installed structure back from IndexedDB."""
@@ -198,14 +199,34 @@ class BrowserCore:
         self._db.onversionchange = None
         self._db.close()
         self._db = None
-        for proxy in (
+        if not self._txs:
+            self._release()
+        # Else transactions still running finish natively and report through the
+        # handlers; the last one to settle releases them (see _settle_tx).
+
+    def _release(self) -> None:
+        """Destroy the connection's handler proxies once the current JS callback is over.
+
+        ``close`` may run inside one of them (a task resumed from a complete event closes
+        its database): destroying a proxy during its own call makes Pyodide throw in the
+        event handler.
+        """
+        if self._released:
+            return
+        self._released = True
+        proxies = (
             self._ok,
             self._fail,
             self._on_complete,
             self._on_abort,
             self._on_versionchange,
-        ):
-            proxy.destroy()
+        )
+
+        def destroy() -> None:
+            for proxy in proxies:
+                proxy.destroy()
+
+        asyncio.get_event_loop().call_soon(destroy)
 
     async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
         """Drive ``body`` inside one IndexedDB transaction; return its result after commit."""
@@ -547,6 +568,8 @@ class BrowserCore:
 
     def _settle_tx(self, tx: _Tx, error: BaseException | None) -> None:
         self._txs.pop(tx.tx_id, None)
+        if self._db is None and not self._txs:
+            self._release()  # closed while this one ran: it was the last
         if tx.stepper is not None and not tx.stepper.done:
             # The browser ended the transaction under a waiting body: stop the body.
             tx.stepper.done = True
