@@ -186,10 +186,10 @@ export function marshalValue(value) {
   mLen = 0;
   if (keyRefs.size > 0) keyRefs = new Map();
   const ok = writeValue(value, 0);
-  const out = ok === true ? mBuf.slice(0, mLen) : ok;
-  if (mBuf.length > SMALL_BUFFER * 16) {
-    mBuf = new Uint8Array(SMALL_BUFFER); // do not keep a large result's buffer alive
-    mView = new DataView(mBuf.buffer);
-  }
+  if (mBuf.length <= SMALL_BUFFER * 16) return ok === true ? mBuf.slice(0, mLen) : ok;
+  // A large result's buffer is not kept alive for the next one: hand it over as it is.
+  const out = ok === true ? mBuf.subarray(0, mLen) : ok;
+  mBuf = new Uint8Array(SMALL_BUFFER);
+  mView = new DataView(mBuf.buffer);
   return out;
 }
