@@ -8,10 +8,25 @@ every browser test, since every transaction awaits one).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import pytest
 
 from panelot.idb.waiter import Waiter
+
+T = TypeVar("T")
+
+
+def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run ``main()`` with ``asyncio.run`` on a thread of its own.
+
+    Playwright's sync API, used by the browser tests of the same session, keeps a loop
+    running on the main thread.
+    """
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(main())).result()
 
 
 def test_resolved_outside_a_task_the_waiting_task_runs_at_once() -> None:
@@ -34,7 +49,7 @@ def test_resolved_outside_a_task_the_waiting_task_runs_at_once() -> None:
         await task
         return log
 
-    assert asyncio.run(main()) == ["got 7", "after set_result"]
+    assert run(main) == ["got 7", "after set_result"]
 
 
 def test_resolved_inside_a_task_the_wake_up_is_scheduled() -> None:
@@ -52,7 +67,7 @@ def test_resolved_inside_a_task_the_wake_up_is_scheduled() -> None:
         await task
         return log
 
-    assert asyncio.run(main()) == ["after set_result", "got 3"]
+    assert run(main) == ["after set_result", "got 3"]
 
 
 def test_exceptions_reach_the_waiting_task() -> None:
@@ -64,7 +79,7 @@ def test_exceptions_reach_the_waiting_task() -> None:
             await waiter
         assert waiter.done() and isinstance(waiter.exception(), KeyError)
 
-    asyncio.run(main())
+    run(main)
 
 
 def test_cancelling_the_waiting_task_cancels_the_waiter() -> None:
@@ -83,7 +98,7 @@ def test_cancelling_the_waiting_task_cancels_the_waiter() -> None:
         with pytest.raises(asyncio.InvalidStateError):
             waiter.set_result(1)
 
-    asyncio.run(main())
+    run(main)
 
 
 def test_already_resolved_waiters_do_not_suspend_and_late_callbacks_are_scheduled() -> None:
@@ -98,7 +113,7 @@ def test_already_resolved_waiters_do_not_suspend_and_late_callbacks_are_schedule
         assert waiter.remove_done_callback(seen.append) == 0
         return seen
 
-    seen = asyncio.run(main())
+    seen = run(main)
     assert len(seen) == 1 and isinstance(seen[0], Waiter)
 
 
