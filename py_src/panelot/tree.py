@@ -39,7 +39,6 @@ __all__ = [
     "get_thread",
     "last_seq",
     "load_nodes",
-    "load_nodes_by_seq",
     "load_thread_records",
     "now_ms",
     "regenerate",
@@ -149,24 +148,14 @@ def _count(tx: Transaction, thread_id: str) -> Awaitable[int]:
     return tx.table("nodes").where("threadId").equals(thread_id).count()
 
 
-async def load_nodes_by_seq(tx: Transaction, thread_id: str) -> list[Any]:
-    """Every stored node record of a thread (raw), read in seq order when it can be.
-
-    The read goes through ``[threadId+seq]``, so the records come already ordered as
-    :func:`~panelot.integrity.index_nodes` wants them. A record whose seq is not a key
-    (missing, null, a boolean, an object) is not in that index: when the count through
-    ``threadId``, taken in the same round trip, says so, every record is read through
-    ``threadId`` instead.
-    """
-    rows, total = await tx.gather(_by_seq(tx, thread_id), _count(tx, thread_id))
-    return rows if total == len(rows) else await load_nodes(tx, thread_id)
-
-
 async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, list[Any]]:
     """The raw thread record (``None`` if absent) and its raw nodes in seq order.
 
-    The thread, the nodes and their count are read in one round trip (see
-    :func:`load_nodes_by_seq`).
+    The thread, the nodes and their count are read in one round trip. The nodes are read
+    through ``[threadId+seq]``, so they come already ordered as
+    :func:`~panelot.integrity.index_nodes` wants them. A record whose seq is not a key
+    (missing, null, a boolean, an object) is not in that index: when the count through
+    ``threadId`` says so, every record is read through ``threadId`` instead.
     """
     raw, rows, total = await tx.gather(
         tx.table("threads").get(_text(thread_id, "threadId", 200)),

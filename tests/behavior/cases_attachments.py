@@ -8,6 +8,7 @@ from typing import Any
 from panelot.attachments import get_blob, read_bytes
 from panelot.attachments_api import put_within_budget
 from panelot.blobs import blob_bytes, blob_size, is_blob, make_blob
+from panelot.faults import FAULTS, InjectedFault
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore
 
@@ -24,6 +25,23 @@ async def put(store: PanelotStore, tid: str, data: bytes, **extra: Any) -> str:
     result = await store.command("attachment.put", {**payload, **extra})
     assert result["size"] == len(data)
     return str(result["attachmentId"])
+
+
+async def interrupted_eviction(store: PanelotStore, budget: int, active_thread: str) -> None:
+    """Run ``attachment.evict`` with a fault injected between its two steps; check it failed."""
+    FAULTS.arm("attachment.evict.between")
+    try:
+        failed = await store.send(
+            {
+                "type": "attachment.evict",
+                "clientId": "c",
+                "submissionId": "s1",
+                "payload": {"budget": budget, "activeThreadId": active_thread},
+            }
+        )
+    finally:
+        FAULTS.disarm()
+    assert failed["status"] == "failed" and failed["error"]["name"] == InjectedFault.name
 
 
 def image(attachment_id: str, name: str = "pic.png") -> dict[str, Any]:

@@ -6,12 +6,11 @@ from typing import Any
 
 from panelot.blobs import make_blob
 from panelot.eviction import current_budget, evict, set_budget
-from panelot.faults import FAULTS, InjectedFault
 from panelot.idb.errors import NotFoundError
 from panelot.store import PanelotStore
 
 from . import Ctx, raises
-from .cases_attachments import image, put
+from .cases_attachments import image, interrupted_eviction, put
 
 
 async def _scene(store: PanelotStore) -> dict[str, Any]:
@@ -88,19 +87,7 @@ async def case_put_makes_room_within_the_budget(ctx: Ctx) -> None:
 async def case_eviction_interrupted_between_steps_finishes_at_start_up(ctx: Ctx) -> None:
     store = await ctx.store()
     s = await _scene(store)
-    FAULTS.arm("attachment.evict.between")
-    try:
-        failed = await store.send(
-            {
-                "type": "attachment.evict",
-                "clientId": "c",
-                "submissionId": "s1",
-                "payload": {"budget": 1000, "activeThreadId": s["a"]},
-            }
-        )
-    finally:
-        FAULTS.disarm()
-    assert failed["status"] == "failed" and failed["error"]["name"] == InjectedFault.name
+    await interrupted_eviction(store, 1000, s["a"])
     rows = await store.db.table("attachments").to_list()
     marked = sorted(r["id"] for r in rows if r.get("deleting"))
     assert marked == sorted([s["ids"]["B1"], s["ids"]["B2"], s["ids"]["B3"]])

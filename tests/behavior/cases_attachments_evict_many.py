@@ -6,12 +6,11 @@ from typing import Any
 
 from panelot.blobs import make_blob
 from panelot.eviction import FEW_IDS, evict, mark_for_eviction
-from panelot.faults import FAULTS, InjectedFault
 from panelot.idb import Transaction
 from panelot.store import PanelotStore
 
 from . import Ctx
-from .cases_attachments import image, put
+from .cases_attachments import image, interrupted_eviction, put
 
 COUNT = FEW_IDS * 2 + 3
 """Attachments per scene: well over the few read by key."""
@@ -61,19 +60,7 @@ async def case_many_tombstones_keep_the_metadata_without_the_blob(ctx: Ctx) -> N
     store = await ctx.store()
     s = await _scene(store)
     before = {r["id"]: r for r in await store.db.table("attachments").to_list()}
-    FAULTS.arm("attachment.evict.between")
-    try:
-        failed = await store.send(
-            {
-                "type": "attachment.evict",
-                "clientId": "c",
-                "submissionId": "s1",
-                "payload": {"budget": 0, "activeThreadId": s["tids"][0]},
-            }
-        )
-    finally:
-        FAULTS.disarm()
-    assert failed["status"] == "failed" and failed["error"]["name"] == InjectedFault.name
+    await interrupted_eviction(store, 0, s["tids"][0])
     victims = {s["ids"][i] for i in range(COUNT) if i % 3 != 0}
     for row in await store.db.table("attachments").to_list():
         if row["id"] in victims:
