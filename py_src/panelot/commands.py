@@ -40,7 +40,6 @@ from .tree import (
     now_ms,
     regenerate,
     switch_branch,
-    update_thread,
     updated_thread,
 )
 
@@ -117,9 +116,9 @@ async def _thread_create(tx: Transaction, p: dict[str, Any], clock: Clock) -> An
     return {"threadId": thread.id}
 
 
-async def _thread_update(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    thread = await update_thread(tx, arg(p, "threadId", str), arg(p, "patch", dict), clock)
-    return {"thread": thread_to_wire(thread)}
+async def _thread_update(tx: Transaction, p: dict[str, Any], clock: Clock) -> Staged:
+    raw_thread = await tx.table("threads").get(arg(p, "threadId", str))
+    return await _thread_update_on(tx, p, clock, raw_thread)
 
 
 async def _thread_update_on(

@@ -48,9 +48,8 @@ def _for_model(payload: dict[str, Any], key: str = "content") -> list[Any]:
     blocks = payload.get(key)
     if not isinstance(blocks, list):
         return []
-    for b in blocks:
-        if isinstance(b, dict) and b.get("evicted"):
-            return [_placeholder(b) if _is_evicted(b) else b for b in blocks]
+    if any(_is_evicted(b) for b in blocks):
+        return [_placeholder(b) if _is_evicted(b) else b for b in blocks]
     return blocks[:]
 
 

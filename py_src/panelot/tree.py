@@ -45,7 +45,6 @@ __all__ = [
     "siblings",
     "switch_branch",
     "thread_of",
-    "update_thread",
     "updated_thread",
 ]
 
@@ -318,7 +317,8 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     """The stored thread record ``raw`` with a metadata patch applied; nothing is written.
 
     The patch may change title, tags, pinned, archived, folderId, preset and
-    scopeOrigins; the result is validated as a whole.
+    scopeOrigins; the result is validated as a whole. The caller writes it
+    (``thread.update`` stages the write with its receipt).
     """
     _text(thread_id, "threadId", 200)
     if not isinstance(patch, dict):
@@ -328,16 +328,6 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
         raise ValidationError(f"patch.{unknown[0]}: cannot be changed", field=f"patch.{unknown[0]}")
     current = thread_to_wire(thread_of(raw, thread_id))
     return thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
-
-
-async def update_thread(
-    tx: Transaction, thread_id: str, patch: Any, clock: Clock = now_ms
-) -> ThreadMeta:
-    """Apply a metadata patch (see :func:`updated_thread`) and write the thread."""
-    raw = await tx.table("threads").get(_text(thread_id, "threadId", 200))
-    merged = updated_thread(raw, thread_id, patch, clock)
-    await tx.table("threads").put(thread_to_wire(merged))
-    return merged
 
 
 async def check_leaf(tx: Transaction, thread: ThreadMeta) -> tuple[bool, list[str]]:
