@@ -7,6 +7,8 @@
 
 import { marshalValue } from "./panelot_marshal.mjs";
 
+export { unmarshalValues } from "./panelot_unmarshal.mjs";
+
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
 

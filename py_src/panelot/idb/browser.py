@@ -42,6 +42,7 @@ from .browser_convert import (
     wiring_helper,
 )
 from .browser_open import describe_native, open_native, request_to_future
+from .browser_pack import snapshot_values
 from .core import Batch, Count, GetMany, Mode, Mutate, MutateResult, Query, Request, describe_tables
 from .driver import Stepper
 from .errors import AbortError, DataError, InvalidStateError, PanelotError, error_from_name
@@ -174,6 +175,7 @@ class BrowserCore:
         self._read = helper.read
         self._read_records = helper.readRecords
         self._write_many = helper.writeMany
+        self._unmarshal = helper.unmarshalValues
         self._begin = helper.begin
         self._commit = helper.commit
         self._abort_native = helper.abort
@@ -187,6 +189,10 @@ class BrowserCore:
         db.onversionchange = self._on_versionchange
         self._has_records = hasattr(js.IDBObjectStore.prototype, "getAllRecords")
         self._released = False
+
+    def snapshot(self, values: Sequence[Any]) -> Sequence[Any]:
+        """The values built as JS objects now (see :mod:`panelot.idb.browser_pack`)."""
+        return snapshot_values(values, self._unmarshal)
 
     def describe(self) -> dict[str, Any]:
         """Read the installed structure back from IndexedDB."""
@@ -497,15 +503,18 @@ class BrowserCore:
         spec = self.tables[req.table]
         listen_all = spec.primary_key.auto_increment
         keys: list[Any] = []
-        for i, value in enumerate(req.values or []):
+        values = req.values or []
+        for i in range(len(values)):
             if i in failures:
                 keys.append(None)
             elif listen_all and op.results[start + i] is not None:
                 keys.append(op.results[start + i])
             elif req.keys is not None and req.keys[i] is not None:
                 keys.append(req.keys[i])
+            elif req.resolved is not None:
+                keys.append(req.resolved[i])
             else:
-                keys.append(resolve_primary_key(spec, value, None))
+                keys.append(resolve_primary_key(spec, values[i], None))
         return MutateResult(keys, failures)
 
     def _convert(self, req: Request, data: Any, kind: int) -> Any:

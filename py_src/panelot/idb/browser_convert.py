@@ -15,7 +15,7 @@ import gc
 import json
 import marshal
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from json.scanner import make_scanner
 from typing import Any
@@ -23,6 +23,7 @@ from typing import Any
 import js
 from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 
+from .browser_pack import JsValues
 from .errors import DataCloneError, InvalidStateError, PanelotError, error_from_name
 from .keys import Key, KeyRange, js_date
 
@@ -167,14 +168,19 @@ def _slow_to_js(value: Any) -> Any:
     raise DataCloneError(f"a value of type {type(value).__name__} cannot be stored")
 
 
-def values_to_js(values: list[Any]) -> Any:
+def values_to_js(values: Sequence[Any]) -> Any:
     """Already-validated plain values for the JS helper: JSON text, or a built JS array.
 
-    JSON text (parsed on the JS side) is the fast path; values holding bytes, dates,
-    JS handles or non-finite numbers are built piece by piece instead.
+    Values the snapshot already built in JS (:class:`JsValues`) are passed as they are.
+    Otherwise JSON text (parsed on the JS side) is the fast path; values holding bytes,
+    dates, JS handles or non-finite numbers are built piece by piece instead.
     """
+    if type(values) is JsValues:
+        return values.js
+    if type(values) is not list:
+        values = list(values)
     try:
-        return json.dumps(values, allow_nan=False, ensure_ascii=False)
+        return json.dumps(values, allow_nan=False, ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError):
         pass
     with_handles = _with_handles(values)
@@ -210,7 +216,7 @@ def _with_handles(values: list[Any]) -> Any:
     if not handles:
         return None
     try:
-        text = json.dumps(plain, allow_nan=False, ensure_ascii=False)
+        text = json.dumps(plain, allow_nan=False, ensure_ascii=False, check_circular=False)
     except (TypeError, ValueError):
         return None
     return wiring_helper().parseWithHandles(text, json.dumps(places), *handles)

@@ -71,16 +71,20 @@ class Mutate(Request):
     """Write several values, or delete several keys or one key range, issued together.
 
     ``kind`` is ``add``, ``put``, ``delete`` (``keys``) or ``deleteRange`` (``range``).
-    ``values`` are already-validated plain data; ``keys`` are explicit out-of-line keys
-    (or ``None`` entries for generated ones). Failures of single items are reported by
-    position in the :class:`MutateResult`; they do not abort the transaction by themselves.
+    ``values`` are what the core's :meth:`Core.snapshot` made of the caller's values;
+    ``keys`` are explicit out-of-line keys (or ``None`` entries for generated ones), and
+    ``resolved`` the primary key each value carries in-line (``None`` for a key the store
+    generates), found when the write was prepared. Failures of single items are reported
+    by position in the :class:`MutateResult`; they do not abort the transaction by
+    themselves.
     """
 
     table: str
     kind: Literal["add", "put", "delete", "deleteRange"]
-    values: list[Any] | None = None
+    values: Sequence[Any] | None = None
     keys: list[Key | None] | None = None
     range: KeyRange | None = None
+    resolved: list[Key | None] | None = None
 
 
 @dataclass(slots=True)
@@ -147,6 +151,16 @@ class Core(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """Return the database's real, installed structure (see :func:`describe_tables`)."""
+        ...
+
+    def snapshot(self, values: Sequence[Any]) -> Sequence[Any]:
+        """Capture a write's values as they are now, for a :class:`Mutate`.
+
+        Later changes to the caller's objects must not reach the store (IndexedDB clones a
+        value when ``put`` is called). Raises
+        :class:`~panelot.idb.errors.DataCloneError`, naming the field as
+        ``values[i].path``, for a value that cannot be stored.
+        """
         ...
 
     def close(self) -> None:

@@ -37,7 +37,7 @@ from .upgrade import (
     plan_upgrade,
     verify_structure,
 )
-from .values import resolve_primary_key, set_key_path
+from .values import clone_values, resolve_primary_key, set_key_path
 
 __all__ = ["MemoryCore", "MemoryFactory"]
 
@@ -140,6 +140,10 @@ class MemoryCore:
         """Return the installed structure in the ``db.describe`` shape."""
         stores = [_describe_store(n, s) for n, s in self._db.stores.items()]
         return describe_tables(self.name, self._db.version, stores)
+
+    def snapshot(self, values: Sequence[Any]) -> list[Any]:
+        """Deep copies of ``values`` (see :meth:`panelot.idb.core.Core.snapshot`)."""
+        return clone_values(values)
 
     def close(self) -> None:
         """Close the connection; later transactions fail with InvalidStateError."""

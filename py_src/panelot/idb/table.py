@@ -81,9 +81,9 @@ class Table:
     def _prepare(self, values: Sequence[Any], keys: Sequence[Key | None] | None) -> Mutate:
         if keys is not None and len(keys) != len(values):
             raise DataError("keys must be as many as values", field="keys")
-        clones = [clone_value(v, f"values[{i}]") for i, v in enumerate(values)]
+        snapshot = self.db.core.snapshot(values)
         ks: list[Key | None] = []
-        for i, v in enumerate(clones):
+        for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
             try:
                 ks.append(resolve_primary_key(self.spec, v, None if keys is None else keys[i]))
             except DataError as exc:
@@ -91,7 +91,7 @@ class Table:
                     f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
                 ) from None
         out_of_line = self.spec.primary_key.key_path is None
-        return Mutate(self.name, "put", clones, ks if out_of_line else None)
+        return Mutate(self.name, "put", snapshot, ks if out_of_line else None, resolved=ks)
 
     async def _write(
         self, op: str, values: Sequence[Any], keys: Sequence[Key | None] | None

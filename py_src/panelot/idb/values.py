@@ -10,6 +10,7 @@ is refused with :class:`DataCloneError`, as the browser's structured clone would
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,13 @@ from .errors import DataCloneError, DataError
 from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
 from .schema import TableSpec
 
-__all__ = ["EXTRA_STORABLE", "clone_value", "resolve_primary_key", "set_key_path"]
+__all__ = [
+    "EXTRA_STORABLE",
+    "clone_value",
+    "clone_values",
+    "resolve_primary_key",
+    "set_key_path",
+]
 
 EXTRA_STORABLE: list[type] = []
 """Further leaf types stored as they are (the browser core adds its JS Blob proxy type)."""
@@ -46,6 +53,11 @@ def clone_value(value: Any, field: str = "value") -> Any:
     except _Refused as refused:
         path = field + "".join(reversed(refused.path))
         raise DataCloneError(f"{path}: {refused.message}", field=path) from None
+
+
+def clone_values(values: Sequence[Any]) -> list[Any]:
+    """Deep copies of a write's values; the error names the value as ``values[i]``."""
+    return [clone_value(v, f"values[{i}]") for i, v in enumerate(values)]
 
 
 _PLAIN_LEAVES = frozenset({str, bool, float, type(None)})
@@ -86,8 +98,10 @@ def _clone(value: Any, depth: int) -> Any:
 
 def _clone_other(value: Any, depth: int) -> Any:
     """Subclasses of plain types, binary data, dates and registered handles."""
-    if isinstance(value, bool | str | float) or value is None:
-        return value
+    if isinstance(value, str):
+        return str(value)  # plain, as a JS string reads back
+    if isinstance(value, float):
+        return float(value)
     if isinstance(value, int):
         return _clone(int(value), depth)
     if isinstance(value, dict):
