@@ -17,8 +17,8 @@ _NOT_FOR_UI = {"turn_context", "interaction_response"}
 
 def _visible(loaded: LoadedThread) -> list[dict[str, Any]]:
     """Nodes of the path that are not tombstones, root first."""
-    nodes = (loaded.index.nodes[i] for i in loaded.path)
-    return [n for n in nodes if not n["payload"].get("deleted")]
+    nodes = loaded.index.nodes
+    return [n for n in map(nodes.__getitem__, loaded.path) if not n["payload"].get("deleted")]
 
 
 def _content(payload: dict[str, Any], key: str = "content") -> list[Any]:
@@ -48,8 +48,9 @@ def _for_model(payload: dict[str, Any], key: str = "content") -> list[Any]:
     blocks = payload.get(key)
     if not isinstance(blocks, list):
         return []
-    if any(_is_evicted(b) for b in blocks):
-        return [_placeholder(b) if _is_evicted(b) else b for b in blocks]
+    for block in blocks:  # a plain loop: this runs for every message of a long thread
+        if isinstance(block, dict) and block.get("evicted"):
+            return [_placeholder(b) if _is_evicted(b) else b for b in blocks]
     return blocks[:]
 
 

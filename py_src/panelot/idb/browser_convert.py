@@ -11,7 +11,6 @@ and ``Date`` into ``datetime``.
 
 from __future__ import annotations
 
-import gc
 import json
 import marshal
 import math
@@ -25,6 +24,7 @@ from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 
 from .browser_pack import JsValues
 from .errors import DataCloneError, InvalidStateError, PanelotError, error_from_name
+from .gc_pause import gc_paused
 from .keys import Key, KeyRange, js_date
 
 __all__ = [
@@ -65,17 +65,12 @@ def decode_marshal(data: Any) -> Any:
     The helper writes only the codes of plain values (see ``web/panelot_js.mjs``), with
     numbers mapped as JSON text maps them; ``marshal.loads`` builds the objects several
     times faster than the JSON scanner does under Pyodide. The cyclic GC is paused
-    while it does: the result is a tree (no cycles to find), and collections started by
-    its many new containers took about a third of the decode (10,000 records, measured).
+    while it does (:func:`~panelot.idb.gc_pause.gc_paused`): collections started by its
+    many new containers took about a third of the decode (10,000 records, measured).
     """
     raw = data.to_bytes()
-    if not gc.isenabled():
+    with gc_paused():
         return marshal.loads(raw)
-    gc.disable()
-    try:
-        return marshal.loads(raw)
-    finally:
-        gc.enable()
 
 
 _Object = js.Object
