@@ -13,14 +13,16 @@ const OBJECT = Object.prototype;
 // (-0 too) is an int, any other a float. A value JSON cannot carry is reported raw.
 // Object keys are written once per result, as interned strings flagged for reference
 // (FLAG_REF), and by reference (r) after that: 10,000 records with the same eight keys
-// make eight key strings in Python, not 80,000, and their dicts hash them once.
+// make eight key strings in Python, not 80,000, and their dicts hash them once. Short
+// string values that repeat under a key are referenced the same way (see writeKey).
 
 const MAX_DEPTH = 500; // deeper values take the JSON path (Python's decoder recurses too)
 const SMALL_BUFFER = 1 << 16;
 let mBuf = new Uint8Array(SMALL_BUFFER);
 let mView = new DataView(mBuf.buffer);
 let mLen = 0;
-let keyRefs = new Map(); // key string -> its marshal reference index, per result
+let keyRefs = new Map(); // key string -> its KeyEntry, per result
+let nextRef = 0; // the next marshal reference index (keys and repeated values share them)
 
 function reserve(extra) {
   if (mLen + extra <= mBuf.length) return;
@@ -110,19 +112,57 @@ function writeString(s) {
 const INTERNED = { 0x7a: 0x5a, 0x61: 0x41, 0x75: 0x74 }; // z->Z, a->A, u->t
 const FLAG_REF = 0x80;
 
-/** Writes an object key: the first time as an interned string kept for reference. */
+// Short string values repeat under the same key across records (a thread id, a node
+// type, a model name): each key keeps the first few distinct short values it had, and a
+// repeat is written by reference, so Python builds (and later frees) one string, not
+// thousands. A key that keeps meeting new values (an id) stops being looked at.
+const SHORT_VALUE = 40; // longer string values are always written out
+const VALUES_PER_KEY = 16; // distinct values remembered per key; past that, none
+
+/** A key's marshal reference and the short values remembered under it. */
+class KeyEntry {
+  constructor(ref) {
+    this.ref = ref;
+    this.values = new Map(); // value -> its reference; null once the key stops looking
+  }
+}
+
+/** Writes an object key (the first time as an interned string kept for reference). */
 function writeKey(key) {
-  const ref = keyRefs.get(key);
-  if (ref !== undefined) {
+  const entry = keyRefs.get(key);
+  if (entry !== undefined) {
     reserve(5);
     mBuf[mLen++] = 0x72; // r: reference
-    writeInt32(ref);
-    return;
+    writeInt32(entry.ref);
+    return entry;
   }
-  keyRefs.set(key, keyRefs.size);
+  const fresh = new KeyEntry(nextRef++);
+  keyRefs.set(key, fresh);
   const at = mLen;
   writeString(key);
   mBuf[at] = INTERNED[mBuf[at]] | FLAG_REF;
+  return fresh;
+}
+
+/** Writes a short string value under `entry`'s key: by reference when it repeats. */
+function writeKeyedString(entry, s) {
+  const values = entry.values;
+  const ref = values.get(s);
+  if (ref !== undefined) {
+    reserve(5);
+    mBuf[mLen++] = 0x72;
+    writeInt32(ref);
+    return;
+  }
+  if (values.size >= VALUES_PER_KEY) {
+    entry.values = null;
+    writeString(s);
+    return;
+  }
+  values.set(s, nextRef++);
+  const at = mLen;
+  writeString(s);
+  mBuf[at] |= FLAG_REF;
 }
 
 function writeNumber(x) {
@@ -178,8 +218,13 @@ function writeValue(v, depth) {
     reserve(1);
     mBuf[mLen++] = 0x7b; // {
     for (const key in v) {
-      writeKey(key);
-      const ok = writeValue(v[key], depth + 1);
+      const entry = writeKey(key);
+      const item = v[key];
+      if (typeof item === "string" && item.length <= SHORT_VALUE && entry.values !== null) {
+        writeKeyedString(entry, item);
+        continue;
+      }
+      const ok = writeValue(item, depth + 1);
       if (ok !== true) return ok;
     }
     reserve(1);
@@ -191,6 +236,7 @@ function writeValue(v, depth) {
 /** Marshal bytes of a plain value, false when JSON cannot carry it, null when too deep. */
 export function marshalValue(value) {
   mLen = 0;
+  nextRef = 0;
   if (keyRefs.size > 0) keyRefs = new Map();
   const ok = writeValue(value, 0);
   if (mBuf.length <= SMALL_BUFFER * 16) return ok === true ? mBuf.slice(0, mLen) : ok;

@@ -62,3 +62,28 @@ async def case_large_results_keep_integral_floats_as_stored(ctx: Ctx) -> None:
     row = got[0]
     assert row["f"] == 2 and row["g"] == 10**20 and row["h"] == 1e21
     assert type(row["h"]) is float  # 1e21 and above are written in exponent form by JSON
+
+
+async def case_large_results_keep_repeated_short_values(ctx: Ctx) -> None:
+    # Short string values repeated under one key cross by reference after the first;
+    # a key with many distinct values stops being remembered. Each must read back as
+    # written, including values of the reference limit's length and around it.
+    db = await ctx.open({"docs": "id"})
+    docs = db.table("docs")
+    rows = [
+        {
+            "id": i,
+            "thread": "t-0001",  # the same value in every record
+            "type": ["user", "assistant", "tool", "é中😀"][i % 4],  # a few values in turn
+            "many": f"value-{i % 23}",  # more distinct values than are remembered
+            "edge": ["x" * 40, "y" * 41, "x" * 40 + "z", "", "a\ud800"][i % 5],
+            "nested": {"type": ["user", "other"][i % 2], "thread": "t-0001"},
+            "list": ["t-0001", "user"],  # values in lists are always written out
+            "thread-like": "type",  # a value equal to a key name
+            "text": f"{i} " + "t" * 100,  # long values are always written out
+        }
+        for i in range(200)  # marshal data of over 8 KiB: the path under test
+    ]
+    await docs.bulk_put(rows)
+    assert await docs.to_list() == rows
+    assert await docs.where("id").above(99).to_list() == rows[100:]
