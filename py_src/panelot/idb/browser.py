@@ -31,34 +31,28 @@ import js
 from pyodide.ffi import JsException, JsProxy, create_proxy
 
 from .browser_convert import (
-    decode_json,
-    decode_marshal,
     js_error,
     key_arg,
     keys_to_js,
     query_arg,
-    value_from_js,
     values_to_js,
     wiring_helper,
 )
 from .browser_open import describe_native, open_native, request_to_future
+from .browser_ops import CLEARED, GET, VALUE, One, Op, Tx, convert, part_outcome, projection
 from .browser_pack import snapshot_values
 from .core import Batch, Count, GetMany, Mode, Mutate, MutateResult, Query, Request, describe_tables
 from .driver import Stepper
 from .errors import AbortError, DataError, InvalidStateError, PanelotError, error_from_name
 from .schema import SchemaVersion, TableSpec, declared_tables
 from .upgrade import check_versions, verify_structure
-from .values import EXTRA_STORABLE, resolve_primary_key
+from .values import EXTRA_STORABLE
 from .waiter import Waiter
 
 __all__ = ["BrowserCore", "BrowserFactory"]
 
 T = TypeVar("T")
 EXTRA_STORABLE.append(JsProxy)  # JS handles (Blobs) may be stored as they are
-
-_BYTES = 1  # how the helper passes a result: JSON text (0), UTF-8 JSON bytes, raw value
-_RAW = 2
-_MARSHAL = 3  # marshal bytes of a large plain result
 
 
 class BrowserFactory:
@@ -84,81 +78,6 @@ class BrowserFactory:
         await request_to_future(self._idb.deleteDatabase(name))
 
 
-class _Op:
-    """The request a transaction is waiting on, and what its native requests returned.
-
-    A request becomes one or more native requests, numbered by position: one per key
-    of a ``GetMany``, one per value or key of a write, one per read, all of them for
-    each part of a :class:`Batch`. ``parts`` holds ``(request, first position, count)``;
-    ``subs`` the request each position belongs to. ``expect`` holds the positions whose
-    callback is still awaited: every read, and for a write either every item (generated
-    keys wanted) or only its last item, since IndexedDB completes a transaction's
-    requests in order and the last one's success means all are done.
-    """
-
-    __slots__ = ("expect", "failures", "parts", "req", "results", "subs")
-
-    def __init__(self, req: Request) -> None:
-        self.req = req
-        self.parts: list[tuple[Request, int, int]] = []
-        self.subs: list[Request] = []
-        self.results: list[Any] = []
-        self.failures: dict[int, PanelotError] = {}
-        self.expect: set[int] = set()
-
-
-class _One:
-    """A request that is exactly one native request, answered at position 0.
-
-    ``shape`` says how its converted result resumes the body: ``_GET`` wraps it in a list
-    (a one-key :class:`GetMany`), ``_CLEARED`` gives an empty :class:`MutateResult` (a
-    ``deleteRange``), ``_VALUE`` gives it as it is.
-    """
-
-    __slots__ = ("req", "shape")
-
-    def __init__(self, req: Request, shape: int) -> None:
-        self.req = req
-        self.shape = shape
-
-
-_VALUE, _GET, _CLEARED = 0, 1, 2
-
-
-def _projection(req: Query) -> str | None:
-    """A query's projection for the helper: ``"a,b"`` keeps those fields, ``"!a,b"`` drops them."""
-    if req.fields is None:
-        return None
-    return ("!" if req.omit else "") + ",".join(req.fields)
-
-
-class _Tx:
-    """State of one running native transaction."""
-
-    __slots__ = (
-        "error",
-        "future",
-        "native",
-        "op",
-        "readonly",
-        "result",
-        "stepper",
-        "stores",
-        "tx_id",
-    )
-
-    def __init__(self, native: Any, tx_id: int, future: Waiter[Any], readonly: bool) -> None:
-        self.native = native
-        self.tx_id = tx_id
-        self.future = future
-        self.readonly = readonly
-        self.stores: dict[str, Any] = {}
-        self.stepper: Stepper | None = None
-        self.op: _Op | _One | None = None
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-
 class BrowserCore:
     """An open IndexedDB connection implementing the core protocol."""
 
@@ -167,7 +86,7 @@ class BrowserCore:
         self.version = int(db.version)
         self.tables = tables
         self._db: Any = db
-        self._txs: dict[int, _Tx] = {}
+        self._txs: dict[int, Tx] = {}
         self._next_id = 0
         helper = wiring_helper()
         # Bound once: reading a function off a JsProxy makes a new proxy on every access.
@@ -251,7 +170,7 @@ class BrowserCore:
         # in-progress count), and resuming from a plain Future costs a hop through the
         # page's message queue. A Waiter resumes this task from the complete event.
         future: Waiter[T] = Waiter(asyncio.get_running_loop())
-        tx = _Tx(native, tx_id, future, mode != "rw")
+        tx = Tx(native, tx_id, future, mode != "rw")
         self._txs[tx_id] = tx
         tx.stepper = Stepper(body, partial(self._issue, tx), partial(self._finish, tx))
         tx.stepper.start()
@@ -259,17 +178,17 @@ class BrowserCore:
 
     # -- issuing requests ---------------------------------------------------------------
 
-    def _issue(self, tx: _Tx, req: Request) -> None:
+    def _issue(self, tx: Tx, req: Request) -> None:
         try:
             kind = type(req)
             if kind is GetMany and len(req.keys) == 1:  # type: ignore[attr-defined]
-                self._send_single(tx, _One(req, _GET))
+                self._send_single(tx, One(req, GET))
             elif kind is Query or kind is Count:
-                self._send_single(tx, _One(req, _VALUE))
+                self._send_single(tx, One(req, VALUE))
             elif kind is Mutate and req.kind == "deleteRange":  # type: ignore[attr-defined]
-                self._send_single(tx, _One(req, _CLEARED))
+                self._send_single(tx, One(req, CLEARED))
             else:
-                op = _Op(req)
+                op = Op(req)
                 tx.op = op
                 self._send(tx, op, req)
         except JsException as exc:
@@ -279,11 +198,11 @@ class BrowserCore:
             tx.op = None
             self._resume(tx, None, exc)
 
-    def _send_single(self, tx: _Tx, one: _One) -> None:
+    def _send_single(self, tx: Tx, one: One) -> None:
         """Issue a one-native-request request; a synchronous failure resumes the body at once."""
         tx.op = one
         req = one.req
-        if one.shape == _GET:
+        if one.shape == GET:
             assert isinstance(req, GetMany)
             out = self._send_get(tx, req.table, req.keys[0], 0)
         else:
@@ -293,7 +212,7 @@ class BrowserCore:
             pos, name, message = json.loads(str(out))[0]
             self._resume(tx, None, error_from_name(name, message))
 
-    def _send(self, tx: _Tx, op: _Op, req: Request) -> None:
+    def _send(self, tx: Tx, op: Op, req: Request) -> None:
         """Issue ``req`` through the JS wiring helper; its callbacks complete the op."""
         parts = req.requests if isinstance(req, Batch) else [req]
         pos = 0
@@ -318,21 +237,21 @@ class BrowserCore:
         if not op.expect:
             self._complete_op(tx, op)
 
-    def _sync_failures(self, op: _Op, out: Any) -> None:
+    def _sync_failures(self, op: Op, out: Any) -> None:
         """Record the synchronous failures the helper returned (JSON [[pos, name, msg]])."""
         if out is not None:
             for pos, name, message in json.loads(str(out)):
                 op.failures[pos] = error_from_name(name, message)
                 op.expect.discard(pos)
 
-    def _send_get(self, tx: _Tx, table: str, key: Any, pos: int) -> Any:
+    def _send_get(self, tx: Tx, table: str, key: Any, pos: int) -> Any:
         """Issue ``get(key)``; return ``None``, or the helper's synchronous failure JSON."""
         js_key, as_json = key_arg(key)
         if as_json:
             return self._get(self._store(tx, table), js_key, pos, True)
         return self._get(self._store(tx, table), js_key, pos)
 
-    def _send_one(self, tx: _Tx, req: Request, pos: int) -> Any:
+    def _send_one(self, tx: Tx, req: Request, pos: int) -> Any:
         """Issue a count, a query or a range delete; return as :meth:`_send_get` does."""
         read = self._read
         if isinstance(req, Count):
@@ -351,16 +270,16 @@ class BrowserCore:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"
-                pick = _projection(req)
+                pick = projection(req)
                 query, _ = query_arg(req.range, ranges_only=True)
                 return self._read_records(source, query, direction, req.limit, req.want, pos, pick)
             method = "getAll" if req.want == "values" else "getAllKeys"
-            pick = _projection(req) if method == "getAll" else None
+            pick = projection(req) if method == "getAll" else None
             query, mode = query_arg(req.range)
             return read(source, method, query, mode, req.limit, pos, pick)
         raise DataError(f"{type(req).__name__} is not a request of this core")
 
-    def _send_writes(self, tx: _Tx, op: _Op, req: Mutate, base: int) -> int:
+    def _send_writes(self, tx: Tx, op: Op, req: Mutate, base: int) -> int:
         """Issue a write's native requests from position ``base``; return their count."""
         keys = req.keys
         if req.kind == "delete":
@@ -387,14 +306,14 @@ class BrowserCore:
             op.expect.add(last)
         return count
 
-    def _store(self, tx: _Tx, table: str) -> Any:
+    def _store(self, tx: Tx, table: str) -> Any:
         """The native object store of ``table`` in ``tx``, fetched once per transaction."""
         store = tx.stores.get(table)
         if store is None:
             store = tx.stores[table] = self._source_of(tx.native, table, None)
         return store
 
-    def _source(self, tx: _Tx, table: str, index: str | None) -> Any:
+    def _source(self, tx: Tx, table: str, index: str | None) -> Any:
         if index is None:
             return self._store(tx, table)
         name = f"{table}\x00{index}"
@@ -411,23 +330,23 @@ class BrowserCore:
             return
         op = tx.op
         try:
-            if type(op) is _One:
+            if type(op) is One:
                 tx.op = None
                 try:
-                    value = self._convert(op.req, data, kind)
+                    value = convert(op.req, data, kind)
                 except PanelotError as exc:
                     self._resume(tx, None, exc)
                     return
                 shape = op.shape
-                if shape == _GET:
+                if shape == GET:
                     value = [value]
-                elif shape == _CLEARED:
+                elif shape == CLEARED:
                     value = MutateResult([])
                 self._resume(tx, value)
                 return
-            assert isinstance(op, _Op)
+            assert isinstance(op, Op)
             try:
-                op.results[pos] = self._convert(op.subs[pos], data, kind)
+                op.results[pos] = convert(op.subs[pos], data, kind)
             except PanelotError as exc:
                 op.failures[pos] = exc
             self._settle_one(tx, op, pos)
@@ -441,32 +360,32 @@ class BrowserCore:
         op = tx.op
         try:
             error = error_from_name(str(name), str(message))
-            if type(op) is _One:
+            if type(op) is One:
                 tx.op = None
                 self._resume(tx, None, error)
                 return
-            assert isinstance(op, _Op)
+            assert isinstance(op, Op)
             op.failures[pos] = error
             self._settle_one(tx, op, pos)
         except Exception as exc:  # never let an error escape into the IndexedDB event loop
             self._fail_tx(tx, exc)
 
-    def _fail_tx(self, tx: _Tx, exc: Exception) -> None:
+    def _fail_tx(self, tx: Tx, exc: Exception) -> None:
         """An internal error while handling a request: end its transaction with that error."""
         if tx.stepper is not None:
             tx.stepper.done = True
         self._finish(tx, None, exc)
 
-    def _settle_one(self, tx: _Tx, op: _Op, pos: int) -> None:
+    def _settle_one(self, tx: Tx, op: Op, pos: int) -> None:
         if pos in op.expect:
             op.expect.discard(pos)
             if not op.expect:
                 self._complete_op(tx, op)
 
-    def _complete_op(self, tx: _Tx, op: _Op) -> None:
+    def _complete_op(self, tx: Tx, op: Op) -> None:
         req = op.req
         tx.op = None
-        outcomes = [self._part_outcome(op, *part) for part in op.parts]
+        outcomes = [part_outcome(self.tables, op, *part) for part in op.parts]
         if isinstance(req, Batch):
             if req.settled:
                 self._resume(tx, outcomes)
@@ -478,77 +397,13 @@ class BrowserCore:
         else:
             self._resume(tx, outcomes[0])
 
-    def _part_outcome(self, op: _Op, req: Request, start: int, count: int) -> Any:
-        """A part's result, or its error (the first failure among its positions)."""
-        if isinstance(req, Mutate) and req.kind in ("add", "put", "delete"):
-            return self._mutate_result(req, op, start)
-        if op.failures:
-            failed = [p for p in range(start, start + count) if p in op.failures]
-            if failed:
-                return op.failures[failed[0]]
-        if isinstance(req, GetMany):
-            return op.results[start : start + count]
-        if isinstance(req, Mutate):
-            return MutateResult([])
-        return op.results[start]
-
-    def _mutate_result(self, req: Mutate, op: _Op, start: int) -> MutateResult:
-        failures = {
-            p - start: op.failures[p]
-            for p in range(start, start + len(req.values or req.keys or []))
-            if p in op.failures
-        }
-        if req.kind == "delete":
-            return MutateResult(list(req.keys or []), failures)
-        spec = self.tables[req.table]
-        listen_all = spec.primary_key.auto_increment
-        keys: list[Any] = []
-        values = req.values or []
-        for i in range(len(values)):
-            if i in failures:
-                keys.append(None)
-            elif listen_all and op.results[start + i] is not None:
-                keys.append(op.results[start + i])
-            elif req.keys is not None and req.keys[i] is not None:
-                keys.append(req.keys[i])
-            elif req.resolved is not None:
-                keys.append(req.resolved[i])
-            else:
-                keys.append(resolve_primary_key(spec, values[i], None))
-        return MutateResult(keys, failures)
-
-    def _convert(self, req: Request, data: Any, kind: int) -> Any:
-        """A native result as Python data: JSON text, UTF-8 JSON bytes, or a raw JS value."""
-        if kind == 0:
-            value = decode_json(data)
-        elif kind == _MARSHAL:
-            value = decode_marshal(data)
-        elif kind == _BYTES:
-            value = decode_json(data.to_bytes().decode())
-        else:
-            value = value_from_js(data)
-        rtype = type(req)
-        if rtype is GetMany:
-            return value
-        if rtype is Query:
-            if not isinstance(value, list):
-                return []
-            if req.want == "records":  # type: ignore[attr-defined]
-                return [tuple(row) for row in value]
-            return value
-        if rtype is Count:
-            return int(value)
-        if rtype is Mutate and req.kind != "put" and req.kind != "add":  # type: ignore[attr-defined]
-            return None
-        return value
-
     # -- resuming and finishing ---------------------------------------------------------
 
-    def _resume(self, tx: _Tx, value: Any, error: BaseException | None = None) -> None:
+    def _resume(self, tx: Tx, value: Any, error: BaseException | None = None) -> None:
         if tx.stepper is not None:
             tx.stepper.resume(value, error)
 
-    def _finish(self, tx: _Tx, result: Any, error: BaseException | None) -> None:
+    def _finish(self, tx: Tx, result: Any, error: BaseException | None) -> None:
         tx.result, tx.error = result, error
         if error is None:
             # False: already committing or finished; the complete/abort event decides.
@@ -575,7 +430,7 @@ class BrowserCore:
             error = error_from_name(str(name), str(message or ""))
         self._settle_tx(tx, error or AbortError("the transaction was aborted"))
 
-    def _settle_tx(self, tx: _Tx, error: BaseException | None) -> None:
+    def _settle_tx(self, tx: Tx, error: BaseException | None) -> None:
         self._txs.pop(tx.tx_id, None)
         if self._db is None and not self._txs:
             self._release()  # closed while this one ran: it was the last
