@@ -151,3 +151,16 @@ async def case_a_value_changed_after_the_write_began_is_stored_as_it_was(ctx: Ct
         v["meta"]["n"] = -1  # type: ignore[index]
     await task
     assert await docs.get("v3") == {"id": "v3", "items": [3], "meta": {"n": 3}}
+
+
+async def case_a_snapshot_reads_back_as_the_values_it_holds(ctx: Ctx) -> None:
+    # What a core's snapshot holds (JS records in the browser, copies in memory) can be
+    # inspected from Python, item by item and by slice.
+    db = await ctx.open({"docs": "id"})
+    values = [record(i) for i in range(3)]
+    snap = db.core.snapshot(values)
+    assert len(snap) == 3
+    assert list(snap) == [stored_form(v) for v in values]
+    assert snap[-1] == stored_form(values[2]) and snap[1:] == [stored_form(v) for v in values[1:]]
+    values[0]["n"] = "changed"
+    assert snap[0]["n"] == 0
