@@ -61,6 +61,11 @@ def record(i: int) -> dict[str, Any]:
     }
 
 
+# The browser captures writes of 8 values or more with marshal; padding a write with
+# these puts the value under test on that path (fewer take the Python copy path).
+PAD = [{"id": f"pad{i}"} for i in range(8)]
+
+
 def stored_form(value: Any) -> Any:
     """What a record reads back as: tuples as lists, bytearrays as bytes."""
     if isinstance(value, dict):
@@ -94,39 +99,49 @@ async def case_shared_and_repeated_objects_are_stored_as_copies(ctx: Ctx) -> Non
     shared = {"text": LONG_ASCII, "list": [1, 2]}
     a = {"id": "a", "one": shared, "two": shared}
     b = {"id": "b", "one": shared, "same": shared["list"]}
-    await docs.bulk_put([a, b])
-    assert await docs.get("a") == {"id": "a", "one": shared, "two": shared}
-    assert await docs.get("b") == {"id": "b", "one": shared, "same": [1, 2]}
+    for write in ([a, b], [*PAD, a, b]):  # both capture paths
+        await docs.bulk_put(write)
+        assert await docs.get("a") == {"id": "a", "one": shared, "two": shared}
+        assert await docs.get("b") == {"id": "b", "one": shared, "same": [1, 2]}
+        await docs.clear()
     loop: list[Any] = []
     loop.append(loop)
     err = await raises(DataCloneError, docs.put({"id": "c", "loop": loop}))
     assert getattr(err, "field", "").startswith("values[0].loop")
-    assert await docs.get("c") is None
+    err = await raises(DataCloneError, docs.bulk_put([*PAD, {"id": "c", "loop": loop}]))
+    assert getattr(err, "field", "").startswith("values[8].loop")
+    assert await docs.count() == 0
 
 
 async def case_nesting_is_refused_past_the_limit_on_both_paths(ctx: Ctx) -> None:
     db = await ctx.open({"docs": "id"})
     docs = db.table("docs")
     await docs.put({"id": "ok", "v": nest(200)})  # lists at levels 1..200 of the record
+    await docs.bulk_put([*PAD, {"id": "ok2", "v": nest(200)}])
     assert await docs.get("ok") == {"id": "ok", "v": nest(200)}
-    await raises(DataCloneError, docs.put({"id": "deep", "v": nest(201)}))
-    await raises(DataCloneError, docs.put({"id": "deeper", "v": nest(5000)}))  # beyond marshal
-    assert await docs.count() == 1
+    assert await docs.get("ok2") == {"id": "ok2", "v": nest(200)}
+    for write in ([], PAD):  # both capture paths
+        await raises(DataCloneError, docs.bulk_put([*write, {"id": "deep", "v": nest(201)}]))
+        deeper = {"id": "deeper", "v": nest(5000)}  # beyond marshal's own limit
+        await raises(DataCloneError, docs.bulk_put([*write, deeper]))
+    assert await docs.count() == 10
 
 
 async def case_refusals_name_the_field_and_write_nothing(ctx: Ctx) -> None:
     db = await ctx.open({"docs": "id"})
     docs = db.table("docs")
     for bad, field in (
-        ({"id": "x", "m": {1: "int key"}}, "values[1].m"),
-        ({"id": "x", "s": {1, 2}}, "values[1].s"),
-        ({"id": "x", "c": [1j]}, "values[1].c[0]"),
-        ({"id": "x", "big": -(2**53)}, "values[1].big"),
-        ({"id": "x", "f": frozenset()}, "values[1].f"),
-        ({"id": "x", "e": ...}, "values[1].e"),
+        ({"id": "x", "m": {1: "int key"}}, "m"),
+        ({"id": "x", "s": {1, 2}}, "s"),
+        ({"id": "x", "c": [1j]}, "c[0]"),
+        ({"id": "x", "big": -(2**53)}, "big"),
+        ({"id": "x", "f": frozenset()}, "f"),
+        ({"id": "x", "e": ...}, "e"),
     ):
-        err = await raises(DataCloneError, docs.bulk_put([{"id": "fine"}, bad]))
-        assert getattr(err, "field", "") == field, (field, getattr(err, "field", ""))
+        for write in ([{"id": "fine"}], PAD):  # both capture paths
+            err = await raises(DataCloneError, docs.bulk_put([*write, bad]))
+            want = f"values[{len(write)}].{field}"
+            assert getattr(err, "field", "") == want, (want, getattr(err, "field", ""))
     assert await docs.count() == 0
 
 
@@ -143,24 +158,26 @@ async def case_subclasses_of_plain_types_are_stored_plain(ctx: Ctx) -> None:
 async def case_a_value_changed_after_the_write_began_is_stored_as_it_was(ctx: Ctx) -> None:
     db = await ctx.open({"docs": "id"})
     docs = db.table("docs")
-    values = [{"id": f"v{i}", "items": [i], "meta": {"n": i}} for i in range(10)]
-    task = asyncio.ensure_future(docs.bulk_put(values))
-    await asyncio.sleep(0)  # the write has started: its values are captured
-    for v in values:
-        v["items"].append("later")  # type: ignore[attr-defined]
-        v["meta"]["n"] = -1  # type: ignore[index]
-    await task
-    assert await docs.get("v3") == {"id": "v3", "items": [3], "meta": {"n": 3}}
+    for count in (2, 10):  # both capture paths
+        values = [{"id": f"v{i}", "items": [i], "meta": {"n": i}} for i in range(count)]
+        task = asyncio.ensure_future(docs.bulk_put(values))
+        await asyncio.sleep(0)  # the write has started: its values are captured
+        for v in values:
+            v["items"].append("later")  # type: ignore[attr-defined]
+            v["meta"]["n"] = -1  # type: ignore[index]
+        await task
+        assert await docs.get("v1") == {"id": "v1", "items": [1], "meta": {"n": 1}}
+        await docs.clear()
 
 
 async def case_a_snapshot_reads_back_as_the_values_it_holds(ctx: Ctx) -> None:
     # What a core's snapshot holds (JS records in the browser, copies in memory) can be
     # inspected from Python, item by item and by slice.
     db = await ctx.open({"docs": "id"})
-    values = [record(i) for i in range(3)]
+    values = [record(i) for i in range(10)]
     snap = db.core.snapshot(values)
-    assert len(snap) == 3
+    assert len(snap) == 10
     assert list(snap) == [stored_form(v) for v in values]
-    assert snap[-1] == stored_form(values[2]) and snap[1:] == [stored_form(v) for v in values[1:]]
+    assert snap[-1] == stored_form(values[9]) and snap[8:] == [stored_form(v) for v in values[8:]]
     values[0]["n"] = "changed"
     assert snap[0]["n"] == 0
