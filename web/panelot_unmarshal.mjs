@@ -51,10 +51,16 @@ function int32() {
   return x;
 }
 
-function asciiString(n) {
+/** Moves past the next `n` bytes (refusing data cut short); returns where they start. */
+function skip(n) {
   const start = at;
   at += n;
-  if (at > buf.length) throw REFUSED;
+  if (n < 0 || at > buf.length) throw REFUSED;
+  return start;
+}
+
+function asciiString(n) {
+  const start = skip(n);
   if (n >= SLICED) {
     if (whole === null) whole = wholeText();
     return whole.slice(start, at);
@@ -65,9 +71,7 @@ function asciiString(n) {
 }
 
 function utf8String(n) {
-  const start = at;
-  at += n;
-  if (at > buf.length) throw REFUSED;
+  const start = skip(n);
   if (n >= NATIVE_TEXT) {
     try {
       return strict.decode(buf.subarray(start, at));
@@ -173,8 +177,8 @@ function read(depth) {
     case 0x73: {
       // s: bytes
       const n = int32();
-      v = buf.slice(at, at + n);
-      at += n;
+      const start = skip(n);
+      v = buf.slice(start, at);
       break;
     }
     case 0x72: {
