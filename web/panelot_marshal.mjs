@@ -127,13 +127,18 @@ class KeyEntry {
   }
 }
 
+/** Writes a reference (r) to the object flagged `ref`-th in this result. */
+function writeRef(ref) {
+  reserve(5);
+  mBuf[mLen++] = 0x72;
+  writeInt32(ref);
+}
+
 /** Writes an object key (the first time as an interned string kept for reference). */
 function writeKey(key) {
   const entry = keyRefs.get(key);
   if (entry !== undefined) {
-    reserve(5);
-    mBuf[mLen++] = 0x72; // r: reference
-    writeInt32(entry.ref);
+    writeRef(entry.ref);
     return entry;
   }
   const fresh = new KeyEntry(nextRef++);
@@ -149,9 +154,7 @@ function writeKeyedString(entry, s) {
   const values = entry.values;
   const ref = values.get(s);
   if (ref !== undefined) {
-    reserve(5);
-    mBuf[mLen++] = 0x72;
-    writeInt32(ref);
+    writeRef(ref);
     return;
   }
   if (values.size >= VALUES_PER_KEY) {

@@ -170,10 +170,9 @@ def _index_checked(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
 
 
 def _build(index: TreeIndex, readable: list[dict[str, Any]]) -> TreeIndex:
-    """Fill ``index`` from readable records already in ``(seq, id)`` order."""
+    """Fill a new ``index`` (children not derived yet) from records in ``(seq, id)`` order."""
     nodes = index.nodes
     nodes.clear()
-    index._children = None
     for node in readable:
         nodes[node["id"]] = node
     return index
