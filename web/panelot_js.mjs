@@ -71,7 +71,12 @@ const utf8 = new TextEncoder();
 /** Arrays at least this long are written as marshal data first (usually large). */
 const MANY = 8;
 
-/** Send a read's result to Python through the connection's success handler. */
+/**
+ * Send a read's result to Python through the connection's success handler.
+ *
+ * Marshal bytes are a view of the writer's reused buffer: the handler copies them
+ * before it returns (browser_convert.decode_marshal), so the next result may reuse it.
+ */
 function report(tx, pos, value) {
   const h = tx.__panelot;
   const id = tx.__panelotTx;

@@ -87,3 +87,31 @@ async def case_large_results_keep_repeated_short_values(ctx: Ctx) -> None:
     await docs.bulk_put(rows)
     assert await docs.to_list() == rows
     assert await docs.where("id").above(99).to_list() == rows[100:]
+
+
+async def case_large_results_read_together_stay_apart(ctx: Ctx) -> None:
+    # The JS writer reuses its buffer from one result to the next. Results read in one
+    # round trip (and one after another) must each come back whole: a later, shorter or
+    # longer result may not show through an earlier one.
+    db = await ctx.open({"docs": "id, group"})
+    docs = db.table("docs")
+    rows = [{"id": i, "group": i % 4, "text": f"{i}:" + "w" * (100 + i % 9)} for i in range(400)]
+    await docs.bulk_put(rows)
+
+    def of(group: int) -> list[dict[str, Any]]:
+        return [r for r in rows if r["group"] == group]
+
+    async def body(tx: Any) -> list[Any]:
+        t = tx.table("docs")
+        return await tx.gather(
+            t.to_list(),
+            t.where("group").equals(1).to_list(),
+            t.where("id").below(30).to_list(),
+            t.where("group").equals(2).to_list(),
+        )
+
+    everything, ones, first, twos = await db.transaction("r", ["docs"], body)
+    assert everything == rows and ones == of(1) and first == rows[:30] and twos == of(2)
+    assert await docs.to_list() == rows
+    assert await docs.where("id").below(10).to_list() == rows[:10]  # small after large
+    assert await docs.where("group").equals(3).to_list() == of(3)
