@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .idb import Database, Transaction, gc_paused
+from .idb import Database, Transaction
 from .idb.errors import ValidationError
 from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
 from .records import ThreadMeta, thread_from_wire
@@ -53,8 +53,7 @@ def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | Non
 async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> LoadedThread:
     raw, raw_nodes = await load_thread_records(tx, thread_id)
     thread, bad_leaf = _thread_and_problem(raw, thread_id)
-    with gc_paused():  # thousands of new, acyclic containers (see panelot.idb.gc_pause)
-        index = index_nodes(thread_id, raw_nodes)
+    index = index_nodes(thread_id, raw_nodes)
     if index.problems:  # reported in the order of the threadId read, as they always were
         index = index_nodes(thread_id, await load_nodes(tx, thread_id))
     walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)

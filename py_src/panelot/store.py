@@ -15,7 +15,7 @@ from .attachments_api import ATTACHMENT_QUERIES, start_up
 from .commands import CommandBus
 from .context import session_context, thread_markdown, ui_snapshot
 from .errors import UnknownCommandError
-from .idb import CoreFactory, Database, gc_paused
+from .idb import CoreFactory, Database
 from .idb.errors import NotFoundError, ValidationError
 from .library_api import LIBRARY_QUERIES
 from .loading import check_thread, load_thread
@@ -130,8 +130,7 @@ class PanelotStore:
         loaded = await load_thread(self.db, thread_id, leaf_id, self.clock)
         if loaded.problem:
             raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
-        with gc_paused():  # a message per visible node (see panelot.idb.gc_pause)
-            return session_context(loaded)
+        return session_context(loaded)
 
     async def request_context(
         self,
@@ -146,9 +145,7 @@ class PanelotStore:
 
     async def snapshot(self, thread_id: str) -> dict[str, Any]:
         """The UI snapshot of the current leaf."""
-        loaded = await load_thread(self.db, thread_id, None, self.clock)
-        with gc_paused():
-            return ui_snapshot(loaded)
+        return ui_snapshot(await load_thread(self.db, thread_id, None, self.clock))
 
     async def markdown(self, thread_id: str) -> str:
         """Markdown export of the visible path."""

@@ -26,14 +26,12 @@ from .errors import (
     ValidationError,
     VersionError,
 )
-from .gc_pause import gc_paused
 from .keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_key
 from .memory import MemoryFactory
 from .schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
 from .table import Table, WhereClause
 
 __all__ = [
-    "gc_paused",
     "MAX_KEY",
     "MIN_KEY",
     "AbortError",

@@ -410,8 +410,10 @@ class BrowserCore:
             self._commit(tx.native)
             if tx.readonly and not tx.future.done():
                 # Every read has delivered its result, and a readonly transaction has
-                # nothing to commit: the caller need not wait for the complete event.
+                # nothing to commit: the caller need not wait for the complete event,
+                # nor does the result stay alive until then.
                 tx.future.set_result(result)
+                tx.result = None
         elif not self._abort_native(tx.native):
             self._settle_tx(tx, error)
 
