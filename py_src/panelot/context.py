@@ -75,11 +75,20 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
     out of the messages. A tool call rides on the assistant message before it as
     ``toolCalls``; a tool result is a ``tool`` message with its ``itemId``.
     """
+    # One pass over the path, tombstones skipped in it: this runs for every node of a
+    # long thread, so the visible list is not built first, and only the last turn
+    # context is copied.
     messages: list[dict[str, Any]] = []
-    turn_context: dict[str, Any] | None = None
-    visible = _visible(loaded)
-    for node in visible:
-        kind, payload = node["type"], node["payload"]
+    path: list[str] = []
+    latest_turn: dict[str, Any] | None = None
+    nodes = loaded.index.nodes
+    for node_id in loaded.path:
+        node = nodes[node_id]
+        payload = node["payload"]
+        if payload.get("deleted"):
+            continue
+        path.append(node_id)
+        kind = node["type"]
         # System notices, approval decisions, interaction responses: no message.
         if kind == "user_message":
             msg: dict[str, Any] = {"role": "user", "content": _for_model(payload)}
@@ -114,12 +123,11 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
                 }
             )
         elif kind == "turn_context":
-            turn_context = {k: v for k, v in payload.items() if k != "deleted"}
-    return {
-        "messages": messages,
-        "turnContext": turn_context,
-        "path": [n["id"] for n in visible],
-    }
+            latest_turn = payload
+    turn_context = None
+    if latest_turn is not None:
+        turn_context = {k: v for k, v in latest_turn.items() if k != "deleted"}
+    return {"messages": messages, "turnContext": turn_context, "path": path}
 
 
 def ui_snapshot(loaded: LoadedThread) -> dict[str, Any]:
