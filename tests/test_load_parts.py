@@ -29,7 +29,7 @@ TID = "t-1"
 SEQ = st.one_of(
     st.integers(-5, 80),
     st.floats(-5, 80, allow_nan=False),
-    st.sampled_from([math.inf, -math.inf, 10**15]),
+    st.sampled_from([math.inf, -math.inf, 10**15, 2.0**60, 1e300, 1.7976931348623157e308]),
     st.text(max_size=2),
     st.sampled_from([None, True, [1]]),  # no key, a boolean (no key), an array key
 )
@@ -114,3 +114,12 @@ def test_a_long_thread_is_read_in_parallel_parts() -> None:
         rows, whole, _ = asyncio.run(_load(list(range(1, 29))))
     assert rows == whole and len(rows) == 28
     assert gathered == [3, 6]  # thread + first nodes + count, then the six parts
+
+
+def test_seqs_too_large_to_step_through_take_one_open_read() -> None:
+    # Past 2**53 adding a small step to a float seq leaves it unchanged; the parts would
+    # all be empty but the last, which would take the first read's last record again.
+    seqs = [2.0**60 + 256 * i for i in range(12)] + [1.7976931348623157e308]
+    with _small(2, 1, 4), mock.patch.object(tree, "load_nodes", side_effect=AssertionError):
+        rows, _, _ = asyncio.run(_load(seqs, reference=False))
+    assert [r["seq"] for r in rows] == seqs

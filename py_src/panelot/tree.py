@@ -7,6 +7,7 @@ receipt) can put several of them, and a receipt, in one atomic unit.
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -172,10 +173,14 @@ async def _rest_by_seq(tx: Transaction, thread_id: str, after: Any, expected: in
     """
     start = numeric_seq(after)
     parts = min(MAX_PARTS, -(-expected // PART_NODES))
-    if start is None or parts <= 1:
-        return await _by_seq(tx, thread_id, after, include_lower=False)
     step = -(-expected // parts)
-    bounds = [after, *(start + step * i for i in range(1, parts)), MAX_KEY]
+    points = [] if start is None else [start + step * i for i in range(parts)]
+    cuts = points[1:]
+    # One open read for a seq that is no number, a short rest, or seqs so large that
+    # adding to them stops making them larger (floats past 2**53) or overflows.
+    if not cuts or cuts[-1] == math.inf or any(a >= b for a, b in zip(points, cuts, strict=False)):
+        return await _by_seq(tx, thread_id, after, include_lower=False)
+    bounds = [after, *cuts, MAX_KEY]
     # Each part takes its lower bound but the first (``after`` was read), not its upper.
     reads = [
         _by_seq(tx, thread_id, bounds[i], bounds[i + 1], i > 0, i == parts - 1)
