@@ -197,13 +197,13 @@ async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, lis
     ordered as :func:`~panelot.integrity.index_nodes` wants them. The rest of a longer
     thread is read in a second round trip as several reads at once, split by seq: the
     marshal writer and Python's decode of one part then overlap IndexedDB's read of the
-    next, where one read of everything made them follow it (measured in Chromium: a
-    10,000-node read with that work took ~410-430 ms as one read, ~270-310 ms as 8-16).
+    next, where one read of everything made them follow it (measured in Chromium: the
+    context of a 10,000-node thread took ~440-475 ms with one read, ~350 ms in parts).
 
     A record whose seq is not a key (missing, null, a boolean, an object) is not in that
     index, and several records with the seq at the first round trip's end may be cut
-    between the two: when the count through ``threadId`` says that anything was missed,
-    every record is read through ``threadId`` instead.
+    between the two: when the count through ``threadId`` says that the reads did not
+    get each record once, every record is read through ``threadId`` instead.
     """
     raw, rows, total = await tx.gather(
         tx.table("threads").get(_text(thread_id, "threadId", 200)),
