@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from unittest import mock
 
@@ -61,6 +62,15 @@ async def _load(seqs: list[Any], reference: bool = True) -> tuple[list[Any], lis
         await factory.delete("parts")
 
 
+def _run(seqs: list[Any], reference: bool = True) -> tuple[list[Any], list[Any], list[Any]]:
+    """:func:`_load` on a fresh event loop in a worker thread.
+
+    Playwright's sync API may own this thread's loop when the whole suite runs.
+    """
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _load(seqs, reference)).result()
+
+
 def _small(first: int, part: int, parts: int) -> Any:
     return mock.patch.multiple(tree, FIRST_NODES=first, PART_NODES=part, MAX_PARTS=parts)
 
@@ -74,7 +84,7 @@ def _small(first: int, part: int, parts: int) -> Any:
 )
 def test_parts_give_what_one_read_gives(seqs: list[Any], first: int, part: int, parts: int) -> None:
     with _small(first, part, parts):
-        rows, whole, plain = asyncio.run(_load(seqs))
+        rows, whole, plain = _run(seqs)
     assert sorted(r["id"] for r in rows) == [n["id"] for n in _nodes(seqs)]  # each once
     if rows != whole:  # the plain read took over: something was missed, and it says so
         assert rows == plain
@@ -96,7 +106,7 @@ def test_distinct_numeric_seqs_need_no_fallback(seqs: set[Any], first: int, part
         return
     with _small(first, part, 4), mock.patch.object(tree, "load_nodes", side_effect=AssertionError):
         try:
-            asyncio.run(_load(ordered, reference=False))
+            _run(ordered, reference=False)
         except AssertionError:
             raise AssertionError(f"the fallback read ran for distinct seqs {ordered}") from None
 
@@ -111,7 +121,7 @@ def test_a_long_thread_is_read_in_parallel_parts() -> None:
         return await real(self, *ops)
 
     with _small(5, 4, 16), mock.patch.object(tree.Transaction, "gather", spy):
-        rows, whole, _ = asyncio.run(_load(list(range(1, 29))))
+        rows, whole, _ = _run(list(range(1, 29)))
     assert rows == whole and len(rows) == 28
     assert gathered == [3, 6]  # thread + first nodes + count, then the six parts
 
@@ -121,5 +131,5 @@ def test_seqs_too_large_to_step_through_take_one_open_read() -> None:
     # all be empty but the last, which would take the first read's last record again.
     seqs = [2.0**60 + 256 * i for i in range(12)] + [1.7976931348623157e308]
     with _small(2, 1, 4), mock.patch.object(tree, "load_nodes", side_effect=AssertionError):
-        rows, _, _ = asyncio.run(_load(seqs, reference=False))
+        rows, _, _ = _run(seqs, reference=False)
     assert [r["seq"] for r in rows] == seqs
