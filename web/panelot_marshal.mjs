@@ -18,11 +18,18 @@ const OBJECT = Object.prototype;
 
 const MAX_DEPTH = 500; // deeper values take the JSON path (Python's decoder recurses too)
 const SMALL_BUFFER = 1 << 16;
-let mBuf = new Uint8Array(SMALL_BUFFER);
-let mView = new DataView(mBuf.buffer);
+let mBuf;
+let mView;
+useBuffer(new Uint8Array(SMALL_BUFFER));
 let mLen = 0;
 let keyRefs = new Map(); // key string -> its KeyEntry, per result
 let nextRef = 0; // the next marshal reference index (keys and repeated values share them)
+
+/** Write into `bytes` from now on (mBuf and its DataView always change together). */
+function useBuffer(bytes) {
+  mBuf = bytes;
+  mView = new DataView(bytes.buffer);
+}
 
 function reserve(extra) {
   if (mLen + extra <= mBuf.length) return;
@@ -30,8 +37,7 @@ function reserve(extra) {
   while (size < mLen + extra) size *= 2;
   const next = new Uint8Array(size);
   next.set(mBuf.subarray(0, mLen));
-  mBuf = next;
-  mView = new DataView(mBuf.buffer);
+  useBuffer(next);
 }
 
 function writeInt32(x) {
@@ -253,8 +259,7 @@ function releaseIdle() {
     return;
   }
   releaseTimer = null;
-  mBuf = new Uint8Array(SMALL_BUFFER);
-  mView = new DataView(mBuf.buffer);
+  useBuffer(new Uint8Array(SMALL_BUFFER));
 }
 
 /**
@@ -271,8 +276,7 @@ export function marshalValue(value) {
   const out = ok === true ? mBuf.subarray(0, mLen) : ok;
   if (mBuf.length > SMALL_BUFFER * 16) {
     if (mBuf.length > KEEP_AT_MOST) {
-      mBuf = new Uint8Array(SMALL_BUFFER); // `out` keeps the old one alive meanwhile
-      mView = new DataView(mBuf.buffer);
+      useBuffer(new Uint8Array(SMALL_BUFFER)); // `out` keeps the old one alive meanwhile
     } else {
       lastLarge = Date.now();
       if (releaseTimer === null) releaseTimer = setTimeout(releaseIdle, KEEP_MS);
