@@ -100,25 +100,39 @@ function report(tx, pos, value) {
 }
 
 /**
- * The projection named by `pick`, or null: "a,b" keeps only those top-level fields
- * (absent ones left out), "!a,b" keeps every field but those.
+ * The projection named by `pick`, or null: "a,b" keeps only those fields (top-level
+ * names or dotted key paths such as "payload.deleted", kept nested as they were; absent
+ * ones and paths that do not resolve through objects left out), "!a,b" keeps every
+ * top-level field but those. panelot.idb.values.project is the same rule in Python.
  */
 function projector(pick) {
   if (!pick) return null;
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const own = (v, k) => Object.prototype.hasOwnProperty.call(v, k);
   if (pick[0] === "!") {
     const drop = new Set(pick.slice(1).split(","));
     return (value) => {
-      if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+      if (!isObject(value)) return value;
       const out = {};
       for (const f of Object.keys(value)) if (!drop.has(f)) out[f] = value[f];
       return out;
     };
   }
-  const fields = pick.split(",");
+  const paths = pick.split(",").map((f) => f.split("."));
   return (value) => {
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+    if (!isObject(value)) return value;
     const out = {};
-    for (const f of fields) if (Object.prototype.hasOwnProperty.call(value, f)) out[f] = value[f];
+    for (const path of paths) {
+      let source = value;
+      for (let i = 0; i < path.length - 1 && isObject(source); i++) {
+        source = own(source, path[i]) ? source[path[i]] : undefined;
+      }
+      const last = path[path.length - 1];
+      if (!isObject(source) || !own(source, last)) continue;
+      let target = out;
+      for (let i = 0; i < path.length - 1; i++) target = own(target, path[i]) ? target[path[i]] : (target[path[i]] = {});
+      target[last] = source[last];
+    }
     return out;
   };
 }

@@ -402,3 +402,43 @@ async def case_pick_reads_only_the_named_fields(ctx: Ctx) -> None:
         assert exc.field == "fields"
     else:
         raise AssertionError("pick() without fields was accepted")
+
+
+async def case_pick_dotted_paths_keep_the_nesting(ctx: Ctx) -> None:
+    db = await ctx.open({"docs": "id"})
+    docs = db.table("docs")
+    await docs.bulk_put(
+        [
+            {"id": "a", "payload": {"deleted": True, "text": "x" * 40}, "seq": 1},
+            {"id": "b", "payload": {"text": "kept out"}, "seq": 2},
+            {"id": "c", "payload": "not an object", "seq": 3},
+            {"id": "d", "payload": {"deep": {"flag": 0, "big": [1, 2]}}, "seq": 4},
+            {"id": "e", "seq": 5},
+        ]
+    )
+    picked = await docs.order_by("id").pick("id", "payload.deleted", "payload.deep.flag").to_list()
+    assert picked == [
+        {"id": "a", "payload": {"deleted": True}},
+        {"id": "b"},  # a path that does not resolve is left out, its parents too
+        {"id": "c"},
+        {"id": "d", "payload": {"deep": {"flag": 0}}},
+        {"id": "e"},
+    ]
+    assert await docs.get("a") == {
+        "id": "a",
+        "payload": {"deleted": True, "text": "x" * 40},
+        "seq": 1,
+    }  # the stored record is untouched
+    for bad in (("payload", "payload.deleted"), ("a..b",), (".a",)):
+        try:
+            docs.order_by("id").pick(*bad)
+        except DataError as exc:
+            assert exc.field == "fields"
+        else:
+            raise AssertionError(f"pick{bad} was accepted")
+    try:
+        docs.order_by("id").omit("payload.deleted")
+    except DataError as exc:
+        assert exc.field == "fields"
+    else:
+        raise AssertionError("omit() took a dotted path")

@@ -24,9 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["Collection"]
 
 
-def _check_fields(method: str, fields: tuple[str, ...]) -> None:
+def _check_fields(method: str, fields: tuple[str, ...], dotted: bool) -> None:
     if not fields or not all(isinstance(f, str) and f and "," not in f for f in fields):
         raise DataError(f"{method}() needs one or more field names (no commas)", field="fields")
+    for f in fields:
+        parts = f.split(".")
+        if "." in f and (not dotted or not all(parts)):
+            raise DataError(f"{method}(): {f!r} is not a field name it takes", field="fields")
+        for other in fields:
+            if other != f and other.startswith(f + "."):
+                raise DataError(f"{method}(): {other!r} lies inside {f!r}", field="fields")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +73,16 @@ class Collection:
         return replace(self, filters=(*self.filters, fn))
 
     def pick(self, *fields: str) -> Collection:
-        """Read only these top-level fields of each record (a panelot extension to Dexie).
+        """Read only these fields of each record (a panelot extension to Dexie).
 
-        Applies to :meth:`to_list`, :meth:`first` and :meth:`last`; filters see the
-        picked fields. The fields are chosen before the records cross into Python, so
-        totals over records that also hold Blobs or large payloads stay cheap.
+        A field is a top-level name or a dotted key path (``"payload.deleted"``), which
+        keeps just that value, nested as it was (``{"payload": {"deleted": True}}``); a
+        path that does not resolve through objects is left out. Applies to
+        :meth:`to_list`, :meth:`first` and :meth:`last`; filters see the picked fields.
+        The fields are chosen before the records cross into Python, so totals over
+        records that also hold Blobs or large payloads stay cheap.
         """
-        _check_fields("pick", fields)
+        _check_fields("pick", fields, dotted=True)
         return replace(self, fields=fields, omitted=False)
 
     def omit(self, *fields: str) -> Collection:
@@ -82,7 +92,7 @@ class Collection:
         before the records cross into Python, so reading attachment metadata without
         its Blob (``omit("bytes")``) stays plain data.
         """
-        _check_fields("omit", fields)
+        _check_fields("omit", fields, dotted=False)
         return replace(self, fields=fields, omitted=True)
 
     # -- running ------------------------------------------------------------------------

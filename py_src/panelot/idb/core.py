@@ -93,7 +93,8 @@ class Query(Request):
 
     ``want`` is ``values``, ``primaryKeys``, or ``records`` (a list of
     ``(index key, primary key, value)`` triples). ``limit`` of ``None`` means no limit.
-    ``fields`` keeps only those top-level fields of each value (absent ones stay absent),
+    ``fields`` keeps only those fields of each value (top-level names or dotted key
+    paths, nested as they were; absent ones stay absent),
     chosen before the values cross into Python: a cheap read of a few fields of records
     that also hold Blobs or large payloads. With ``omit`` it keeps every field *but*
     those (a record's metadata without its Blob).

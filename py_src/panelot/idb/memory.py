@@ -37,7 +37,7 @@ from .upgrade import (
     plan_upgrade,
     verify_structure,
 )
-from .values import clone_values, resolve_primary_key, set_key_path
+from .values import clone_values, project, resolve_primary_key, set_key_path
 
 __all__ = ["MemoryCore", "MemoryFactory"]
 
@@ -234,11 +234,7 @@ class _MemoryTransaction:
             fields, omit = req.fields, req.omit
 
             def pick(v: Any) -> Any:
-                if not isinstance(v, dict):
-                    return v
-                if omit:
-                    return {k: x for k, x in v.items() if k not in fields}
-                return {f: v[f] for f in fields if f in v}
+                return project(v, fields, omit)
 
             if req.want == "values":
                 return [pick(store.value(p)) for _, p in pairs]

@@ -22,6 +22,7 @@ __all__ = [
     "EXTRA_STORABLE",
     "clone_value",
     "clone_values",
+    "project",
     "resolve_primary_key",
     "set_key_path",
 ]
@@ -169,3 +170,30 @@ def _absent(value: dict[str, Any], path: str) -> bool:
 def is_number_key(key: Key) -> bool:
     """True for a finite or infinite number key (what bumps a key generator)."""
     return isinstance(key, int | float) and not isinstance(key, bool) and not math.isnan(key)
+
+
+def project(value: Any, fields: Sequence[str], omit: bool = False) -> Any:
+    """``value`` with only ``fields`` (or, with ``omit``, all top-level fields but them).
+
+    A field is a top-level name or a dotted key path, kept nested as it was; a path
+    that does not resolve through objects is left out, and so is an absent field.
+    Values that are not objects come back as they are. The browser core's helper
+    (``projector`` in ``web/panelot_js.mjs``) projects the same way in JS.
+    """
+    if not isinstance(value, dict):
+        return value
+    if omit:
+        return {k: x for k, x in value.items() if k not in fields}
+    out: dict[str, Any] = {}
+    for field in fields:
+        *steps, last = field.split(".")
+        source: Any = value
+        for step in steps:
+            source = source.get(step) if isinstance(source, dict) else None
+        if not isinstance(source, dict) or last not in source:
+            continue
+        target = out
+        for step in steps:
+            target = target.setdefault(step, {})
+        target[last] = source[last]
+    return out
