@@ -68,9 +68,8 @@ def test_every_command_and_query_through_the_bridge(harness_page: Page) -> None:
     assert send(p, cmd("branch.switch", {"threadId": tid, "nodeId": u["nodeId"]}))["response"] == {
         "leafId": a["nodeId"]
     }
-    assert (
-        send(p, cmd("message.delete", {"threadId": tid, "nodeId": r["nodeId"]}))["response"] == {}
-    )
+    deleted = send(p, cmd("message.delete", {"threadId": tid, "nodeId": r["nodeId"]}))
+    assert deleted["response"]["deleted"] == [r["nodeId"]]
     updated = send(p, cmd("thread.update", {"threadId": tid, "patch": {"pinned": True}}))[
         "response"
     ]["thread"]

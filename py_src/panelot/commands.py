@@ -27,6 +27,7 @@ from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
 from .settings.api import SETTINGS_COMMANDS
 from .thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
+from .tombstones import delete_message
 from .tool_details import details_tables, split_details, store_details
 from .transfer import import_thread
 from .tree import (
@@ -35,7 +36,6 @@ from .tree import (
     Clock,
     append_node,
     create_thread,
-    delete_message,
     edit_message,
     now_ms,
     regenerate,
@@ -160,8 +160,7 @@ async def _regenerate(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
 
 
 async def _delete(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    await delete_message(tx, arg(p, "threadId", str), arg(p, "nodeId", str))
-    return {}
+    return await delete_message(tx, arg(p, "threadId", str), arg(p, "nodeId", str))
 
 
 async def _switch(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:

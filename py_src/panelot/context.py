@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .descent import is_shown, versions_in
 from .loading import LoadedThread
+from .tool_steps import ToolSteps
 
 __all__ = ["session_context", "thread_markdown", "ui_snapshot"]
-
-_NOT_FOR_UI = {"turn_context", "interaction_response"}
 
 
 def _visible(loaded: LoadedThread) -> list[dict[str, Any]]:
@@ -68,17 +68,21 @@ def _for_ui(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_context(loaded: LoadedThread) -> dict[str, Any]:
-    """Provider-neutral messages, the latest turn context, and the visible path.
+    """Provider-neutral messages, the latest turn context, the visible path, pending calls.
 
     Tombstones are skipped (their children follow the nearest visible ancestor), and
     system notices, turn contexts, approval decisions and interaction responses stay
     out of the messages. A tool call rides on the assistant message before it as
-    ``toolCalls``; a tool result is a ``tool`` message with its ``itemId``.
+    ``toolCalls``; a tool result is a ``tool`` message with its ``itemId``. Calls and
+    results are paired as providers require (:mod:`panelot.tool_steps`): calls still
+    waiting at the end of the path are left out of the messages and listed in
+    ``pendingCalls``.
     """
     # One pass over the path, tombstones skipped in it: this runs for every node of a
     # long thread, so the visible list is not built first, and only the last turn
     # context is copied.
     messages: list[dict[str, Any]] = []
+    steps = ToolSteps(messages)
     path: list[str] = []
     latest_turn: dict[str, Any] | None = None
     nodes = loaded.index.nodes
@@ -94,7 +98,7 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
             msg: dict[str, Any] = {"role": "user", "content": _for_model(payload)}
             if payload.get("attachedContext"):
                 msg["attachedContext"] = payload["attachedContext"]
-            messages.append(msg)
+            steps.message(msg)
         elif kind == "assistant_message":
             content = _for_model(payload)
             msg = {"role": "assistant", "content": content, "model": payload.get("model")}
@@ -103,18 +107,17 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
                 msg["reasoning"] = reasoning
             if state is not None:
                 msg["providerState"] = state
-            messages.append(msg)
+            steps.message(msg)
         elif kind == "tool_call":
-            call = {
-                "itemId": payload.get("itemId"),
-                "toolName": payload.get("toolName"),
-                "params": payload.get("params"),
-            }
-            if not messages or messages[-1]["role"] != "assistant":
-                messages.append({"role": "assistant", "content": []})
-            messages[-1].setdefault("toolCalls", []).append(call)
+            steps.call(
+                {
+                    "itemId": payload.get("itemId"),
+                    "toolName": payload.get("toolName"),
+                    "params": payload.get("params"),
+                }
+            )
         elif kind == "tool_result":
-            messages.append(
+            steps.result(
                 {
                     "role": "tool",
                     "itemId": payload.get("itemId"),
@@ -124,34 +127,47 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
             )
         elif kind == "turn_context":
             latest_turn = payload
+    pending = steps.pending()
     turn_context = None
     if latest_turn is not None:
         turn_context = {k: v for k, v in latest_turn.items() if k != "deleted"}
-    return {"messages": messages, "turnContext": turn_context, "path": path}
+    return {
+        "messages": messages,
+        "turnContext": turn_context,
+        "path": path,
+        "pendingCalls": pending,
+    }
 
 
 def ui_snapshot(loaded: LoadedThread) -> dict[str, Any]:
-    """The visible path for the UI, each node with its ``n/m`` sibling position."""
+    """The shown nodes of the path, each with its ``n/m`` position among its versions.
+
+    ``siblingCount`` counts the live versions at the node's place (see
+    :mod:`panelot.descent`) and ``siblingIndex`` is the node's 1-based position among them
+    by seq; when there are several, ``siblings`` lists their ids in that order, the
+    targets of ``branch.switch``.
+    """
     out = []
-    for node in _visible(loaded):
-        if node["type"] in _NOT_FOR_UI:
+    nodes = loaded.index.nodes
+    shown_parent: str | None = None
+    for node_id in loaded.path:
+        node = nodes[node_id]
+        if not is_shown(node):
             continue
-        sibs = [
-            s
-            for s in loaded.index.kids(node["parentId"])
-            if not loaded.index.nodes[s]["payload"].get("deleted")
-        ]
-        out.append(
-            {
-                "id": node["id"],
-                "type": node["type"],
-                "payload": _for_ui(node["payload"]),
-                "seq": node["seq"],
-                "parentId": node["parentId"],
-                "siblingIndex": sibs.index(node["id"]) + 1 if node["id"] in sibs else 1,
-                "siblingCount": max(len(sibs), 1),
-            }
-        )
+        versions = [v["id"] for v in versions_in(loaded.index, shown_parent)]
+        entry = {
+            "id": node_id,
+            "type": node["type"],
+            "payload": _for_ui(node["payload"]),
+            "seq": node["seq"],
+            "parentId": node["parentId"],
+            "siblingIndex": versions.index(node_id) + 1 if node_id in versions else 1,
+            "siblingCount": max(len(versions), 1),
+        }
+        if len(versions) > 1:
+            entry["siblings"] = versions
+        out.append(entry)
+        shown_parent = node_id
     return {"threadId": loaded.thread.id, "leafId": loaded.thread.leaf_id, "nodes": out}
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .descent import is_tombstone
 from .idb import Database, Transaction
 from .idb.errors import ValidationError
 from .integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
 from .records import ThreadMeta, thread_from_wire
+from .tombstones import live_leaf
 from .tree import (
     TREE_TABLES,
     Clock,
@@ -26,7 +28,7 @@ from .tree import (
     thread_of,
 )
 
-__all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread"]
+__all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread", "revive_leaf"]
 
 
 @dataclass(slots=True)
@@ -97,15 +99,44 @@ async def repair_thread(tx: Transaction, thread_id: str, clock: Clock = now_ms) 
     return await _read(tx, thread_id)
 
 
+def _dead_leaf(loaded: LoadedThread) -> bool:
+    """Whether the loaded path ends in a tombstone (see :func:`revive_leaf`)."""
+    return bool(loaded.path) and is_tombstone(loaded.index.nodes[loaded.path[-1]])
+
+
+async def revive_leaf(tx: Transaction, thread_id: str) -> LoadedThread:
+    """Re-read inside a read-write transaction; move a leaf left on tombstones to live content.
+
+    A thread whose leaf path ends in tombstones while other versions live (written by
+    older code, or by another program sharing the database) shows neither: the leaf
+    moves as deleting would have moved it (:func:`panelot.tombstones.live_leaf`).
+    """
+    loaded = await _read(tx, thread_id)
+    if loaded.problem is not None or not _dead_leaf(loaded):
+        return loaded
+    moved = live_leaf(loaded.index, loaded.thread.leaf_id)
+    if moved == loaded.thread.leaf_id:
+        return loaded
+    await tx.table("threads").update(thread_id, {"leafId": moved})
+    return await _read(tx, thread_id)
+
+
 async def load_thread(
     db: Database, thread_id: str, leaf_id: str | None = None, clock: Clock = now_ms
 ) -> LoadedThread:
     """Load a thread for reading; repair its leaf first if it cannot reach a root.
 
-    With an explicit ``leaf_id`` nothing is repaired: an unreachable leaf is an error
-    of the caller, reported as the ``problem`` of the result.
+    A leaf left on tombstones while live versions exist is moved to them
+    (:func:`revive_leaf`). With an explicit ``leaf_id`` nothing is repaired: an
+    unreachable leaf is an error of the caller, reported as the ``problem`` of the result.
     """
     loaded = await db.transaction("r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id))
-    if loaded.problem is None or leaf_id is not None:
+    if leaf_id is not None:
         return loaded
+    if loaded.problem is None:
+        if not _dead_leaf(loaded) or live_leaf(loaded.index, loaded.thread.leaf_id) == (
+            loaded.thread.leaf_id
+        ):
+            return loaded
+        return await db.transaction("rw", TREE_TABLES, lambda tx: revive_leaf(tx, thread_id))
     return await db.transaction("rw", TREE_TABLES, lambda tx: repair_thread(tx, thread_id, clock))

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .codec import encode
-from .descent import children, newest_descendant
+from .descent import children, is_shown, is_tombstone, newest_descendant, versions
 from .idb import MAX_KEY, MIN_KEY, Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .integrity import index_nodes, numeric_seq, walk_to_root
@@ -34,7 +34,6 @@ __all__ = [
     "Clock",
     "append_node",
     "create_thread",
-    "delete_message",
     "edit_message",
     "get_node",
     "get_thread",
@@ -313,10 +312,34 @@ async def regenerate(
     return await append_node(tx, thread_id, "assistant_message", payload, user.id, clock)
 
 
-async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
-    """The node and its siblings (same parent, same thread), ordered by seq.
+async def _shown_parent(tx: Transaction, raw: dict[str, Any]) -> tuple[str | None, list[Any]]:
+    """The nearest shown ancestor of the stored node ``raw`` and that ancestor's children.
 
-    Only the node's links are read and checked, not its payload.
+    The parent and its children are read in one round trip; a parent the UI does not
+    show (a tombstone, a turn context) sends the walk one level up. The walk is bounded
+    by the ancestors it has seen.
+    """
+    thread_id, parent_id = raw["threadId"], raw.get("parentId")
+    seen: set[str] = set()
+    while parent_id is not None and parent_id not in seen:
+        seen.add(parent_id)
+        parent, kids = await tx.gather(
+            tx.table("nodes").get(parent_id), children(tx, thread_id, parent_id)
+        )
+        if parent is None or parent.get("threadId") != thread_id or is_shown(parent):
+            return parent_id, kids
+        parent_id = parent.get("parentId")
+        if parent_id is not None and not isinstance(parent_id, str):
+            parent_id = None
+    return None, await children(tx, thread_id, None)
+
+
+async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
+    """The versions at the node's place, ordered by seq: ``[{id, seq}]``.
+
+    They are the shown nodes whose nearest shown ancestor is the node's (see
+    :mod:`panelot.descent`); the node is among them unless the UI does not show it.
+    Only links are read, not payloads.
     """
     raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
     if raw is None:
@@ -326,14 +349,15 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
         raise ValidationError(
             f"nodeId: the stored node {node_id!r} has no valid threadId/parentId", field="nodeId"
         )
-    kids = await children(tx, thread_id, parent_id)
-    return [{"id": k["id"], "seq": k["seq"]} for k in kids]
+    place, first = await _shown_parent(tx, raw)
+    found = await versions(tx, thread_id, place, first)
+    return [{"id": k["id"], "seq": k["seq"]} for k in found]
 
 
 async def switch_branch(
     tx: Transaction, thread_id: str, node_id: str, clock: Clock = now_ms
 ) -> str:
-    """Move the leaf to the deepest newest descendant of ``node_id`` (highest seq per level).
+    """Move the leaf to the newest live descendant of ``node_id`` (see :mod:`.descent`).
 
     The descent stops at a node it has seen before, so corrupt parent links cannot loop.
     """
@@ -346,19 +370,15 @@ async def switch_branch(
     thread = thread_from_wire(raw_thread)
     if raw_node is None or raw_node.get("threadId") != thread_id:
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
+    if is_tombstone(raw_node):
+        raise ValidationError(
+            f"nodeId: node {node_id!r} was deleted; switch to one of the live versions",
+            field="nodeId",
+        )
     current = await newest_descendant(tx, thread_id, raw_node)
     thread.leaf_id, thread.updated_at = current, clock()
     await tx.table("threads").put(thread_to_wire(thread))
     return current
-
-
-async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> None:
-    """Tombstone a node: ``payload.deleted = true``. Nothing is physically deleted."""
-    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
-    if raw is None or raw.get("threadId") != thread_id:
-        raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
-    raw["payload"]["deleted"] = True
-    await tx.table("nodes").put(raw)
 
 
 _PATCHABLE = {"title", "tags", "pinned", "archived", "folderId", "preset", "scopeOrigins"}

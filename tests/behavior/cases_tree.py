@@ -142,7 +142,8 @@ async def case_tombstone_keeps_children_connected(ctx: Ctx) -> None:
     u1 = await store.append(tid, "user_message", text("one"))
     a1 = await store.append(tid, "assistant_message", answer("two"))
     u2 = await store.append(tid, "user_message", text("three"))
-    assert await store.command("message.delete", {"threadId": tid, "nodeId": a1["nodeId"]}) == {}
+    out = await store.command("message.delete", {"threadId": tid, "nodeId": a1["nodeId"]})
+    assert out == {"deleted": [a1["nodeId"]], "leafId": u2["nodeId"]}
     ctx_out = await store.context(tid)
     assert ctx_out["path"] == [u1["nodeId"], u2["nodeId"]]
     assert [m["role"] for m in ctx_out["messages"]] == ["user", "user"]
