@@ -16,12 +16,13 @@ from typing import Any
 
 from .admission import check_admission
 from .attachments_api import ATTACHMENT_COMMANDS
-from .errors import UnknownCommandError
+from .errors import ConflictError, UnknownCommandError
 from .executions import ExecutionRegistry
 from .idb import Database, Transaction
 from .idb.errors import PanelotError, ValidationError
 from .legacy.importer import LEGACY_COMMANDS
 from .library_api import LIBRARY_COMMANDS
+from .message_send import SEND_COMMANDS
 from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
@@ -32,6 +33,7 @@ from .tool_details import details_tables, split_details, store_details
 from .transfer import import_thread
 from .tree import (
     LEAF,
+    PATCHABLE,
     TREE_TABLES,
     Clock,
     append_node,
@@ -121,9 +123,32 @@ async def _thread_update(tx: Transaction, p: dict[str, Any], clock: Clock) -> St
     return await _thread_update_on(tx, p, clock, raw_thread)
 
 
+def _check_expected(raw_thread: Any, expect: dict[str, Any] | None) -> None:
+    """Refuse an update made on a view that is out of date (``payload.expect``).
+
+    ``expect`` holds the values the caller saw (say ``{"title": "New chat"}``); when the
+    stored thread no longer has one of them, the update is refused with a ConflictError
+    naming that field, and nothing is written.
+    """
+    if not expect or not isinstance(raw_thread, dict):
+        return
+    for name, seen in expect.items():
+        if name not in PATCHABLE:
+            raise ValidationError(
+                f"payload.expect.{name}: cannot be expected", field=f"payload.expect.{name}"
+            )
+        current = raw_thread.get(name)
+        if current != seen or type(current) is not type(seen):
+            raise ConflictError(
+                f"payload.expect.{name}: the thread's {name} changed since it was read",
+                field=f"payload.expect.{name}",
+            )
+
+
 async def _thread_update_on(
     tx: Transaction, p: dict[str, Any], clock: Clock, raw_thread: Any
 ) -> Staged:
+    _check_expected(raw_thread, arg(p, "expect", dict, False))
     merged = updated_thread(raw_thread, arg(p, "threadId", str), arg(p, "patch", dict), clock)
     wire = thread_to_wire(merged)
     return Staged({"thread": wire}, (tx.table("threads").put(wire),))
@@ -200,6 +225,7 @@ COMMANDS: dict[str, Handler] = {
     **{name: Handler(*spec) for name, spec in LIBRARY_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in RUN_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in ATTACHMENT_COMMANDS.items()},
+    **{name: Handler(*spec) for name, spec in SEND_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in SETTINGS_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in LEGACY_COMMANDS.items()},
 }

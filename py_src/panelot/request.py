@@ -22,11 +22,13 @@ The result (plain JSON)::
                      | {mime, size, dataBase64, thumbnail: true, w, h, originalSize}
                      | {evicted: true}},
      slimming: {seenImages, thumbnails, thumbnailFailures, staleStubs,
-                unseenImageBytes, imageBudget}}
+                unseenImageBytes, imageBudget, textFiles, textFilesCut}}
 
 Image blocks keep their ``attachmentId``; ``attachments`` is keyed by it, as in
-``attachment.resolve``. File blocks and attachment-backed context entries that are not
-stale stay references (read them with ``attachment.get``).
+``attachment.resolve``. Text-like file blocks become text blocks holding the file's
+text, within the bounds of :mod:`panelot.file_text` (``textFiles`` lists them,
+``textFilesCut`` those cut short); other file blocks and attachment-backed context
+entries that are not stale stay references (read them with ``attachment.get``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,13 @@ from .attachments import (
     read_bytes,
 )
 from .eviction import current_budget, evict
+from .file_text import (
+    REQUEST_TEXT_CHARS,
+    decode_text,
+    file_text_block,
+    is_text_like,
+    over_budget_block,
+)
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .slimming import SlimOptions, referenced_attachments, slim_context
@@ -160,6 +169,46 @@ async def _thumbnail(
     }
 
 
+async def _file_texts(
+    db: Database, messages: list[dict[str, Any]], records: dict[str, Meta]
+) -> tuple[list[str], list[str]]:
+    """Put the text of attached text files in place of their blocks (see :mod:`.file_text`).
+
+    Newest message first, within the request's budget; returns the ids sent as text and
+    those cut short. A file evicted meanwhile, or whose bytes are not UTF-8, stays a
+    reference.
+    """
+    sent: list[str] = []
+    cut: list[str] = []
+    room = REQUEST_TEXT_CHARS
+    for message in reversed(messages):
+        blocks = message.get("content")
+        if message.get("role") != "user" or not isinstance(blocks, list):
+            continue
+        for pos, block in enumerate(blocks):
+            ident = block.get("attachmentId") if isinstance(block, dict) else None
+            meta = records.get(ident) if isinstance(ident, str) else None
+            if meta is None or block.get("type") != "file":
+                continue
+            if not is_text_like(meta.get("mime") or block.get("mime"), block.get("name")):
+                continue
+            try:
+                text = decode_text((await read_bytes(db, str(ident)))[1])
+            except NotFoundError:
+                continue
+            if text is None:
+                continue
+            if room <= 0:
+                blocks[pos] = over_budget_block(block, len(text))
+            else:
+                blocks[pos], used = file_text_block(block, text, room)
+                room -= used
+            sent.append(str(ident))
+            if blocks[pos].get("truncated"):
+                cut.append(str(ident))
+    return sent, cut
+
+
 async def build_request(
     db: Database,
     context: dict[str, Any],
@@ -197,6 +246,7 @@ async def build_request(
             except ThumbnailError:
                 failures.append(ident)
         attachments[ident] = await _full(db, original)
+    texts, cut = await _file_texts(db, slim.context["messages"], records)
     return {
         **slim.context,
         "attachments": attachments,
@@ -207,6 +257,8 @@ async def build_request(
             "staleStubs": slim.stale,
             "unseenImageBytes": slim.unseen_bytes,
             "imageBudget": opts.image_budget,
+            "textFiles": texts,
+            "textFilesCut": cut,
         },
     }
 

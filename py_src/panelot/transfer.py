@@ -25,16 +25,23 @@ from .records import node_from_wire, thread_from_wire, thread_to_wire
 from .tree import TREE_TABLES, Clock, get_thread, load_nodes, new_id, now_ms
 
 __all__ = [
+    "BUNDLE_FORMAT",
     "EXPORT_FORMAT",
+    "MAX_BUNDLE_THREADS",
     "MAX_IMPORT_CHARS",
     "MAX_IMPORT_NODES",
     "MAX_NODE_CHARS",
     "export_thread",
     "import_thread",
+    "precheck_bundle",
     "precheck_import",
 ]
 
 EXPORT_FORMAT = "panelot.thread"
+BUNDLE_FORMAT = "panelot.all"
+"""Several thread exports in one file: ``{format, version: 1, threads: [export...]}``."""
+MAX_BUNDLE_THREADS = 10_000
+"""Most threads one bundle may hold."""
 MAX_IMPORT_NODES = 20_000
 """Most nodes one imported thread may have."""
 MAX_NODE_CHARS = 2_000_000
@@ -122,9 +129,10 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return thread_to_wire(thread), nodes
 
 
-async def import_thread(tx: Transaction, data: Any, clock: Clock = now_ms) -> dict[str, Any]:
-    """Import an export under fresh ids inside ``tx``; return ``{threadId, nodes}``."""
-    thread, nodes = precheck_import(data)
+def _fresh_ids(
+    thread: dict[str, Any], nodes: list[dict[str, Any]], now: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The thread and its nodes under fresh ids, links remapped."""
     ids = {n["id"]: new_id() for n in nodes}
     thread_id = new_id()
     remapped = [
@@ -132,13 +140,67 @@ async def import_thread(tx: Transaction, data: Any, clock: Clock = now_ms) -> di
         for n in nodes
     ]
     leaf = thread.get("leafId")
-    thread = {
-        **thread,
-        "id": thread_id,
-        "leafId": ids[leaf] if leaf else None,
-        "updatedAt": clock(),
-    }
-    await tx.table("threads").add(thread)
-    if remapped:
-        await tx.table("nodes").bulk_add(remapped)
-    return {"threadId": thread_id, "nodes": len(remapped)}
+    fresh = {**thread, "id": thread_id, "leafId": ids[leaf] if leaf else None, "updatedAt": now}
+    return fresh, remapped
+
+
+async def _write(tx: Transaction, checked: list[tuple[dict[str, Any], list[Any]]], now: int) -> Any:
+    """Write checked threads under fresh ids, all in ``tx``; return ``[(id, nodes)]``."""
+    written = []
+    threads, rows = [], []
+    for thread, nodes in checked:
+        fresh, remapped = _fresh_ids(thread, nodes, now)
+        threads.append(fresh)
+        rows += remapped
+        written.append((fresh["id"], len(remapped)))
+    await tx.gather(
+        tx.table("threads").bulk_add(threads), *([tx.table("nodes").bulk_add(rows)] if rows else [])
+    )
+    return written
+
+
+def precheck_bundle(data: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Validate a :data:`BUNDLE_FORMAT` file; every problem names its thread and field."""
+    if not isinstance(data, dict):
+        raise ImportError_(["data: must be an object"])
+    if data.get("format") != BUNDLE_FORMAT or data.get("version") != 1:
+        raise ImportError_([f"format: expected {BUNDLE_FORMAT!r} version 1"])
+    threads = data.get("threads")
+    if not isinstance(threads, list) or len(threads) > MAX_BUNDLE_THREADS:
+        raise ImportError_([f"threads: must be a list of at most {MAX_BUNDLE_THREADS} threads"])
+    try:
+        size = len(json.dumps(data, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise ImportError_([f"data: not plain JSON ({exc})"]) from None
+    if size > MAX_IMPORT_CHARS:
+        raise ImportError_([f"data: {size} characters, more than {MAX_IMPORT_CHARS}"])
+    checked, problems = [], []
+    for i, one in enumerate(threads):
+        try:
+            checked.append(precheck_import(one))
+        except ImportError_ as exc:
+            meta = one.get("thread") if isinstance(one, dict) else None
+            title = meta.get("title") if isinstance(meta, dict) else None
+            named = f" (in {title!r})" if isinstance(title, str) and title else ""
+            problems += [f"threads[{i}].{p}{named}" for p in exc.problems]
+    if problems:
+        raise ImportError_(problems)
+    return checked
+
+
+async def import_thread(tx: Transaction, data: Any, clock: Clock = now_ms) -> dict[str, Any]:
+    """Import an export under fresh ids inside ``tx``.
+
+    A thread export returns ``{threadId, nodes}``. A bundle (:data:`BUNDLE_FORMAT`, the
+    side panel's "everything" file) is all or nothing: every thread is checked before
+    any is written, and the response is ``{threadIds, threads, nodes}``.
+    """
+    if isinstance(data, dict) and data.get("format") == BUNDLE_FORMAT:
+        written = await _write(tx, precheck_bundle(data), clock())
+        return {
+            "threadIds": [tid for tid, _ in written],
+            "threads": len(written),
+            "nodes": sum(n for _, n in written),
+        }
+    ((thread_id, count),) = await _write(tx, [precheck_import(data)], clock())
+    return {"threadId": thread_id, "nodes": count}

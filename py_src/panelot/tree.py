@@ -30,6 +30,7 @@ from .records import (
 
 __all__ = [
     "LEAF",
+    "PATCHABLE",
     "TREE_TABLES",
     "Clock",
     "append_node",
@@ -381,7 +382,8 @@ async def switch_branch(
     return current
 
 
-_PATCHABLE = {"title", "tags", "pinned", "archived", "folderId", "preset", "scopeOrigins"}
+PATCHABLE = frozenset({"title", "tags", "pinned", "archived", "folderId", "preset", "scopeOrigins"})
+"""The thread fields ``thread.update`` may change."""
 
 
 def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) -> ThreadMeta:
@@ -394,7 +396,7 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     _text(thread_id, "threadId", 200)
     if not isinstance(patch, dict):
         raise ValidationError("patch: must be an object", field="patch")
-    unknown = sorted(set(patch) - _PATCHABLE)
+    unknown = sorted(set(patch) - PATCHABLE)
     if unknown:
         raise ValidationError(f"patch.{unknown[0]}: cannot be changed", field=f"patch.{unknown[0]}")
     current = thread_to_wire(thread_of(raw, thread_id))

@@ -278,8 +278,10 @@ async def case_stale_context_becomes_a_stub(ctx: Ctx) -> None:
             "stale": True,
         },
     ]
-    # The second message's file is under the threshold and only 2 user turns back.
-    assert msgs[2]["content"][1]["type"] == "file"
+    # The second message's file is under the threshold and only 2 user turns back: it is
+    # not a stub, and, being text, it is sent as its text.
+    assert "stale" not in msgs[2]["content"][1]
+    assert msgs[2]["content"][1]["text"] == "[file: small.txt]\n" + "s" * 7_999
     off = await store.request_context(tid, options=SlimOptions(stale_stubs=False))
     assert off["messages"][0]["attachedContext"][0] == page("Long read", 8_000)
     assert off["slimming"]["staleStubs"] == 0

@@ -91,3 +91,33 @@ async def case_import_refuses_bad_data_and_writes_nothing(ctx: Ctx) -> None:
         )
     assert await store.db.table("nodes").count() == before  # type: ignore[attr-defined]
     assert await store.db.table("threads").count() == threads_before  # type: ignore[attr-defined]
+
+
+async def case_a_bundle_imports_all_or_nothing(ctx: Ctx) -> None:
+    store, tid, data = await _exported(ctx)
+    second = copy.deepcopy(data)
+    second["thread"]["title"] = "second"
+    bundle = {"format": "panelot.all", "version": 1, "threads": [data, second]}
+    out = await store.command("thread.import", {"data": bundle})  # type: ignore[attr-defined]
+    assert out["threads"] == 2 and out["nodes"] == 8 and len(set(out["threadIds"])) == 2
+    titles = {
+        (await store.query("thread.get", {"threadId": t}))["title"]  # type: ignore[attr-defined]
+        for t in out["threadIds"]
+    }
+    assert titles == {"exported", "second"}
+    counts = [await store.db.table(t).count() for t in ("threads", "nodes")]  # type: ignore[attr-defined]
+    bad = copy.deepcopy(second)
+    bad["nodes"][2]["payload"]["content"] = "nope"
+    refused = await store.send(  # type: ignore[attr-defined]
+        {
+            "type": "thread.import",
+            "clientId": "c",
+            "submissionId": "bundle-bad",
+            "payload": {"data": {**bundle, "threads": [data, data, bad]}},
+        }
+    )
+    assert refused["status"] == "failed" and refused["error"]["name"] == "ImportError"
+    assert refused["error"]["field"].startswith("threads[2].nodes[2].payload.content")
+    assert "'second'" in refused["error"]["message"]  # the thread is named by its title
+    # the two good threads before it were not written either
+    assert [await store.db.table(t).count() for t in ("threads", "nodes")] == counts  # type: ignore[attr-defined]
