@@ -5,7 +5,7 @@ import { h, replace, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
 import { cmd, q, hasQuery } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast } from "./panel_ui.mjs";
-import { Chat } from "./panel_chat.mjs";
+import { Chat, LAST_THREAD_KEY } from "./panel_chat.mjs";
 import { renderSettings } from "./panel_settings.mjs";
 
 const LABELS = {
@@ -85,6 +85,7 @@ app.show = showView;
 navBack.addEventListener("click", () => {
   if (app.view === "settings" && app.chat.threadId) showView("chat");
   else {
+    app.chat.close();
     showView("threads");
     refreshThreads();
   }
@@ -92,9 +93,10 @@ navBack.addEventListener("click", () => {
 document.getElementById("nav-settings").addEventListener("click", () => showView("settings"));
 document.getElementById("nav-new").addEventListener("click", () => newThread());
 
+/** Open an empty conversation: the newest empty "New chat" when there is one, else a new one. */
 async function newThread() {
   try {
-    const { threadId } = await cmd("thread.create", { title: "New chat" });
+    const { threadId } = await cmd("thread.create", { title: "New chat", reuseEmpty: true });
     await openThread(threadId);
     document.getElementById("input").focus();
   } catch (error) {
@@ -228,12 +230,22 @@ function threadItem(t) {
   );
 }
 
-/** thread.update with a patch; refreshes the list and the open chat. */
+/**
+ * thread.update with a patch, naming the values the user saw (`expect`): if another
+ * window changed them meanwhile, nothing is written and both views show the current state.
+ */
 export async function patchThread(t, patch) {
+  const expect = Object.fromEntries(Object.keys(patch).map((k) => [k, t[k] ?? null]));
   try {
-    await cmd("thread.update", { threadId: t.id, patch });
+    await cmd("thread.update", { threadId: t.id, patch, expect });
   } catch (error) {
-    toast(`Update failed: ${error.message}`);
+    if (error?.name === "ConflictError") {
+      toast("This conversation was changed in another window, so nothing was saved. It now shows the current state.", 5000);
+    } else {
+      toast(`Update failed: ${error.message}`);
+    }
+    if (app.chat.threadId === t.id) await app.chat.reload();
+    await refreshThreads();
     return;
   }
   if (app.chat.threadId === t.id) await app.chat.reload();
@@ -256,7 +268,7 @@ export async function editThread(t) {
   if (!values) return;
   const tags = [...new Set(values.tags.split(",").map((s) => s.trim()).filter(Boolean))];
   await patchThread(t, { title: values.title.trim(), folderId: values.folder.trim() || null, tags });
-  if (app.chat.threadId === t.id) viewTitle.textContent = app.chat.thread?.title || "Untitled";
+  if (app.view === "chat" && app.chat.threadId === t.id) viewTitle.textContent = app.chat.thread?.title || "Untitled";
 }
 app.editThread = editThread;
 
@@ -266,6 +278,7 @@ export async function deleteThread(t) {
     `“${t.title || "Untitled"}” and all its messages, branches and attachments will be deleted. This cannot be undone.`,
   );
   if (!ok) return;
+  app.chat.replies.stop(t.id);
   try {
     const result = await cmd("thread.delete", { threadId: t.id });
     toast(`Deleted (${result.deleted?.nodes ?? 0} messages)`);
@@ -283,6 +296,24 @@ app.deleteThread = deleteThread;
 
 // ---- start --------------------------------------------------------------------------
 
+/** Reopen the conversation that was open when the panel was last closed or reloaded. */
+async function reopenLast() {
+  let threadId = null;
+  try {
+    threadId = localStorage.getItem(LAST_THREAD_KEY);
+  } catch {
+    return;
+  }
+  if (!threadId) return;
+  try {
+    await q("thread.get", { threadId });
+  } catch {
+    localStorage.removeItem(LAST_THREAD_KEY); // deleted meanwhile: the list it is
+    return;
+  }
+  await openThread(threadId);
+}
+
 const panelot = bootRuntime({ onProgress: show });
 try {
   await panelot.ready;
@@ -299,6 +330,7 @@ try {
   document.getElementById("app").hidden = false;
   showView("threads");
   await refreshThreads();
+  await reopenLast();
   document.body.dataset.ready = "1";
 } catch (error) {
   document.getElementById("error").textContent = String(error?.message ?? error);

@@ -49,6 +49,9 @@ def open_panel(context: BrowserContext, extension_id: str) -> Page:
     """Open sidepanel.html in a tab at side-panel size and wait for the app."""
     page = context.new_page()
     page.set_viewport_size({"width": 400, "height": 720})
+    # A test starts on the list, whatever conversation an earlier page of the profile
+    # left open (the panel reopens the last one).
+    page.add_init_script("localStorage.removeItem('panelot.lastThread')")
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_function(
         "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",

@@ -106,10 +106,30 @@ def _node_result(node: Any) -> dict[str, Any]:
     return {"nodeId": node.id, "seq": node.seq, "leafId": node.id}
 
 
+async def _empty_thread(tx: Transaction, title: str) -> str | None:
+    """The newest thread with no message yet, titled ``title`` and otherwise plain."""
+    plain = [
+        t
+        for t in await tx.table("threads").to_list()
+        if t.get("leafId") is None
+        and t.get("title") == title
+        and not (t.get("archived") or t.get("pinned") or t.get("deleting"))
+        and not (t.get("folderId") or t.get("tags") or t.get("preset"))
+    ]
+    if not plain:
+        return None
+    return str(max(plain, key=lambda t: (t.get("createdAt") or 0, str(t["id"])))["id"])
+
+
 async def _thread_create(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
+    title = arg(p, "title", str, False) or ""
+    if arg(p, "reuseEmpty", bool, False) and not {"folderId", "tags", "preset"} & set(p):
+        reused = await _empty_thread(tx, title)
+        if reused is not None:
+            return {"threadId": reused, "reused": True}
     thread = await create_thread(
         tx,
-        title=arg(p, "title", str, False) or "",
+        title=title,
         folder_id=arg(p, "folderId", str, False),
         tags=arg(p, "tags", list, False),
         preset=arg(p, "preset", str, False),

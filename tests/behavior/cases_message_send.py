@@ -185,3 +185,23 @@ async def case_thread_update_refuses_a_stale_view(ctx: Ctx) -> None:
                             "payload": bad})  # fmt: skip
     assert out["error"]["field"] == "payload.expect.leafId"
     assert (await store.query("thread.get", {"threadId": tid}))["title"] == "New"
+
+
+async def case_a_new_chat_reuses_an_empty_one(ctx: Ctx) -> None:
+    store = await ctx.store()
+    first = await store.command("thread.create", {"title": "New chat", "reuseEmpty": True})
+    again = await store.command("thread.create", {"title": "New chat", "reuseEmpty": True})
+    assert again == {"threadId": first["threadId"], "reused": True}
+    assert len(await store.query("thread.list", {})) == 1
+    # once it holds a message it is no longer empty: the next one is new
+    await store.append(first["threadId"], "user_message", text("hi"))
+    third = await store.command("thread.create", {"title": "New chat", "reuseEmpty": True})
+    assert third["threadId"] != first["threadId"] and "reused" not in third
+    # a differently titled, pinned or tagged empty thread is not taken
+    pinned = await store.create_thread("New chat")
+    await store.command("thread.update", {"threadId": pinned, "patch": {"pinned": True}})
+    assert (await store.command("thread.create", {"title": "New chat", "reuseEmpty": True}))[
+        "threadId"
+    ] == third["threadId"]
+    other = await store.command("thread.create", {"title": "Other", "reuseEmpty": True})
+    assert other["threadId"] not in (first["threadId"], third["threadId"], pinned)

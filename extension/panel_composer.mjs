@@ -1,0 +1,163 @@
+// The composer: the text box, the files chosen for the next message, and sending.
+// A message and its files go to storage as one `message.send` command, with the
+// parent the user saw, so nothing is stored half and nothing lands on another branch.
+import { h, replace, bytes, toBase64 } from "./panel_dom.mjs";
+import { cmd } from "./panel_store.mjs";
+import { icon } from "./panel_icons.mjs";
+import { toast } from "./panel_ui.mjs";
+
+const $ = (id) => document.getElementById(id);
+const MAX_ATTACHMENT = 20 * 1024 * 1024;
+/** Titles a thread has before its first message; the first line of it replaces them. */
+export const PLACEHOLDER_TITLES = ["", "New chat"];
+
+export class Composer {
+  /** `chat`: the conversation view (its open thread, what it shows, its errors). */
+  constructor(chat) {
+    this.chat = chat;
+    this.app = chat.app;
+    this.pending = []; // files chosen but not yet sent
+    this.input = $("input");
+    this.bind();
+  }
+
+  bind() {
+    $("composer").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.send();
+    });
+    this.input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.send();
+      }
+    });
+    this.input.addEventListener("input", () => this.autosize());
+    $("attach").addEventListener("click", () => $("file-input").click());
+    $("file-input").addEventListener("change", (event) => {
+      this.addFiles([...event.target.files]);
+      event.target.value = "";
+    });
+    const composer = $("composer");
+    composer.addEventListener("dragover", (event) => {
+      if (!this.app.caps.attachments) return;
+      event.preventDefault();
+      composer.classList.add("dragging");
+    });
+    composer.addEventListener("dragleave", () => composer.classList.remove("dragging"));
+    composer.addEventListener("drop", (event) => {
+      composer.classList.remove("dragging");
+      if (!this.app.caps.attachments) return;
+      event.preventDefault();
+      this.addFiles([...(event.dataTransfer?.files ?? [])]);
+    });
+    this.input.addEventListener("paste", (event) => {
+      const files = [...(event.clipboardData?.files ?? [])];
+      if (files.length && this.app.caps.attachments) {
+        event.preventDefault();
+        this.addFiles(files);
+      }
+    });
+  }
+
+  autosize() {
+    this.input.style.height = "auto";
+    this.input.style.height = `${Math.min(this.input.scrollHeight + 2, window.innerHeight * 0.4)}px`;
+  }
+
+  /** Drop the chosen files (another conversation was opened). */
+  clear() {
+    for (const f of this.pending) if (f.preview) URL.revokeObjectURL(f.preview);
+    this.pending = [];
+    this.renderPending();
+  }
+
+  renderPending() {
+    replace(
+      $("pending"),
+      this.pending.map((f, i) =>
+        h(
+          "li",
+          { dataset: { name: f.name } },
+          f.preview ? h("img", { src: f.preview, alt: "" }) : icon("file", { size: 16 }),
+          h("span", { text: f.name, title: `${f.name} · ${bytes(f.size)}` }),
+          h("button", {
+            type: "button",
+            text: "✕",
+            title: `Remove ${f.name}`,
+            on: {
+              click: () => {
+                if (f.preview) URL.revokeObjectURL(f.preview);
+                this.pending.splice(i, 1);
+                this.renderPending();
+              },
+            },
+          }),
+        ),
+      ),
+    );
+  }
+
+  addFiles(files) {
+    for (const file of files) {
+      if (file.size > MAX_ATTACHMENT) {
+        toast(`${file.name} is larger than ${bytes(MAX_ATTACHMENT)}`);
+        continue;
+      }
+      const image = file.type.startsWith("image/");
+      this.pending.push({
+        file,
+        name: file.name || (image ? "pasted-image.png" : "file"),
+        size: file.size,
+        mime: file.type || "application/octet-stream",
+        image,
+        preview: image ? URL.createObjectURL(file) : null,
+      });
+    }
+    this.renderPending();
+  }
+
+  /** The `message.send` payload for the typed text and the chosen files. */
+  async payload(threadId, text) {
+    const files = this.pending;
+    const uploads = [];
+    for (const f of files) {
+      uploads.push({ mime: f.mime, name: f.name, dataBase64: toBase64(await f.file.arrayBuffer()) });
+    }
+    const content = [
+      ...(text ? [{ type: "text", text }] : []),
+      ...files.map((f, i) => ({ type: f.image ? "image" : "file", upload: i })),
+    ];
+    const payload = { threadId, parentId: this.chat.snapshot?.leafId ?? null, content, uploads };
+    if (text) payload.autoTitle = { title: text.split("\n")[0].slice(0, 60), when: PLACEHOLDER_TITLES };
+    return payload;
+  }
+
+  /** Store the message with its files, then ask for the reply. The draft stays on failure. */
+  async send() {
+    const chat = this.chat;
+    const threadId = chat.threadId;
+    const text = this.input.value.trim();
+    if ((!text && !this.pending.length) || !threadId || chat.replies.get(threadId)) return;
+    if (!chat.provider) {
+      toast("Configure a provider in Settings first");
+      return;
+    }
+    chat.hideError(threadId);
+    let sent;
+    try {
+      sent = await cmd("message.send", await this.payload(threadId, text));
+    } catch (error) {
+      chat.showError(threadId, "Could not save your message. It is still in the box.", error, () => this.send());
+      return;
+    }
+    if (chat.threadId === threadId) {
+      this.clear();
+      this.input.value = "";
+      this.autosize();
+    }
+    await chat.reload();
+    this.app.refreshThreads();
+    await chat.replies.generate(threadId, sent.nodeId, "append", chat.provider);
+  }
+}

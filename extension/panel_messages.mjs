@@ -1,0 +1,254 @@
+// How the nodes of a conversation are drawn: messages with their actions and version
+// selector, tool calls and results, notices, attachments. Drawing only: every action
+// calls back into the conversation (`chat`), which talks to storage.
+import { h, replace, bytes, download, fromBase64 } from "./panel_dom.mjs";
+import { q } from "./panel_store.mjs";
+import { renderMarkdown } from "./panel_markdown.mjs";
+import { icon } from "./panel_icons.mjs";
+import { toast } from "./panel_ui.mjs";
+
+/** Text of a node's content blocks. */
+export function blocksText(blocks) {
+  return (Array.isArray(blocks) ? blocks : [])
+    .filter((b) => b?.type === "text")
+    .map((b) => b.text)
+    .join("\n\n");
+}
+
+/** The reference of tool-result details stored as an attachment, or null (inline details). */
+function storedDetails(details) {
+  return details?.storedAs === "attachment" && typeof details.attachmentId === "string" ? details : null;
+}
+
+export class MessageView {
+  constructor(chat) {
+    this.chat = chat;
+    this.imageUrls = new Map();
+    this.loadedDetails = new Map(); // tool-result node id -> node.details result
+  }
+
+  /** Forget what was loaded for the previous conversation. */
+  reset() {
+    this.loadedDetails.clear();
+  }
+
+  /** The elements of the shown nodes, the last one marked. */
+  nodes(nodes) {
+    const byId = new Map(nodes.map((n) => [n.id, n]));
+    return nodes.map((n, i) => this.node(n, byId, i === nodes.length - 1));
+  }
+
+  node(n, byId, last) {
+    const p = n.payload ?? {};
+    const dataset = { nodeId: n.id, type: n.type };
+    if (n.type === "user_message" || n.type === "assistant_message") return this.message(n, byId, last);
+    if (n.type === "tool_call") {
+      return h(
+        "details",
+        { class: "msg tool call", dataset },
+        h("summary", {}, icon("tool", { size: 13 }), " Tool call ", h("strong", { text: p.toolName ?? "?" }), ` · ${p.level ?? ""}`),
+        h("pre", { text: JSON.stringify(p.params ?? {}, null, 2) }),
+      );
+    }
+    if (n.type === "tool_result") {
+      const stored = storedDetails(p.details);
+      const text = blocksText(p.contentForLlm);
+      return h(
+        "details",
+        { class: `msg tool result${p.ok ? "" : " failed"}`, dataset },
+        h("summary", {}, p.ok ? "↳ Tool result " : "↳ Tool error ", h("strong", { text: p.itemId ?? "" })),
+        text || !stored ? h("pre", { text: text || JSON.stringify(p.details ?? {}, null, 2) }) : null,
+        stored ? this.details(n.id, stored) : null,
+      );
+    }
+    if (n.type === "system_notice") {
+      return h("div", { class: `msg notice ${p.level ?? ""}`, dataset }, icon("info", { size: 12 }), ` ${p.text ?? ""}`);
+    }
+    if (n.type === "approval_decision") {
+      return h("div", { class: "msg notice", dataset, text: `Approval ${p.decision ?? ""}` });
+    }
+    return h("div", { class: "msg notice", dataset, text: n.type });
+  }
+
+  /**
+   * "Details (N KB) — Load" for tool-result details stored as an attachment. Load runs
+   * `node.details` and shows the JSON as text; the result is kept across re-renders.
+   */
+  details(nodeId, ref) {
+    const out = h("pre", { class: "tool-details-body" });
+    const box = h("div", { class: "tool-details", dataset: { attachmentId: ref.attachmentId } });
+    const show = (result) => {
+      if (result.evicted) {
+        replace(box, h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` }));
+        box.dataset.state = "evicted";
+      } else {
+        out.textContent = JSON.stringify(result.details, null, 2);
+        replace(box, h("span", { class: "tool-details-head", text: `Details (${bytes(result.size ?? ref.size)})` }), out);
+        box.dataset.state = "loaded";
+      }
+    };
+    const load = async (button) => {
+      button.disabled = true;
+      try {
+        const result = await q("node.details", { nodeId });
+        this.loadedDetails.set(nodeId, result);
+        show(result);
+      } catch (error) {
+        button.disabled = false;
+        toast(`Could not load the details: ${error.message}`);
+      }
+    };
+    const cached = this.loadedDetails.get(nodeId);
+    if (cached) show(cached);
+    else if (ref.evicted) show({ evicted: true });
+    else {
+      const button = h("button", {
+        type: "button",
+        text: "Load",
+        title: "Load the full details",
+        dataset: { action: "load-details" },
+        on: { click: () => load(button) },
+      });
+      box.append(h("span", { class: "tool-details-head", text: `Details (${bytes(ref.size)}) — ` }), button);
+    }
+    return box;
+  }
+
+  message(n, byId, last) {
+    const chat = this.chat;
+    const p = n.payload ?? {};
+    const user = n.type === "user_message";
+    const el = h("div", {
+      class: `msg ${user ? "user" : "assistant"}${last ? " last" : ""}`,
+      dataset: { nodeId: n.id, type: n.type, seq: n.seq },
+    });
+    const text = blocksText(p.content);
+    if (chat.editing === n.id) {
+      el.append(chat.editBox(n, text));
+      return el;
+    }
+    if (text || !user) {
+      const body = h("div", { class: "msg-body" });
+      if (user) body.textContent = text;
+      else body.append(renderMarkdown(text));
+      el.append(body);
+    }
+    const files = (p.content ?? []).filter((b) => b?.type === "image" || b?.type === "file");
+    if (files.length) el.append(h("div", { class: "attachments" }, files.map((b) => this.attachment(b))));
+    el.append(
+      h(
+        "div",
+        { class: "msg-foot" },
+        n.siblingCount > 1 ? this.selector(n) : null,
+        this.info(n, user),
+        this.actions(n, byId, user, text),
+      ),
+    );
+    return el;
+  }
+
+  info(n, user) {
+    const p = n.payload ?? {};
+    const info = [];
+    if (!user && p.model) info.push(p.model);
+    if (!user && p.usage) info.push(`${p.usage.inputTokens}→${p.usage.outputTokens} tok`);
+    return info.length ? h("span", { class: "msg-info", text: info.join(" · ") }) : null;
+  }
+
+  actions(n, byId, user, text) {
+    const chat = this.chat;
+    const actions = h("span", { class: "msg-actions" });
+    const action = (label, name, fn, disabled = false, title = label) =>
+      h("button", { type: "button", text: label, title, disabled, dataset: { action: name }, on: { click: fn } });
+    if (user) {
+      actions.append(action("Edit", "edit", () => chat.startEdit(n.id)));
+    } else {
+      const parent = byId.get(n.parentId);
+      if (parent?.type === "user_message") {
+        actions.append(
+          action(
+            "Regenerate",
+            "regenerate",
+            () => chat.regenerate(parent.id),
+            !chat.provider || !!chat.replies.get(chat.threadId),
+            chat.provider ? "Regenerate this reply" : "Configure a provider in Settings to regenerate",
+          ),
+        );
+      }
+    }
+    actions.append(
+      action("Copy", "copy", async () => {
+        await navigator.clipboard.writeText(text).then(
+          () => toast("Copied"),
+          () => toast("Copy is not allowed here"),
+        );
+      }),
+      action("Delete", "delete", () => chat.deleteNode(n)),
+    );
+    return actions;
+  }
+
+  /** ‹ n/m ›: the versions at this place (`n.siblings`), each a target of branch.switch. */
+  selector(n) {
+    const go = (delta) => this.chat.switchTo(n.siblings?.[n.siblingIndex - 1 + delta]);
+    const arrow = (text, title, name, delta, disabled) =>
+      h("button", {
+        type: "button",
+        text,
+        title,
+        attrs: { "aria-label": title },
+        dataset: { action: name },
+        disabled,
+        on: { click: () => go(delta) },
+      });
+    return h(
+      "span",
+      { class: "branch", dataset: { branch: `${n.siblingIndex}/${n.siblingCount}` } },
+      arrow("‹", "Previous version", "prev", -1, n.siblingIndex <= 1),
+      h("span", { class: "branch-pos", text: `${n.siblingIndex}/${n.siblingCount}` }),
+      arrow("›", "Next version", "next", 1, n.siblingIndex >= n.siblingCount),
+    );
+  }
+
+  attachment(b) {
+    const label = b.name || (b.type === "image" ? "image" : "file");
+    if (b.evicted || b.state === "evicted" || !b.attachmentId) {
+      return h("span", { class: "evicted", text: `${label} (removed to save space)` });
+    }
+    if (b.type === "image") {
+      const img = h("img", { alt: label, title: label, dataset: { attachmentId: b.attachmentId } });
+      this.imageUrl(b.attachmentId).then(
+        (url) => {
+          img.src = url;
+        },
+        () => img.replaceWith(h("span", { class: "evicted", text: `${label} (unavailable)` })),
+      );
+      return img;
+    }
+    const fetchIt = async () => {
+      try {
+        const a = await q("attachment.get", { attachmentId: b.attachmentId });
+        download(label, fromBase64(a.dataBase64, a.mime));
+      } catch (error) {
+        toast(`Download failed: ${error.message}`);
+      }
+    };
+    return h(
+      "button",
+      { type: "button", class: "file-chip", title: `Download ${label}`, dataset: { attachmentId: b.attachmentId }, on: { click: fetchIt } },
+      icon("file", { size: 14 }),
+      h("span", { text: label }),
+      b.size ? ` · ${bytes(b.size)}` : "",
+    );
+  }
+
+  async imageUrl(id) {
+    if (!this.imageUrls.has(id)) {
+      this.imageUrls.set(
+        id,
+        q("attachment.get", { attachmentId: id }).then((a) => URL.createObjectURL(fromBase64(a.dataBase64, a.mime))),
+      );
+    }
+    return this.imageUrls.get(id);
+  }
+}

@@ -1,0 +1,124 @@
+// Replies being streamed, one per thread at most. A reply belongs to its thread, not to
+// the view: it keeps streaming while the user opens other conversations, and it is
+// stored in its own thread when complete. Its element is shown whenever that thread
+// is the one on screen.
+import { h, replace } from "./panel_dom.mjs";
+import { cmd, q, hasQuery } from "./panel_store.mjs";
+import { renderMarkdown } from "./panel_markdown.mjs";
+import { streamChat, toOpenAi, toUsage } from "./panel_provider.mjs";
+
+/**
+ * The provider request for the path ending at `leafId`: `thread.request` (the context
+ * slimmed, with images as data URLs by attachment id). A runtime without
+ * `thread.request` falls back to `thread.context` + `attachment.resolve`.
+ */
+async function providerRequest(threadId, leafId, caps) {
+  const images = {};
+  const add = (attachments) => {
+    for (const [id, a] of Object.entries(attachments ?? {})) {
+      if (a?.dataBase64) images[id] = `data:${a.mime};base64,${a.dataBase64}`;
+    }
+  };
+  if (await hasQuery("thread.request")) {
+    const context = await q("thread.request", { threadId, leafId });
+    add(context.attachments);
+    return { context, images };
+  }
+  const context = await q("thread.context", { threadId, leafId });
+  if (caps.attachments && context.messages.some((m) => (m.content ?? []).some((b) => b.type === "image"))) {
+    add((await q("attachment.resolve", { threadId, leafId })).attachments);
+  }
+  return { context, images };
+}
+
+export class Replies {
+  /**
+   * `events`: `changed(threadId)` when a reply starts, ends or is stored (the view
+   * re-renders that thread if it is on screen), `delta(threadId)` as text arrives, and
+   * `failed(threadId, message, error, retry, label)` when a reply could not be made or kept.
+   */
+  constructor(app, events) {
+    this.app = app;
+    this.events = events;
+    this.streams = new Map(); // threadId -> {controller, el, userNodeId, mode, text}
+  }
+
+  /** The reply streaming in `threadId`, or undefined. */
+  get(threadId) {
+    return this.streams.get(threadId);
+  }
+
+  /** Stop the reply streaming in `threadId` (nothing is stored). */
+  stop(threadId) {
+    this.streams.get(threadId)?.controller.abort();
+  }
+
+  /**
+   * Stream a reply to `userNodeId` in `threadId` and store it once complete: "append"
+   * adds it as the user node's child, "regenerate" as a new version of its reply.
+   */
+  async generate(threadId, userNodeId, mode, provider) {
+    if (this.streams.has(threadId) || !provider) return;
+    const body = h("div", { class: "msg-body" }, h("span", { class: "typing", text: "Thinking…" }));
+    const el = h("div", { class: "msg assistant streaming", dataset: { streaming: "1", threadId } }, body);
+    const stream = { controller: new AbortController(), el, userNodeId, mode, text: "" };
+    this.streams.set(threadId, stream);
+    this.events.changed(threadId);
+    const retry = () => this.generate(threadId, userNodeId, mode, provider);
+    let result;
+    try {
+      const { context, images } = await providerRequest(threadId, userNodeId, this.app.caps);
+      result = await streamChat({
+        baseUrl: provider.baseUrl,
+        apiKey: await provider.apiKey(),
+        model: provider.model,
+        messages: toOpenAi(context, images),
+        signal: stream.controller.signal,
+        onDelta: (full) => {
+          stream.text = full;
+          replace(body, renderMarkdown(full));
+          this.events.delta(threadId);
+        },
+      });
+    } catch (error) {
+      this.streams.delete(threadId);
+      this.events.changed(threadId);
+      if (error?.name === "AbortError") {
+        this.events.failed(threadId, "Reply stopped; nothing was saved.", error, retry, "Retry");
+      } else {
+        this.events.failed(threadId, "The reply failed.", error, retry);
+      }
+      return;
+    }
+    await this.store(threadId, userNodeId, mode, provider, result, stream);
+  }
+
+  async store(threadId, userNodeId, mode, provider, result, stream) {
+    const payload = {
+      content: [{ type: "text", text: result.text }],
+      model: result.model || provider.model,
+      connectionId: provider.connectionId,
+    };
+    const usage = toUsage(result.usage);
+    if (usage) payload.usage = usage;
+    try {
+      if (mode === "regenerate") await cmd("message.regenerate", { threadId, userNodeId, payload });
+      else await cmd("message.append", { threadId, type: "assistant_message", payload, parentId: userNodeId });
+    } catch (error) {
+      this.streams.delete(threadId);
+      this.events.changed(threadId);
+      // The text is kept on the retry: storing it again does not ask the provider twice.
+      const again = () => this.retryStore(threadId, userNodeId, mode, provider, result);
+      this.events.failed(threadId, "The reply could not be saved.", error, again);
+      return;
+    }
+    if (this.streams.get(threadId) === stream) this.streams.delete(threadId);
+    this.events.changed(threadId);
+  }
+
+  async retryStore(threadId, userNodeId, mode, provider, result) {
+    const stream = { controller: new AbortController(), el: null, userNodeId, mode, text: result.text };
+    this.streams.set(threadId, stream);
+    await this.store(threadId, userNodeId, mode, provider, result, stream);
+  }
+}
