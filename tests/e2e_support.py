@@ -91,15 +91,18 @@ def open_configured_panel(context: BrowserContext, extension_id: str, base_url: 
 
 
 def new_thread(page: Page) -> str:
-    """Create a thread with the + button; return its id (from the store)."""
+    """Open an empty conversation with the + button; return its id (from the store).
+
+    Going back to the list closes the open conversation first, so the wait sees this
+    click's thread arrive even when + reuses an empty "New chat".
+    """
     if page.evaluate("() => window.panelotApp.view") != "threads":
         page.click("#nav-back")
-    previous = page.evaluate("() => window.panelotApp.chat.threadId")
+    page.wait_for_function("() => window.panelotApp.chat.threadId === null")
     page.click("#nav-new")
     page.wait_for_function(
-        "(previous) => { const chat = window.panelotApp.chat;"
-        " return chat.threadId !== previous && chat.thread?.id === chat.threadId; }",
-        arg=previous,
+        "() => { const chat = window.panelotApp.chat;"
+        " return chat.threadId !== null && chat.thread?.id === chat.threadId; }"
     )
     return str(page.evaluate("() => window.panelotApp.chat.threadId"))
 
