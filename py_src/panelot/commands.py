@@ -84,6 +84,9 @@ class Handler:
     run_on_thread: ThreadRun | None = None
     """Used instead of ``run`` when the bus has read the payload's thread record for its
     admission check: it gets that record (or ``None``) and need not read it again."""
+    admits_deleting: bool = False
+    """Whether the command runs for a thread marked ``deleting`` (only ``thread.delete``,
+    whose own prepare set the mark); every other command is refused for it."""
 
 
 def arg(
@@ -240,7 +243,12 @@ COMMANDS: dict[str, Handler] = {
     "branch.switch": Handler(TREE_TABLES, _switch),
     "thread.import": Handler(TREE_TABLES, _import),
     "thread.delete": Handler(
-        CASCADE_TABLES, _delete_thread, _delete_prepare, "acknowledged", _delete_undo
+        CASCADE_TABLES,
+        _delete_thread,
+        _delete_prepare,
+        "acknowledged",
+        _delete_undo,
+        admits_deleting=True,
     ),
     **{name: Handler(*spec) for name, spec in LIBRARY_COMMANDS.items()},
     **{name: Handler(*spec) for name, spec in RUN_COMMANDS.items()},
@@ -294,7 +302,11 @@ class CommandBus:
         fp = fingerprint(cmd)
         payload = cmd.get("payload", {})
         thread_id = payload.get("threadId")
-        guard = isinstance(thread_id, str) and "threads" in handler.tables and not handler.prepare
+        guard = (
+            isinstance(thread_id, str)
+            and "threads" in handler.tables
+            and not handler.admits_deleting
+        )
 
         async def body(tx: Transaction) -> Any:
             lookup = find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)

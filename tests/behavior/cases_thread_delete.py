@@ -228,3 +228,24 @@ async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) 
     assert ok["seq"] == 6
     out = await again.send(delete_cmd(dead))  # the replayed command runs the whole delete
     assert out["status"] == "completed" and out["response"]["deleted"]["nodes"] == 6
+
+
+async def case_commands_with_a_first_step_are_refused_too(ctx: Ctx) -> None:
+    from panelot.thread_delete import stop_thread
+
+    store = await ctx.store()
+    tid = await store.create_thread("being deleted")
+    await stop_thread(store.db, store.bus.executions, tid, ctx.now)  # the mark, as delete sets it
+    refused = await store.send(
+        {
+            "type": "attachment.put",
+            "clientId": "c",
+            "submissionId": "put",
+            "payload": {"threadId": tid, "kind": "file", "mime": "text/plain",
+                        "dataBase64": "aGk="},
+        }
+    )  # fmt: skip
+    assert refused["status"] == "failed" and refused["error"]["name"] == "AdmissionError"
+    assert await store.db.table("attachments").count() == 0
+    done = await store.command("thread.delete", {"threadId": tid})  # delete itself still runs
+    assert done["threadId"] == tid
