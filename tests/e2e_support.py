@@ -24,6 +24,7 @@ __all__ = [
     "last_id",
     "count_nodes",
     "new_thread",
+    "open_module_page",
     "open_panel",
     "raw_nodes",
     "send",
@@ -55,6 +56,18 @@ def open_panel(context: BrowserContext, extension_id: str) -> Page:
         timeout=READY_TIMEOUT_MS,
     )
     assert page.evaluate("() => window.__panelotState") == "ready"
+    return page
+
+
+def open_module_page(context: BrowserContext, extension_id: str) -> Page:
+    """A light extension page (launcher.html, no runtime) for importing panel modules.
+
+    Code evaluated there can ``await import("/panel_provider.mjs")`` and the like: the
+    modules load from the built extension, under its CSP and origin.
+    """
+    page = context.new_page()
+    page.goto(f"chrome-extension://{extension_id}/launcher.html")
+    page.wait_for_load_state()
     return page
 
 
