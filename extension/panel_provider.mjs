@@ -39,7 +39,7 @@ const TIMEOUT_TEXT = {
   "timeout-total": (limit) => `The reply took longer than ${limit}, so it was stopped.`,
 };
 
-/** The origin of a URL for messages ("http://127.0.0.1:8080"), or the URL itself. */
+/** The origin of a URL for messages (scheme, host and port), or the URL itself. */
 function originOf(url) {
   try {
     return new URL(url).origin;
