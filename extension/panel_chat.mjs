@@ -3,8 +3,9 @@
 // panel_replies.mjs. Every write names what the user saw (the node, the version), so a
 // view that is out of date never writes on the basis of it.
 import { h, replace, ago, download } from "./panel_dom.mjs";
-import { cmd, q, describeError } from "./panel_store.mjs";
-import { confirmDialog, toast } from "./panel_ui.mjs";
+import { cmd, q } from "./panel_store.mjs";
+import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
+import { providerApiKey } from "./panel_credentials.mjs";
 import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
 import { Composer } from "./panel_composer.mjs";
 import { MessageView } from "./panel_messages.mjs";
@@ -24,24 +25,6 @@ function publishActive(threadId) {
     else localStorage.removeItem(LAST_THREAD_KEY);
   } catch {
     /* storage refused: the panel just opens on the list next time */
-  }
-}
-
-/**
- * Read the decrypted API key of a credential reference. Credentials live encrypted in
- * chrome.storage.local and no query returns a secret, so this asks the Python
- * credentials service directly; the key is held only for the one request.
- */
-async function revealKey(ref) {
-  const settings = window.panelot.py.pyimport("panelot.settings");
-  const services = settings.services();
-  const credentials = services.credentials;
-  try {
-    return String(await credentials.reveal(ref));
-  } finally {
-    credentials.destroy();
-    services.destroy();
-    settings.destroy();
   }
 }
 
@@ -98,9 +81,8 @@ export class Chat {
     this.updateComposer();
   }
 
-  async apiKey(credentialRef) {
-    if (credentialRef && this.app.caps.credentials) return revealKey(credentialRef);
-    return this.sessionKey;
+  apiKey(credentialRef) {
+    return providerApiKey({ credentialRef }, { credentials: this.app.caps.credentials, sessionKey: this.sessionKey });
   }
 
   // ---- events ---------------------------------------------------------------------
@@ -143,7 +125,7 @@ export class Chat {
       else download(`${base}.json`, new Blob([JSON.stringify(out.data, null, 2)], { type: "application/json" }));
       toast("Exported");
     } catch (error) {
-      toast(`Export failed: ${error.message}`);
+      toastError(error, "Export failed:");
     }
   }
 
@@ -322,7 +304,7 @@ export class Chat {
         payload: { content: [{ type: "text", text: newText }, ...others] },
       }));
     } catch (error) {
-      toast(`Edit failed: ${describeError(error)}`);
+      toastError(error, "Edit failed:");
       return;
     }
     this.editing = null;
@@ -336,7 +318,7 @@ export class Chat {
     try {
       await cmd("branch.switch", { threadId: this.threadId, nodeId });
     } catch (error) {
-      toast(`Could not switch to that version: ${describeError(error)}`);
+      toastError(error, "Could not switch to that version:");
     }
     await this.reload();
   }
@@ -350,7 +332,7 @@ export class Chat {
     try {
       await cmd("message.delete", { threadId: this.threadId, nodeId: n.id });
     } catch (error) {
-      toast(`Delete failed: ${describeError(error)}`);
+      toastError(error, "Delete failed:");
       return;
     }
     await this.reload();
@@ -373,8 +355,8 @@ export class Chat {
     const shown = this.threadId ? this.errors.get(this.threadId) : null;
     $("chat-error").hidden = !shown;
     if (!shown) return;
-    const detail = shown.error ? describeError(shown.error) : "";
-    $("chat-error-text").textContent = detail ? `${shown.text} ${detail}` : shown.text;
+    if (shown.error) replace($("chat-error-text"), errorView(shown.error, shown.text));
+    else $("chat-error-text").textContent = shown.text;
     $("chat-retry").textContent = shown.label;
     $("chat-retry").hidden = !shown.retry;
   }

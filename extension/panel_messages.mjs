@@ -5,7 +5,7 @@ import { h, replace, bytes, download, fromBase64 } from "./panel_dom.mjs";
 import { q } from "./panel_store.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
-import { toast } from "./panel_ui.mjs";
+import { toast, toastError } from "./panel_ui.mjs";
 
 /** Text of a node's content blocks. */
 export function blocksText(blocks) {
@@ -95,7 +95,7 @@ export class MessageView {
         show(result);
       } catch (error) {
         button.disabled = false;
-        toast(`Could not load the details: ${error.message}`);
+        toastError(error, "Could not load the details:");
       }
     };
     const cached = this.loadedDetails.get(nodeId);
@@ -230,7 +230,7 @@ export class MessageView {
         const a = await q("attachment.get", { attachmentId: b.attachmentId });
         download(label, fromBase64(a.dataBase64, a.mime));
       } catch (error) {
-        toast(`Download failed: ${error.message}`);
+        toastError(error, "Download failed:");
       }
     };
     return h(

@@ -1,171 +1,235 @@
 // OpenAI-compatible chat completions with SSE streaming over fetch. Deltas stay in
-// memory; the caller writes one assistant node when the stream has completed.
+// memory; the caller writes one assistant node when the stream has completed. Every
+// request has two time limits (panel_deadline.mjs), so a provider that never answers,
+// or answers and then goes silent, ends in a ProviderError instead of a wait forever.
+import { formatDuration, requestDeadline } from "./panel_deadline.mjs";
+import { readSse } from "./panel_sse.mjs";
 
-/** A failed provider call, with the HTTP status when there was one. */
+export { toOpenAi, toUsage } from "./panel_openai.mjs";
+
+/**
+ * The default time limits in ms, read at each call: `firstByteMs` until the reply's
+ * first bytes arrive, `totalMs` for the whole reply, `connectionTestMs` for a whole
+ * testConnection. A reasoning model that stays silent longer than `firstByteMs` before
+ * its first byte needs a larger value.
+ */
+export const TIMEOUTS = { firstByteMs: 30_000, totalMs: 600_000, connectionTestMs: 15_000 };
+
+/**
+ * A failed provider call. `message` is a sentence for the user; `kind` says what failed:
+ * "unreachable" (no HTTP response at all), "http" (an error status: `status`, and the
+ * provider's own words in `providerMessage`), "timeout-first-byte", "timeout-total",
+ * "stream" (the reply broke off or could not be read) or "provider" (an error event in
+ * the stream). `detail` is the technical account (URL, status, what was received).
+ * A user's Stop is not a ProviderError: it rejects with a DOMException "AbortError".
+ */
 export class ProviderError extends Error {
-  constructor(message, status) {
+  constructor(message, { kind, status, providerMessage, detail } = {}) {
     super(message);
     this.name = "ProviderError";
+    this.kind = kind;
     this.status = status;
+    this.providerMessage = providerMessage;
+    this.detail = detail ?? message;
   }
 }
 
-/** Parse an SSE byte stream, calling `onEvent(data)` for each `data:` payload. */
-async function readSse(body, onEvent, signal) {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
+const TIMEOUT_TEXT = {
+  "timeout-first-byte": (limit) => `The provider did not answer within ${limit}.`,
+  "timeout-total": (limit) => `The reply took longer than ${limit}, so it was stopped.`,
+};
+
+/** The origin of a URL for messages (scheme, host and port), or the URL itself. */
+function originOf(url) {
   try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let cut;
-      while ((cut = buffer.search(/\r?\n\r?\n/)) >= 0) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut).replace(/^\r?\n\r?\n/, "");
-        const data = block
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith("data:"))
-          .map((l) => l.slice(5).replace(/^ /, ""))
-          .join("\n");
-        if (data && onEvent(data) === false) return;
-      }
-      if (signal?.aborted) throw new DOMException("stopped", "AbortError");
-    }
-  } finally {
-    reader.releaseLock();
+    return new URL(url).origin;
+  } catch {
+    return url;
   }
+}
+
+async function post(url, apiKey, body, signal) {
+  const headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
+  if (apiKey) headers.Authorization = `Bearer ${apiKey}`;
+  try {
+    return await fetch(url, { method: "POST", headers, signal, body: JSON.stringify(body) });
+  } catch (error) {
+    if (signal.aborted) throw error; // a limit or a Stop: the caller says which
+    throw new ProviderError(`Cannot reach the provider at ${originOf(url)}.`, {
+      kind: "unreachable",
+      detail: `POST ${url} failed: ${error?.message ?? error}`,
+    });
+  }
+}
+
+/** The ProviderError of an error status, with the provider's own message when it sent one. */
+async function httpError(url, response) {
+  let said = "";
+  try {
+    const body = await response.text();
+    let parsed = null;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      /* not JSON: keep the text */
+    }
+    said = String(parsed?.error?.message ?? parsed?.message ?? body).trim().slice(0, 300);
+  } catch {
+    /* no readable body: keep the status alone */
+  }
+  const status = response.status;
+  return new ProviderError(`HTTP ${status}${said ? `: ${said}` : ""}`, {
+    kind: "http",
+    status,
+    providerMessage: said || undefined,
+    detail: `POST ${url} → HTTP ${status} ${response.statusText}${said ? `: ${said}` : ""}`.trim(),
+  });
+}
+
+/** One parsed stream event: `{done: true}` for `[DONE]`, else the event object. */
+function parseEvent(data) {
+  if (data.trim() === "[DONE]") return { done: true };
+  let event;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    throw new ProviderError("The provider sent a reply Panelot cannot read.", {
+      kind: "stream",
+      detail: `malformed stream event: ${data.slice(0, 200)}`,
+    });
+  }
+  if (event?.error) {
+    const said = String(event.error.message ?? "provider error");
+    throw new ProviderError(said, { kind: "provider", providerMessage: said, detail: `stream error event: ${data.slice(0, 300)}` });
+  }
+  return event;
+}
+
+/** What a rejected request becomes: a timeout's ProviderError, the user's AbortError, or itself. */
+function settle(error, deadline, signal, url) {
+  const kind = deadline.expired;
+  if (kind) {
+    const waited = kind === "timeout-first-byte" ? "no answer" : "no complete reply";
+    return new ProviderError(TIMEOUT_TEXT[kind](formatDuration(deadline.limitMs)), {
+      kind,
+      detail: `POST ${url}: ${waited} after ${deadline.limitMs} ms, so the request was aborted`,
+    });
+  }
+  if (signal?.aborted) {
+    return error?.name === "AbortError" ? error : new DOMException("The request was stopped.", "AbortError");
+  }
+  if (error instanceof ProviderError) return error;
+  return new ProviderError("The connection to the provider broke off before the reply was complete.", {
+    kind: "stream",
+    detail: `POST ${url}: ${error?.message ?? error}`,
+  });
+}
+
+/**
+ * POST `body` to `{baseUrl}/chat/completions` and feed each stream event to `onEvent`
+ * (returning false stops the stream). Rejects as `settle` says.
+ */
+async function chatStream({ baseUrl, apiKey, body, signal, firstByteMs, totalMs, onEvent }) {
+  const url = `${String(baseUrl).replace(/\/+$/, "")}/chat/completions`;
+  const deadline = requestDeadline({ signal, firstByteMs, totalMs });
+  try {
+    const response = await post(url, apiKey, body, deadline.signal);
+    if (!response.ok) {
+      deadline.arrived();
+      throw await httpError(url, response);
+    }
+    await readSse(response.body, (data) => onEvent(parseEvent(data)), {
+      signal: deadline.signal,
+      onBytes: deadline.arrived,
+    });
+  } catch (error) {
+    throw settle(error, deadline, signal, url);
+  } finally {
+    deadline.done();
+  }
+}
+
+/** Add one stream event to `reply`; false once the stream says it is done. */
+function collect(reply, event, onDelta) {
+  if (event.done) {
+    reply.done = true;
+    return false;
+  }
+  if (event.model) reply.model = event.model;
+  if (event.usage) reply.usage = event.usage;
+  const choice = event.choices?.[0];
+  const delta = choice?.delta?.content;
+  if (typeof delta === "string" && delta) {
+    reply.text += delta;
+    onDelta?.(reply.text, delta);
+  }
+  if (choice?.finish_reason) reply.finishReason = choice.finish_reason;
+  return true;
 }
 
 /**
  * Stream one reply. Resolves `{text, usage, model, finishReason}`; rejects with an
- * AbortError when `signal` aborts, or a ProviderError.
+ * AbortError when `signal` aborts, or a ProviderError (see its `kind`). No first byte
+ * within `firstByteTimeoutMs`, or no complete reply within `totalTimeoutMs`, aborts the
+ * fetch and rejects with kind "timeout-first-byte" or "timeout-total".
  */
-export async function streamChat({ baseUrl, apiKey, model, messages, signal, onDelta }) {
-  const url = `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  const headers = { "Content-Type": "application/json", Accept: "text/event-stream" };
-  if (apiKey) headers.Authorization = `Bearer ${apiKey}`;
-  let response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers,
-      signal,
-      body: JSON.stringify({
-        model,
-        messages,
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    });
-  } catch (error) {
-    if (error?.name === "AbortError") throw error;
-    throw new ProviderError(`cannot reach ${url}: ${error?.message ?? error}`);
-  }
-  if (!response.ok) {
-    let detail = "";
-    try {
-      const body = await response.text();
-      detail = (JSON.parse(body)?.error?.message ?? body).slice(0, 300);
-    } catch {
-      /* keep the status alone */
-    }
-    throw new ProviderError(`HTTP ${response.status}${detail ? `: ${detail}` : ""}`, response.status);
-  }
-  let text = "";
-  let usage = null;
-  let finishReason = null;
-  let replyModel = model;
-  let done = false;
-  await readSse(
-    response.body,
-    (data) => {
-      if (data.trim() === "[DONE]") {
-        done = true;
-        return false;
-      }
-      let event;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        throw new ProviderError(`malformed stream event: ${data.slice(0, 80)}`);
-      }
-      if (event.error) throw new ProviderError(event.error.message ?? "provider error");
-      if (event.model) replyModel = event.model;
-      if (event.usage) usage = event.usage;
-      const choice = event.choices?.[0];
-      const delta = choice?.delta?.content;
-      if (typeof delta === "string" && delta) {
-        text += delta;
-        onDelta?.(text, delta);
-      }
-      if (choice?.finish_reason) finishReason = choice.finish_reason;
-      return true;
-    },
+export async function streamChat({
+  baseUrl,
+  apiKey,
+  model,
+  messages,
+  signal,
+  onDelta,
+  firstByteTimeoutMs = TIMEOUTS.firstByteMs,
+  totalTimeoutMs = TIMEOUTS.totalMs,
+}) {
+  const reply = { text: "", usage: null, model, finishReason: null, done: false };
+  await chatStream({
+    baseUrl,
+    apiKey,
     signal,
-  );
-  if (!done && !finishReason) throw new ProviderError("the stream ended before the reply was complete");
-  return { text, usage, model: replyModel, finishReason };
+    firstByteMs: firstByteTimeoutMs,
+    totalMs: totalTimeoutMs,
+    body: { model, messages, stream: true, stream_options: { include_usage: true } },
+    onEvent: (event) => collect(reply, event, onDelta),
+  });
+  if (!reply.done && !reply.finishReason) {
+    throw new ProviderError("The provider's reply broke off before it was complete.", {
+      kind: "stream",
+      detail: "the stream ended without [DONE] or a finish_reason",
+    });
+  }
+  return { text: reply.text, usage: reply.usage, model: reply.model, finishReason: reply.finishReason };
 }
+
+/** The one-word prompt of a connection test. */
+export const TEST_PROMPT = "Reply with the single word OK.";
 
 /**
- * OpenAI messages from a `thread.request` (or `thread.context`) result; images come from
- * `images` (id -> data URL). Slimmed blocks (`[Figure N: …]` placeholders with `seen`,
- * stale-attachment stubs) are text blocks and go as text; an image without data (evicted)
- * goes as an `[image: name]` line.
+ * Check that a provider answers: the same streaming chat-completions request a reply
+ * makes (same URL, key, model and headers), with a one-word prompt, stopped at the first
+ * stream event. Resolves `{model}` (the model the provider named, else `model`);
+ * rejects like streamChat, with one limit of `timeoutMs` for the whole test.
  */
-export function toOpenAi(context, images = {}) {
-  const out = [];
-  for (const m of context.messages) {
-    const blocks = Array.isArray(m.content) ? m.content : [];
-    const text = blocks
-      .map((b) => {
-        if (b.type === "text") return b.text;
-        if (b.type === "file") return `[file: ${b.name ?? b.attachmentId}]`;
-        if (b.type === "image" && !images[b.attachmentId]) return `[image: ${b.name ?? b.attachmentId}]`;
-        return "";
-      })
-      .filter(Boolean)
-      .join("\n");
-    if (m.role === "user") {
-      const pictures = blocks.filter((b) => b.type === "image" && images[b.attachmentId]);
-      if (pictures.length) {
-        out.push({
-          role: "user",
-          content: [
-            ...(text ? [{ type: "text", text }] : []),
-            ...pictures.map((b) => ({ type: "image_url", image_url: { url: images[b.attachmentId] } })),
-          ],
-        });
-      } else {
-        out.push({ role: "user", content: text });
-      }
-    } else if (m.role === "assistant") {
-      const msg = { role: "assistant", content: text };
-      if (m.toolCalls?.length) {
-        msg.tool_calls = m.toolCalls.map((c) => ({
-          id: c.itemId,
-          type: "function",
-          function: { name: c.toolName, arguments: JSON.stringify(c.params ?? {}) },
-        }));
-      }
-      out.push(msg);
-    } else if (m.role === "tool") {
-      out.push({ role: "tool", tool_call_id: m.itemId, content: text });
-    }
+export async function testConnection({ baseUrl, apiKey, model, signal, timeoutMs = TIMEOUTS.connectionTestMs }) {
+  let answered = null;
+  await chatStream({
+    baseUrl,
+    apiKey,
+    signal,
+    firstByteMs: timeoutMs,
+    totalMs: timeoutMs,
+    body: { model, messages: [{ role: "user", content: TEST_PROMPT }], stream: true },
+    onEvent: (event) => {
+      answered = event.model || model;
+      return false;
+    },
+  });
+  if (answered === null) {
+    throw new ProviderError("The provider answered, but sent no reply.", {
+      kind: "stream",
+      detail: "HTTP 200 with an empty event stream",
+    });
   }
-  return out;
-}
-
-/** The assistant node's `usage` from an OpenAI usage object (or null). */
-export function toUsage(usage) {
-  if (!usage) return null;
-  const out = {
-    inputTokens: Number(usage.prompt_tokens ?? usage.input_tokens ?? 0) | 0,
-    outputTokens: Number(usage.completion_tokens ?? usage.output_tokens ?? 0) | 0,
-  };
-  const cached = usage.prompt_tokens_details?.cached_tokens;
-  if (Number.isInteger(cached)) out.cacheReadTokens = cached;
-  return out;
+  return { model: answered };
 }

@@ -84,7 +84,7 @@ export class Replies {
       this.streams.delete(threadId);
       this.events.changed(threadId);
       if (error?.name === "AbortError") {
-        this.events.failed(threadId, "Reply stopped; nothing was saved.", error, retry, "Retry");
+        this.events.failed(threadId, "Reply stopped; nothing was saved.", null, retry, "Retry");
       } else {
         this.events.failed(threadId, "The reply failed.", error, retry);
       }

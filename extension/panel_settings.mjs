@@ -1,19 +1,13 @@
 // The settings view: provider connection, storage, data (export/import), retention.
 import { h, replace, bytes, download, plural } from "./panel_dom.mjs";
 import { cmd, q } from "./panel_store.mjs";
-import { confirmDialog, toast } from "./panel_ui.mjs";
-
-const CONNECTION_ID = "default";
-
-function status(el, text, kind = "") {
-  el.textContent = text;
-  el.className = `status ${kind}`;
-}
+import { errorView, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
+import { providerSection } from "./panel_settings_provider.mjs";
 
 /** Render the settings view into `root` (re-reads everything each time). */
 export async function renderSettings(app, root) {
   root.classList.add("settings");
-  const provider = providerSection(app);
+  const provider = providerSection(app, () => renderSettings(app, root));
   const storage = h("section", { id: "settings-storage" }, h("h2", { text: "Storage" }), h("p", { class: "note", text: "Reading…" }));
   const data = dataSection(app);
   const retention = retentionSection(app);
@@ -21,123 +15,11 @@ export async function renderSettings(app, root) {
   fillStorage(app, storage);
 }
 
-// ---- provider -------------------------------------------------------------------------
-
-function providerSection(app) {
-  const chat = app.chat;
-  const current = chat.provider ?? chat.memoryProvider ?? {};
-  const baseUrl = h("input", {
-    id: "provider-base-url",
-    type: "url",
-    placeholder: "an https URL ending in /v1",
-    value: current.baseUrl ?? "",
-  });
-  const model = h("input", { id: "provider-model", type: "text", placeholder: "gpt-4o-mini", value: current.model ?? "" });
-  const key = h("input", {
-    id: "provider-key",
-    type: "password",
-    autocomplete: "off",
-    placeholder: current.credentialRef ? "•••••••• stored (leave empty to keep)" : "sk-…",
-  });
-  const state = h("p", { class: "status", id: "provider-status" });
-  const keyNote = app.caps.credentials
-    ? "The key is encrypted (AES-GCM, non-extractable key) and stored as a credential reference; it is never shown again."
-    : "This build has no credential store: the key is kept in memory for this session only, never written to disk.";
-  const save = async () => {
-    const url = baseUrl.value.trim();
-    const name = model.value.trim();
-    if (!/^https?:\/\//.test(url) || !name) {
-      status(state, "Enter an http(s) base URL and a model.", "error");
-      return;
-    }
-    try {
-      if (app.caps.settings) {
-        let ref = current.credentialRef ?? null;
-        if (key.value) {
-          if (!app.caps.credentials) throw new Error("no credential store");
-          ref = (await cmd("credential.set", { secret: key.value, ...(ref ? { ref } : {}) })).ref;
-        }
-        const { value } = await q("settings.get", { group: "providers" });
-        const others = (value.connections ?? []).filter((c) => c.id !== CONNECTION_ID);
-        const existing = (value.connections ?? []).find((c) => c.id === CONNECTION_ID) ?? {};
-        await cmd("settings.set", {
-          group: "providers",
-          value: {
-            ...value,
-            connections: [
-              {
-                ...existing,
-                id: CONNECTION_ID,
-                kind: "openai_compatible",
-                baseUrl: url,
-                models: [name],
-                credentialRef: ref,
-                label: "OpenAI-compatible",
-                enabled: true,
-              },
-              ...others,
-            ],
-            defaultConnectionId: CONNECTION_ID,
-          },
-        });
-      } else {
-        chat.memoryProvider = { connectionId: CONNECTION_ID, baseUrl: url, model: name, credentialRef: null };
-        if (key.value) chat.sessionKey = key.value;
-      }
-      key.value = "";
-      await chat.loadProvider();
-      status(state, `Saved. Replies come from ${name}.`, "ok");
-      key.placeholder = chat.provider?.credentialRef || chat.sessionKey ? "•••••••• stored (leave empty to keep)" : "sk-…";
-      if (chat.threadId) chat.render();
-    } catch (error) {
-      status(state, `Could not save: ${error.message}`, "error");
-    }
-  };
-  const clear = async () => {
-    if (!(await confirmDialog("Remove provider?", "The connection and its stored key will be removed.", "Remove"))) return;
-    try {
-      if (app.caps.settings) {
-        if (current.credentialRef) await cmd("credential.delete", { ref: current.credentialRef }).catch(() => {});
-        await cmd("settings.reset", { group: "providers" });
-      } else {
-        chat.memoryProvider = null;
-        chat.sessionKey = null;
-      }
-      await chat.loadProvider();
-      renderSettings(app, document.getElementById("view-settings"));
-      toast("Provider removed");
-    } catch (error) {
-      status(state, `Could not remove: ${error.message}`, "error");
-    }
-  };
-  if (chat.provider) {
-    status(
-      state,
-      `Connected: ${chat.provider.model} at ${chat.provider.baseUrl}` +
-        (chat.provider.credentialRef ? ` · key ${chat.provider.credentialRef.slice(0, 13)}…` : " · no key"),
-      "ok",
-    );
-  } else {
-    status(state, "Not configured: sending and regenerating are off until you save a provider.", "warn");
-  }
-  return h(
-    "section",
-    { id: "settings-provider" },
-    h("h2", { text: "Provider (OpenAI-compatible)" }),
-    h("label", {}, "Base URL", baseUrl),
-    h("label", {}, "Model", model),
-    h("label", {}, "API key", key),
-    h("p", { class: "note", text: keyNote }),
-    h(
-      "div",
-      { class: "row" },
-      h("button", { id: "provider-save", type: "button", class: "primary", text: "Save provider", on: { click: save } }),
-      chat.provider
-        ? h("button", { id: "provider-clear", type: "button", class: "danger", text: "Remove", on: { click: clear } })
-        : null,
-    ),
-    state,
-  );
+/** A status paragraph showing a failure (errorView: plain sentence, Details). */
+function errorLine(error, lead) {
+  const line = h("p");
+  statusError(line, error, lead);
+  return line;
 }
 
 // ---- storage --------------------------------------------------------------------------
@@ -168,7 +50,7 @@ async function fillStorage(app, section) {
         );
       }
     } catch (error) {
-      parts.push(h("p", { class: "status error", text: `Estimate unavailable: ${error.message}` }));
+      parts.push(errorLine(error, "Storage use is unavailable:"));
     }
   }
   if (app.caps.attachments) {
@@ -206,7 +88,7 @@ async function fillStorage(app, section) {
                   toast(`Removed ${plural(r.evicted?.length ?? r.evicted ?? 0, "attachment")}, freed ${bytes(r.freed ?? 0)}`);
                   fillStorage(app, section);
                 } catch (error) {
-                  toast(`Clean-up failed: ${error.message}`);
+                  toastError(error, "Clean-up failed:");
                 }
               },
             },
@@ -214,7 +96,7 @@ async function fillStorage(app, section) {
         ),
       );
     } catch (error) {
-      parts.push(h("p", { class: "status error", text: `Attachment usage unavailable: ${error.message}` }));
+      parts.push(errorLine(error, "Attachment use is unavailable:"));
     }
   } else {
     parts.push(h("p", { class: "note", text: "Attachments are not available in this build." }));
@@ -232,19 +114,22 @@ function dataSection(app) {
     fileInput.value = "";
     if (!file) return;
     try {
-      const parsed = JSON.parse(await file.text());
-      const list = parsed?.format === "panelot.all" ? parsed.threads : [parsed];
-      let count = 0;
-      let last = null;
-      for (const data of list) {
-        last = (await cmd("thread.import", { data })).threadId;
-        count += 1;
+      let data;
+      try {
+        data = JSON.parse(await file.text());
+      } catch {
+        status(state, "This file is not a JSON export, so nothing was imported.", "error");
+        return;
       }
+      // One command for the whole file: a bundle imports all of its threads or none.
+      const out = await cmd("thread.import", { data });
+      const count = out.threads ?? 1;
+      const last = out.threadId ?? null;
       status(state, `Imported ${count} conversation${count === 1 ? "" : "s"}.`, "ok");
       await app.refreshThreads();
       if (count === 1 && last) toast("Imported; open it from the list");
     } catch (error) {
-      status(state, `Import failed: ${error.message}`, "error");
+      statusError(state, error, "Import failed:");
     }
   });
   const exportAll = async () => {
@@ -259,7 +144,7 @@ function dataSection(app) {
       );
       status(state, `Exported ${out.length} conversations.`, "ok");
     } catch (error) {
-      status(state, `Export failed: ${error.message}`, "error");
+      statusError(state, error, "Export failed:");
     }
   };
   const current = app.chat.thread;
@@ -274,7 +159,7 @@ function dataSection(app) {
       );
       await app.refreshThreads();
     } catch (error) {
-      status(state, `Legacy import failed: ${error.message}`, "error");
+      statusError(state, error, "Legacy import failed:");
     }
   };
   return h(
@@ -320,7 +205,7 @@ function retentionSection(app) {
       status(state, `Archived ${r.archived.length} conversation${r.archived.length === 1 ? "" : "s"}.`, "ok");
       await app.refreshThreads();
     } catch (error) {
-      status(state, `Failed: ${error.message}`, "error");
+      statusError(state, error, "Archiving failed:");
     }
   };
   return h(
@@ -384,7 +269,7 @@ function autoRetention(app) {
       await cmd("settings.set", { group: "retention", value: { days: value } });
       status(state, `Saved. ${retentionText(value)}`, "ok");
     } catch (error) {
-      status(state, `Could not save: ${error.message}`, "error");
+      statusError(state, error, "Could not save:");
     }
   };
   (async () => {
@@ -395,12 +280,14 @@ function autoRetention(app) {
       days.disabled = current === null;
       if (current !== null) days.value = String(current);
       if (problems?.length) {
-        status(state, `The stored setting could not be used (${problems[0].message}); it reads as off.`, "warn");
+        const problem = { name: "ValidationError", ...problems[0] };
+        replace(state, errorView(problem, "The stored setting could not be used, so it reads as off:"));
+        state.className = "status warn";
       } else {
         status(state, retentionText(current));
       }
     } catch (error) {
-      status(state, `Could not read the setting: ${error.message}`, "error");
+      statusError(state, error, "Could not read the setting:");
     }
     box.dataset.state = "loaded";
   })();

@@ -1,4 +1,5 @@
 // The panel's only way to storage: window.panelot.send and window.panelot.query.
+import { explainError } from "./panel_errors.mjs";
 
 export const CLIENT_ID = "sidepanel";
 
@@ -11,12 +12,12 @@ export class StoreError extends Error {
   }
 }
 
-/** What to tell the user about a failed command: a full storage says what to do about it. */
+/**
+ * What to tell the user about a failed command, as one plain sentence: the `text` of
+ * explainError (panel_errors.mjs), which also gives the technical `detail`.
+ */
 export function describeError(error) {
-  if (error?.name === "QuotaExceededError") {
-    return "Storage is full, so nothing was saved. Free space (Settings → Clean up attachments, or delete old conversations), then retry.";
-  }
-  return error?.message ?? String(error);
+  return explainError(error).text;
 }
 
 /** Run a command; resolve with its response, or throw a StoreError. */

@@ -1,11 +1,16 @@
-// Shared UI bits: dialogs, toast, view switching.
+// Shared UI bits: the modal dialog, the toast, status lines and errors shown to the user.
 import { h, replace } from "./panel_dom.mjs";
+import { explainError } from "./panel_errors.mjs";
 
 const dialog = document.getElementById("dialog");
+// OK is the form's only submit button, so Enter in any field submits with "ok"; Cancel
+// closes the dialog itself, as Escape does (the dialog's own cancel).
+document.getElementById("dialog-cancel")?.addEventListener("click", () => dialog.close("cancel"));
 
 /**
- * Show the modal dialog. `fields`: [{name, label, value, type, placeholder}].
- * Resolves with {field: value} on OK, or null on cancel.
+ * Show the modal dialog. `fields`: [{name, label, value, type, placeholder, maxlength}].
+ * Resolves with {field: value} on OK (the button, or Enter in a field), or null on
+ * Cancel or Escape.
  */
 export function openDialog({ title, text = "", fields = [], ok = "OK", danger = false }) {
   document.getElementById("dialog-title").textContent = title;
@@ -19,6 +24,7 @@ export function openDialog({ title, text = "", fields = [], ok = "OK", danger = 
       value: f.value ?? "",
       placeholder: f.placeholder ?? "",
       autocomplete: "off",
+      maxLength: f.maxlength,
     }),
   );
   replace(
@@ -50,13 +56,52 @@ export async function confirmDialog(title, text, ok = "Delete") {
 }
 
 let toastTimer = null;
-/** A short status message at the bottom. */
+/**
+ * A short message at the bottom (a string, or an element such as errorView's). It hides
+ * after `ms`, but not while the pointer is on it or a Details disclosure in it is open.
+ */
 export function toast(message, ms = 2600) {
   const el = document.getElementById("toast");
-  el.textContent = message;
+  el.replaceChildren(message);
   el.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => {
-    el.hidden = true;
-  }, ms);
+  const hide = () => {
+    if (el.matches(":hover") || el.querySelector("details[open]")) toastTimer = setTimeout(hide, 1000);
+    else el.hidden = true;
+  };
+  toastTimer = setTimeout(hide, ms);
+}
+
+/**
+ * An error as the user sees it: `lead` (what failed, e.g. "Could not save:") and the
+ * plain sentence of explainError, with the technical detail one click away in a
+ * "Details" disclosure. Fits a status line, a toast or the chat's error banner.
+ */
+export function errorView(error, lead = "") {
+  const { text, detail } = explainError(error);
+  return h(
+    "span",
+    { class: "error-view" },
+    h("span", { class: "error-text", text: lead ? `${lead} ${text}` : text }),
+    detail && detail !== text
+      ? h("details", { class: "error-detail" }, h("summary", { text: "Details" }), h("pre", { text: detail }))
+      : null,
+  );
+}
+
+/** Set a status line's text and kind ("ok", "warn", "error", "busy" or ""). */
+export function setStatus(el, text, kind = "") {
+  el.textContent = text;
+  el.className = `status ${kind}`.trim();
+}
+
+/** Show a failure in a status line: `lead`, the plain sentence, and its Details. */
+export function statusError(el, error, lead = "") {
+  replace(el, errorView(error, lead));
+  el.className = "status error";
+}
+
+/** A toast for a failure, shown longer than a plain toast so there is time to open Details. */
+export function toastError(error, lead = "", ms = 8000) {
+  toast(errorView(error, lead), ms);
 }

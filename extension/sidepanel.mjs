@@ -4,7 +4,7 @@ import { STAGES, bootRuntime } from "./runtime.mjs";
 import { h, replace, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
 import { cmd, q, hasQuery } from "./panel_store.mjs";
-import { openDialog, confirmDialog, toast } from "./panel_ui.mjs";
+import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
 import { Chat, LAST_THREAD_KEY } from "./panel_chat.mjs";
 import { renderSettings } from "./panel_settings.mjs";
 
@@ -100,7 +100,7 @@ async function newThread() {
     await openThread(threadId);
     document.getElementById("input").focus();
   } catch (error) {
-    toast(`Could not create a thread: ${error.message}`);
+    toastError(error, "Could not create a conversation:");
   }
 }
 
@@ -155,7 +155,7 @@ async function refreshThreads() {
     app.threads = threads;
     app.allThreads = all;
   } catch (error) {
-    toast(`Could not list threads: ${error.message}`);
+    toastError(error, "Could not list the conversations:");
     return;
   }
   const folders = [...new Set(app.allThreads.map((t) => t.folderId).filter(Boolean))].sort();
@@ -242,7 +242,7 @@ export async function patchThread(t, patch) {
     if (error?.name === "ConflictError") {
       toast("This conversation was changed in another window, so nothing was saved. It now shows the current state.", 5000);
     } else {
-      toast(`Update failed: ${error.message}`);
+      toastError(error, "Update failed:");
     }
     if (app.chat.threadId === t.id) await app.chat.reload();
     await refreshThreads();
@@ -283,7 +283,7 @@ export async function deleteThread(t) {
     const result = await cmd("thread.delete", { threadId: t.id });
     toast(`Deleted (${result.deleted?.nodes ?? 0} messages)`);
   } catch (error) {
-    toast(`Delete failed: ${error.message}`);
+    toastError(error, "Delete failed:");
     return;
   }
   if (app.chat.threadId === t.id) {

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import struct
 import sys
+import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import BrowserContext, Dialog, Page
 
-from browser_harness import READY_TIMEOUT_MS, ROOT, run_py
+from browser_harness import READY_TIMEOUT_MS, ROOT, query, run_py
 
 sys.path.insert(0, str(ROOT / "tools"))
 from stub_provider import StubProvider  # noqa: E402
@@ -20,16 +22,20 @@ __all__ = [
     "API_KEY",
     "SHOTS",
     "StubProvider",
+    "command",
     "configure_provider",
     "last_id",
     "count_nodes",
     "new_thread",
+    "open_module_page",
     "open_panel",
     "raw_nodes",
+    "reset_state",
     "send",
     "shot",
     "snapshot",
     "tiny_png",
+    "wait_query",
     "wait_reply",
 ]
 
@@ -61,23 +67,114 @@ def open_panel(context: BrowserContext, extension_id: str) -> Page:
     return page
 
 
-def configure_provider(page: Page, base_url: str, key: str = API_KEY) -> None:
-    """Save the provider through the Settings form."""
+def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
+    """Run a bus command through ``panelot.send``; return its response (it must complete)."""
+    envelope = page.evaluate(
+        """([type, payload]) => window.panelot.send({
+             type, clientId: "e2e-support", submissionId: crypto.randomUUID(), payload})""",
+        [kind, payload],
+    )
+    assert envelope["status"] == "completed", envelope
+    return envelope["response"]
+
+
+def wait_query(
+    page: Page,
+    name: str,
+    args: dict[str, Any],
+    check: Callable[[Any], bool],
+    timeout_s: float = 30.0,
+) -> Any:
+    """Run a query until ``check(result)`` holds; return that result.
+
+    Polled from Python because ``page.wait_for_function`` does not await a predicate's
+    promise (an async predicate is always truthy), and a query is asynchronous.
+    """
+    deadline = time.monotonic() + timeout_s
+    while not check(result := query(page, name, args)):
+        assert time.monotonic() < deadline, f"{name}({args}) never satisfied the check: {result}"
+        page.wait_for_timeout(50)
+    return result
+
+
+def reset_state(page: Page) -> None:
+    """Bring the store a panel page sees to a known state, and the page with it.
+
+    The e2e modules that share the session's browser profile (``extension_context``)
+    would otherwise start with what earlier modules left: threads (pinned, archived,
+    in folders), a provider, a retention setting, credentials. This deletes every
+    thread, resets every settings group, deletes every credential and forgets the open
+    thread, through the same commands the panel uses, then checks that it is so.
+    """
+    for thread in query(page, "thread.list", {"archived": None}):
+        command(page, "thread.delete", {"threadId": thread["id"]})
+    groups = query(page, "settings.all")["groups"]
+    for group in groups:
+        command(page, "settings.reset", {"group": group})
+    for credential in query(page, "credential.list"):
+        command(page, "credential.delete", {"ref": credential["ref"]})
+    page.evaluate(
+        """async () => {
+          const app = window.panelotApp;
+          app.chat.close();
+          await app.chat.loadProvider();
+          app.show("threads");
+          await app.refreshThreads();
+        }"""
+    )
+    assert query(page, "thread.list", {"archived": None}) == []
+    assert query(page, "settings.get", {"group": "providers"})["value"]["connections"] == []
+    assert query(page, "settings.get", {"group": "retention"})["value"].get("days") is None
+    assert query(page, "credential.list") == []
+    assert page.evaluate("() => window.panelotApp.chat.provider") is None
+
+
+def open_module_page(context: BrowserContext, extension_id: str) -> Page:
+    """A light extension page (launcher.html, no runtime) for importing panel modules.
+
+    Code evaluated there can ``await import("/panel_provider.mjs")`` and the like: the
+    modules load from the built extension, under its CSP and origin.
+    """
+    page = context.new_page()
+    page.goto(f"chrome-extension://{extension_id}/launcher.html")
+    page.wait_for_load_state()
+    return page
+
+
+def configure_provider(
+    page: Page, base_url: str, key: str = API_KEY, model: str = "stub-model"
+) -> None:
+    """Save the provider through the Settings form and wait until *this* save has landed.
+
+    The status line counts finished saves (``data-save-count``), so the wait cannot
+    be satisfied by a status an earlier save (or an earlier test module) left behind;
+    then the stored ``providers`` setting must hold what was typed.
+    """
     page.click("#nav-settings")
+    status = page.wait_for_selector("#provider-status[data-save-count]")
+    assert status is not None
+    saves = int(status.get_attribute("data-save-count") or "0")
     page.fill("#provider-base-url", base_url)
-    page.fill("#provider-model", "stub-model")
+    page.fill("#provider-model", model)
     page.fill("#provider-key", key)
     page.click("#provider-save")
-    page.wait_for_selector("#provider-status.ok")
+    page.wait_for_selector(f"#provider-status[data-save-count='{saves + 1}']")
+    shown = page.inner_text("#provider-status")
+    assert "ok" in (page.get_attribute("#provider-status", "class") or ""), shown
+    providers = query(page, "settings.get", {"group": "providers"})["value"]
+    conn = next(c for c in providers["connections"] if c["id"] == providers["defaultConnectionId"])
+    assert (conn["baseUrl"], conn["models"]) == (base_url, [model]), conn
+    assert page.evaluate("() => window.panelotApp.chat.provider?.baseUrl") == base_url
     page.click("#nav-back")
 
 
 def open_configured_panel(context: BrowserContext, extension_id: str, base_url: str) -> Page:
-    """The side panel in a tab with the provider at ``base_url`` configured.
+    """The side panel in a tab, from a known state, with the provider at ``base_url``.
 
-    Dialogs are dismissed and their messages kept in ``page.dialogs``.
+    The store is reset first (``reset_state``). Dialogs are dismissed and their messages kept in ``page.dialogs``.
     """
     page = open_panel(context, extension_id)
+    reset_state(page)
     configure_provider(page, base_url)
     dialogs: list[str] = []
 

@@ -18,6 +18,7 @@ from e2e_support import (
     configure_provider,
     new_thread,
     open_panel,
+    reset_state,
     send,
     shot,
 )
@@ -29,6 +30,7 @@ def data(extension_context: tuple[BrowserContext, str]) -> Iterator[dict[str, st
     context, extension_id = extension_context
     with StubProvider() as stub:
         panel = open_panel(context, extension_id)
+        reset_state(panel)
         configure_provider(panel, stub.base_url)
         thread_id = new_thread(panel)
         send(panel, "Console question one")

@@ -124,7 +124,9 @@ def test_settings_round_trip_keeps_the_key_encrypted(
     assert other.input_value("#provider-model") == "stub-model"
     assert other.input_value("#provider-key") == ""
     assert "stored" in (other.get_attribute("#provider-key", "placeholder") or "")
-    assert "Connected: stub-model" in other.inner_text("#provider-status")
+    saved = other.inner_text("#provider-status")
+    assert saved.startswith(f"Saved: stub-model at {stub.base_url} (API key stored).")
+    assert "Not tested yet" in saved and "Connected" not in saved
     assert "Storage" in other.inner_text("#settings-storage")
     other.wait_for_selector("#storage-usage")
     shot(other, "panel-settings")

@@ -9,14 +9,28 @@ one ``chat.completion.chunk`` per word, a final chunk with ``usage``, then
 * it contains ``markdown``: a reply with a heading, a list and a code block;
 * otherwise ``Reply <n> to: <text>``, ``n`` counting the requests so far.
 
+A base URL with a mode before ``/v1`` (:meth:`StubProvider.url`) misbehaves on purpose,
+whatever the message:
+
+* ``never``: reads the request and never answers;
+* ``stall``: sends the response headers, then nothing;
+* ``drip``: streams one chunk every :attr:`StubProvider.drip_delay` seconds, on and on;
+* ``status-<code>``: answers HTTP ``<code>`` with an OpenAI-style error body.
+
+In these modes the stub watches the connection and records the request's number in
+:attr:`StubProvider.closed` when the client closes it (see :meth:`wait_closed`), so a
+test can prove that a request it gave up on was really aborted.
+
 CORS headers are sent, so an extension page can call it without host permissions.
-Every request is recorded in :attr:`StubProvider.requests` (headers and body).
+Every request is recorded in :attr:`StubProvider.requests` (path, mode, headers, body).
 """
 
 from __future__ import annotations
 
 import http.server
 import json
+import select
+import socket
 import threading
 import time
 from typing import Any
@@ -25,6 +39,12 @@ MARKDOWN_REPLY = (
     "## Plan\n\nHere is **bold**, *italic* and `code`.\n\n- first item\n- second item\n\n"
     "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs)."
 )
+#: The error message of ``status-401`` (what OpenAI says for a wrong key).
+BAD_KEY_MESSAGE = "Incorrect API key provided."
+#: How long a misbehaving mode holds a connection the client does not close.
+HOLD_SECONDS = 60.0
+
+Handler = http.server.BaseHTTPRequestHandler
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
@@ -40,72 +60,167 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+def _mode_of(path: str) -> str:
+    """``"never"`` for ``/never/v1/chat/completions``; ``""`` for ``/v1/...``."""
+    return path.split("/v1/", 1)[0].strip("/")
+
+
+def _chunk(model: str, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+    event = {
+        "object": "chat.completion.chunk",
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        **extra,
+    }
+    return f"data: {json.dumps(event)}\n\n".encode()
+
+
+def _send_json(handler: Handler, status: int, payload: dict[str, Any]) -> None:
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.send_header("Access-Control-Allow-Origin", "*")
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def _start_stream(handler: Handler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Cache-Control", "no-cache")
+    handler.send_header("Access-Control-Allow-Origin", "*")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+    handler.wfile.flush()
+
+
+def _peer_closed(sock: socket.socket, wait: float) -> bool:
+    """Whether the client closed ``sock`` (waits up to ``wait`` s for it to say so)."""
+    ready, _, _ = select.select([sock], [], [], wait)
+    if not ready:
+        return False
+    try:
+        return sock.recv(4096) == b""  # anything else the client sends is dropped
+    except OSError:
+        return True
+
+
 class StubProvider:
     """The server; use as a context manager. ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, chunk_delay: float = 0.02) -> None:
+    def __init__(self, chunk_delay: float = 0.02, drip_delay: float = 0.1) -> None:
         self.chunk_delay = chunk_delay
+        self.drip_delay = drip_delay
         self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
+        self.closed: list[int] = []
+        self.lock = threading.Condition()
+        self.stopping = threading.Event()
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def _handler_class(self) -> type[Handler]:
         stub = self
 
-        class Handler(http.server.BaseHTTPRequestHandler):
+        class StubHandler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet."""
 
-            def _cors(self) -> None:
+            def do_OPTIONS(self) -> None:  # noqa: N802 - http.server naming
+                self.send_response(204)
                 self.send_header("Access-Control-Allow-Origin", "*")
                 self.send_header("Access-Control-Allow-Headers", "authorization, content-type")
                 self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
-
-            def do_OPTIONS(self) -> None:  # noqa: N802 - http.server naming
-                self.send_response(204)
-                self._cors()
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
+                mode = _mode_of(self.path)
                 with stub.lock:
-                    stub.requests.append({"headers": dict(self.headers), "body": body})
+                    stub.requests.append(
+                        {
+                            "path": self.path,
+                            "mode": mode,
+                            "headers": dict(self.headers),
+                            "body": body,
+                        }
+                    )
                     count = len(stub.requests)
-                stub.respond(self, body, count)
+                if mode:
+                    stub.misbehave(self, mode, body, count)
+                else:
+                    stub.respond(self, body, count)
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        return StubHandler
 
     @property
     def base_url(self) -> str:
         """The OpenAI-style base URL, e.g. ``http://127.0.0.1:PORT/v1``."""
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
+    def url(self, mode: str) -> str:
+        """The base URL of a misbehaving ``mode``, e.g. ``http://127.0.0.1:PORT/never/v1``."""
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{mode}/v1"
+
     def __enter__(self) -> StubProvider:
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
-    def respond(
-        self, handler: http.server.BaseHTTPRequestHandler, body: dict[str, Any], n: int
-    ) -> None:
+    def wait_closed(self, number: int, timeout: float = 10.0) -> bool:
+        """Wait until the client has closed the connection of request ``number`` (1-based)."""
+        with self.lock:
+            return self.lock.wait_for(lambda: number in self.closed, timeout)
+
+    def _hold(self, handler: Handler, drip: str | None) -> bool:
+        """Hold the connection open until the client closes it.
+
+        Returns True when the client closed it, False when the stub stopped or gave up
+        first. When ``drip`` names a model, a chunk goes out every ``drip_delay`` s.
+        """
+        deadline = time.monotonic() + HOLD_SECONDS
+        wait = self.drip_delay if drip else 0.05
+        while not self.stopping.is_set() and time.monotonic() < deadline:
+            if _peer_closed(handler.connection, wait):
+                return True
+            if drip:
+                try:
+                    handler.wfile.write(_chunk(drip, {"content": "drip "}))
+                    handler.wfile.flush()
+                except OSError:
+                    return True
+        return False
+
+    def misbehave(self, handler: Handler, mode: str, body: dict[str, Any], n: int) -> None:
+        """Answer one request of a misbehaving mode (see the module's docstring)."""
+        handler.close_connection = True
+        if mode.startswith("status-"):
+            status = int(mode.removeprefix("status-"))
+            message = BAD_KEY_MESSAGE if status == 401 else f"stub provider: HTTP {status}"
+            _send_json(handler, status, {"error": {"message": message, "type": "stub"}})
+            return
+        if mode in ("stall", "drip"):
+            _start_stream(handler)
+        drip = str(body.get("model") or "stub-model") if mode == "drip" else None
+        if self._hold(handler, drip):
+            with self.lock:
+                self.closed.append(n)
+                self.lock.notify_all()
+
+    def respond(self, handler: Handler, body: dict[str, Any], n: int) -> None:
         """Answer one chat-completions request."""
         text = _last_user_text(body)
         if "fail" in text:
-            payload = json.dumps(
-                {"error": {"message": "stub provider: simulated failure"}}
-            ).encode()
-            handler.send_response(500)
-            handler.send_header("Content-Type", "application/json")
-            handler.send_header("Content-Length", str(len(payload)))
-            handler.send_header("Access-Control-Allow-Origin", "*")
-            handler.end_headers()
-            handler.wfile.write(payload)
+            _send_json(handler, 500, {"error": {"message": "stub provider: simulated failure"}})
             return
         delay = self.chunk_delay
         if "slow" in text:
@@ -116,34 +231,19 @@ class StubProvider:
         else:
             words = [w + " " for w in f"Reply {n} to: {text}".split(" ")]
             words[-1] = words[-1].rstrip()
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("Access-Control-Allow-Origin", "*")
-        handler.send_header("Connection", "close")
-        handler.end_headers()
+        _start_stream(handler)
         model = str(body.get("model") or "stub-model")
         try:
             for word in words:
-                chunk = {
-                    "object": "chat.completion.chunk",
-                    "model": model,
-                    "choices": [{"index": 0, "delta": {"content": word}, "finish_reason": None}],
-                }
-                handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                handler.wfile.write(_chunk(model, {"content": word}))
                 handler.wfile.flush()
                 time.sleep(delay)
-            final = {
-                "object": "chat.completion.chunk",
-                "model": model,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
-                "usage": {
-                    "prompt_tokens": 10 + len(text.split()),
-                    "completion_tokens": len(words),
-                    "total_tokens": 10 + len(text.split()) + len(words),
-                },
+            usage = {
+                "prompt_tokens": 10 + len(text.split()),
+                "completion_tokens": len(words),
+                "total_tokens": 10 + len(text.split()) + len(words),
             }
-            handler.wfile.write(f"data: {json.dumps(final)}\n\ndata: [DONE]\n\n".encode())
+            handler.wfile.write(_chunk(model, {}, "stop", usage=usage) + b"data: [DONE]\n\n")
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client stopped the stream
