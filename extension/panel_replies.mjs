@@ -41,6 +41,8 @@ export class Replies {
     this.app = app;
     this.events = events;
     this.streams = new Map(); // threadId -> {controller, el, userNodeId, mode, text}
+    /** streamChat's limits ({firstByteTimeoutMs, totalTimeoutMs}); empty: its defaults. */
+    this.timeouts = {};
   }
 
   /** The reply streaming in `threadId`, or undefined. */
@@ -74,6 +76,7 @@ export class Replies {
         model: provider.model,
         messages: toOpenAi(context, images),
         signal: stream.controller.signal,
+        ...this.timeouts,
         onDelta: (full) => {
           stream.text = full;
           replace(body, renderMarkdown(full));

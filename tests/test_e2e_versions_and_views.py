@@ -8,6 +8,7 @@ what is stored, not only what is drawn.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +19,7 @@ from playwright.sync_api import BrowserContext, Page, Playwright
 from browser_harness import extension_id_of, launch_extension, query
 from e2e_support import (
     StubProvider,
+    configure_provider,
     last_id,
     new_thread,
     open_configured_panel,
@@ -344,3 +346,47 @@ def test_an_attached_text_file_reaches_the_model_as_its_text(
     assert content == f"summarise the file\n[file: notes.txt]\n{notes}"
     (node,) = [n for n in raw_nodes(page, thread_id) if n["type"] == "user_message"]
     assert node["payload"]["content"][1]["type"] == "file"  # stored as a reference
+
+
+def test_a_provider_that_never_answers_ends_with_a_message_and_retry(
+    panel: Page, stub: StubProvider
+) -> None:
+    page = panel
+    configure_provider(page, stub.url("never"))
+    try:
+        page.evaluate(
+            "() => { window.panelotApp.chat.replies.timeouts = {firstByteTimeoutMs: 800}; }"
+        )
+        thread_id = new_thread(page)
+        page.fill("#input", "anyone there?")
+        page.press("#input", "Enter")
+        page.wait_for_selector("#chat-error:not([hidden])")
+        banner = page.inner_text("#chat-error-text")
+        assert "did not answer within" in banner and page.is_visible("#chat-retry")
+        assert page.locator("[data-streaming]").count() == 0  # no endless "Thinking…"
+        assert [n["type"] for n in raw_nodes(page, thread_id)] == ["user_message"]
+    finally:
+        page.evaluate("() => { window.panelotApp.chat.replies.timeouts = {}; }")
+        configure_provider(page, stub.base_url)
+
+
+def test_a_bundle_with_one_bad_thread_imports_nothing(panel: Page, tmp_path: Any) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    send(page, "worth keeping")
+    good = query(page, "thread.export", {"threadId": thread_id, "format": "json"})["data"]
+    bad = json.loads(json.dumps(good))
+    bad["thread"]["title"] = "Broken one"
+    bad["nodes"][0]["payload"]["content"] = "not a list"
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps({"format": "panelot.all", "version": 1, "threads": [good, bad]}))
+    before = len(query(page, "thread.list", {"archived": None}))
+    page.click("#nav-settings")
+    page.set_input_files("#import-file", str(path))
+    page.wait_for_selector("#data-status.error")
+    status = page.inner_text("#data-status .error-text")
+    assert status.startswith("Import failed:") and "Nothing was imported" in status
+    page.click("#data-status summary")
+    detail = page.inner_text("#data-status .error-detail pre")
+    assert "threads[1].nodes[0].payload.content" in detail and "Broken one" in detail
+    assert len(query(page, "thread.list", {"archived": None})) == before
