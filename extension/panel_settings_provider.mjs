@@ -55,6 +55,7 @@ async function storeProvider(app, url, name, secret) {
   await cmd("settings.set", {
     group: "providers",
     value: { ...value, connections: [connection, ...others], defaultConnectionId: CONNECTION_ID },
+    expect: value, // another window's change since the read is refused, not overwritten
   });
 }
 

@@ -61,3 +61,22 @@ async def case_settings_write_over_quota_keeps_the_previous_value(ctx: Ctx) -> N
     await settle()
     assert seen == ["light"]
     stop()
+
+
+async def case_settings_set_refuses_a_value_read_before_another_change(ctx: Ctx) -> None:
+    store = await ctx.store()
+    use_backend(MemoryStorageBackend(MemoryArea()), MemoryKeyStore())
+    seen = (await store.query("settings.get", {"group": "ui"}))["value"]
+    other = {**seen, "theme": "dark"}  # another window saves meanwhile
+    assert (await store.send(settings_set("other", other)))["status"] == "completed"
+    mine = {"type": "settings.set", "clientId": "c", "submissionId": "mine",
+            "payload": {"group": "ui", "value": {**seen, "fontSize": 18}, "expect": seen}}  # fmt: skip
+    out = await store.send(mine)
+    assert out["status"] == "failed" and out["error"]["name"] == "ConflictError", out
+    assert out["error"]["field"] == "payload.expect"
+    now = (await store.query("settings.get", {"group": "ui"}))["value"]
+    assert now["theme"] == "dark" and now["fontSize"] == seen["fontSize"]  # nothing lost
+    fresh = {**mine, "submissionId": "fresh",
+             "payload": {"group": "ui", "value": {**now, "fontSize": 18}, "expect": now}}  # fmt: skip
+    assert (await store.send(fresh))["status"] == "completed"
+    assert (await store.query("settings.get", {"group": "ui"}))["value"]["fontSize"] == 18

@@ -9,7 +9,8 @@ undo_prepare)`` for :class:`panelot.commands.Handler`.
 
 Commands (payload → response)::
 
-    settings.set      {group, value} → {group, version}
+    settings.set      {group, value, expect?} → {group, version}   (expect: the value read
+                      before; ConflictError if the stored one differs)
     settings.reset    {group} → {group}
     credential.set    {secret, ref?} → {ref}          (the secret is never echoed)
     credential.rotate {ref, secret} → {ref}           NotFoundError if absent
@@ -29,6 +30,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..codec import encode
+from ..errors import ConflictError
 from ..idb import Transaction
 from ..idb.errors import PanelotError, ValidationError
 from ..tree import Clock
@@ -88,6 +90,13 @@ async def _settings_set(bus: CommandBus, p: dict[str, Any]) -> Any:
     group = group_named(p.get("group"))
     if not isinstance(p.get("value"), dict):
         raise ValidationError("payload.value: must be an object", field="payload.value")
+    if "expect" in p:  # the value the caller read and changed: refuse if it moved since
+        current, _ = await services().settings.read(group.name)
+        if encode(current) != p["expect"]:
+            raise ConflictError(
+                f"payload.expect: the {group.name} settings changed since they were read",
+                field="payload.expect",
+            )
     await services().settings.set(group.name, p["value"])
     return {"group": group.name, "version": group.version}
 
