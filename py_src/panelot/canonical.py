@@ -19,35 +19,16 @@ lone surrogate, a walk that writes strings as above and numbers through ``rfc878
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import rfc8785
 
-__all__ = ["canonical_json", "escape_lone_surrogates", "js_text"]
+from .surrogates import escape_lone_surrogates
+
+__all__ = ["canonical_json"]
 
 _SAFE_INT = 2**53 - 1
 _FAST_DEPTH = 64
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def js_text(text: str) -> str:
-    """``text`` as JavaScript sees it: adjacent surrogate code points joined into one pair.
-
-    A Python string may hold a high and a low surrogate as two code points, which a JS
-    string holds as one astral character; lone surrogates are kept.
-    """
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def escape_lone_surrogates(json_text: str) -> str:
-    r"""JSON text with every lone surrogate written as ``\udxxx``, as ``JSON.stringify`` does.
-
-    ``json_text`` must be JSON whose strings were written unescaped (``ensure_ascii=False``):
-    a surrogate then only occurs inside a string literal, where the escape means the same.
-    """
-    joined = js_text(json_text)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", joined)
 
 
 def canonical_json(value: Any) -> bytes:
