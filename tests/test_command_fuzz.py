@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import Page
 
@@ -107,17 +107,25 @@ class _Key:
         return "<key object>"
 
 
+#: Words the handlers act on (node types, decisions, groups, states, kinds).
+WORDS = ["user_message", "approved", "providers", "running", "image", "L1", "cred:fuzz"]
+#: Lone surrogates (U+D800..U+DFFF unpaired): JS strings and IndexedDB hold them.
+lone_surrogates = st.characters(categories=["Cs"])
+#: Text of any code point, lone surrogates included (hypothesis leaves them out by default).
+texts = st.text(st.characters() | lone_surrogates, max_size=12)
+
 hostile_scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
     st.sampled_from([math.nan, math.inf, -math.inf, 2**53, -(2**53) - 1, 1e308, -0.0]),
     st.floats(),
-    st.text(max_size=12),
-    st.sampled_from(["", "\ud800", "\0", "<script>"]),
+    texts,
+    st.sampled_from(["", "\ud800", "\udc00x", "a\udbff", "\0", "<script>"]),
     st.sampled_from([100_001, 1_000_000]).map(lambda n: "x" * n),
     st.sampled_from(EXISTING),
-    st.sampled_from(["user_message", "approved", "providers", "running", "image", "L1"]),
+    st.sampled_from(WORDS),
+    st.tuples(st.sampled_from(WORDS), lone_surrogates).map("".join),
 )
 
 
@@ -134,7 +142,7 @@ hostile = st.recursive(
     hostile_scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        st.dictionaries(texts, inner, max_size=3),
         _odd_keys(inner),
     ),
     max_leaves=8,
@@ -440,6 +448,8 @@ async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(layouts.filter(_json_safe))
+@example({"savedSessions": [{"id": "\ud800"}]})  # once a UnicodeEncodeError in uuid5
+@example({"savedSessions": [{"id": "a", "name": "\udc00"}, {"id": "b\udfff", "history": []}]})
 def test_legacy_import_of_hostile_layouts(layout: dict[str, Any]) -> None:
     _run(_legacy(layout))
 
