@@ -77,8 +77,10 @@ def replace_lone_surrogates(text: str) -> str:
 
 
 def utf8_size(text: str) -> int:
-    """Bytes of ``text`` in UTF-8, a lone surrogate counted as the 3 bytes of U+FFFD."""
-    return len(text.encode("utf-8", "surrogatepass"))
+    """Bytes of ``text`` in UTF-8 as ``TextEncoder`` writes it (U+FFFD for a lone surrogate)."""
+    if well_formed(text):
+        return len(text.encode())
+    return len(replace_lone_surrogates(text).encode())
 
 
 def first_lone_surrogate(value: Any, path: str) -> str | None:
