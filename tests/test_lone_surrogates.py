@@ -3,13 +3,15 @@
 The memory settings backend stores U+FFFD for a lone surrogate because
 ``chrome.storage.local`` does (pinned below in the real extension); the settings and
 credential commands therefore refuse such strings instead of storing something else.
-The console's renderers and the runtime's JSON replies take them without raising.
+The console's renderers and the runtime's JSON replies take them without raising, and
+a title and tag holding one cross ``panelot.send``/``panelot.query`` unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hypothesis import given
@@ -62,7 +64,8 @@ def test_memory_backend_stores_u_fffd_as_chrome_does() -> None:
         await backend.set({"k\ud800": "v\udc00w", "plain": {"a": "\ud800", "😀": "ok"}})
         return await backend.get(["k\ud800", "k\ufffd", "plain"]), backend.dump()
 
-    got, stored = asyncio.run(run())
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may own this thread's loop
+        got, stored = pool.submit(asyncio.run, run()).result()
     assert got == {"k\ufffd": "v\ufffdw", "plain": {"a": "\ufffd", "😀": "ok"}}
     assert set(stored) == {"k\ufffd", "plain"}
 
@@ -91,6 +94,18 @@ CHROME_STORAGE = """async () => {
   return { key: codes(key), value: codes(all[key]), foundByLoneKey: Object.keys(found).length };
 }"""
 
+#: Through panelot.send / panelot.query: JS string → JSON → Python → IndexedDB and back.
+THROUGH_THE_BRIDGE = """async () => {
+  const units = (s) => Array.from({ length: s.length }, (_, i) => s.charCodeAt(i).toString(16));
+  const created = await window.panelot.send({ type: "thread.create", clientId: "lone",
+    submissionId: "bridge-1", payload: { title: "a\ud800b", tags: ["\udc00"] } });
+  const meta = await window.panelot.query("thread.get",
+    { threadId: created.response.threadId });
+  const listed = await window.panelot.query("thread.list", { tag: "\udc00" });
+  return { title: units(meta.title), tag: units(meta.tags[0]),
+           listed: listed.map((t) => t.id).includes(meta.id) };
+}"""
+
 
 def test_chrome_storage_local_writes_u_fffd_and_settings_refuse_lone_surrogates(
     playwright: Playwright,
@@ -103,6 +118,8 @@ def _check_extension(context: BrowserContext, extension_id: str) -> None:
     page = context.new_page()
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     wait_ready(page)
+    bridged = page.evaluate(THROUGH_THE_BRIDGE)
+    assert bridged == {"title": ["61", "d800", "62"], "tag": ["dc00"], "listed": True}
     stored = page.evaluate(CHROME_STORAGE)
     assert stored == {"key": "6c,6f,6e,65,fffd", "value": "76,fffd,77", "foundByLoneKey": 0}
     out = run_py(
