@@ -23,6 +23,7 @@ export function openDialog({ title, text = "", fields = [], ok = "OK", danger = 
       type: f.type ?? "text",
       value: f.value ?? "",
       placeholder: f.placeholder ?? "",
+      maxLength: f.maxLength,
       autocomplete: "off",
       maxLength: f.maxlength,
     }),

@@ -259,9 +259,10 @@ export async function editThread(t) {
   const values = await openDialog({
     title: "Rename conversation",
     fields: [
-      { name: "title", label: "Title", value: t.title ?? "" },
-      { name: "folder", label: "Folder", value: t.folderId ?? "", placeholder: "none" },
-      { name: "tags", label: "Tags (comma separated)", value: (t.tags ?? []).join(", ") },
+      // maxLength: the domain's limits (MAX_TITLE_CHARS, MAX_FOLDER_CHARS; 50 tags of 64)
+      { name: "title", label: "Title", value: t.title ?? "", maxLength: 300 },
+      { name: "folder", label: "Folder", value: t.folderId ?? "", placeholder: "none", maxLength: 120 },
+      { name: "tags", label: "Tags (comma separated)", value: (t.tags ?? []).join(", "), maxLength: 3300 },
     ],
     ok: "Save",
   });

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import Page
 
@@ -107,17 +107,25 @@ class _Key:
         return "<key object>"
 
 
+#: Words the handlers act on (node types, decisions, groups, states, kinds).
+WORDS = ["user_message", "approved", "providers", "running", "image", "L1", "cred:fuzz"]
+#: Lone surrogates (U+D800..U+DFFF unpaired): JS strings and IndexedDB hold them.
+lone_surrogates = st.characters(categories=["Cs"])
+#: Text of any code point, lone surrogates included (hypothesis leaves them out by default).
+texts = st.text(st.characters() | lone_surrogates, max_size=12)
+
 hostile_scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**70), 2**70),
     st.sampled_from([math.nan, math.inf, -math.inf, 2**53, -(2**53) - 1, 1e308, -0.0]),
     st.floats(),
-    st.text(max_size=12),
-    st.sampled_from(["", "\ud800", "\0", "<script>"]),
+    texts,
+    st.sampled_from(["", "\ud800", "\udc00x", "a\udbff", "\0", "<script>"]),
     st.sampled_from([100_001, 1_000_000]).map(lambda n: "x" * n),
     st.sampled_from(EXISTING),
-    st.sampled_from(["user_message", "approved", "providers", "running", "image", "L1"]),
+    st.sampled_from(WORDS),
+    st.tuples(st.sampled_from(WORDS), lone_surrogates).map("".join),
 )
 
 
@@ -134,7 +142,7 @@ hostile = st.recursive(
     hostile_scalars,
     lambda inner: st.one_of(
         st.lists(inner, max_size=3),
-        st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        st.dictionaries(texts, inner, max_size=3),
         _odd_keys(inner),
     ),
     max_leaves=8,
@@ -440,6 +448,8 @@ async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(layouts.filter(_json_safe))
+@example({"savedSessions": [{"id": "\ud800"}]})  # once a UnicodeEncodeError in uuid5
+@example({"savedSessions": [{"id": "a", "name": "\udc00"}, {"id": "b\udfff", "history": []}]})
 def test_legacy_import_of_hostile_layouts(layout: dict[str, Any]) -> None:
     _run(_legacy(layout))
 
@@ -658,3 +668,256 @@ def test_non_json_js_values_are_refused_by_path(harness_page: Page) -> None:
         "message": "limit: must be a finite number, got NaN",
         "field": "limit",
     }
+
+
+# ---- lone surrogates in every string of valid payloads ---------------------------------------
+
+#: A payload each command accepts in the base store (``{name}`` placeholders filled per
+#: example), so a lone surrogate put into any of its strings reaches the handler's depths.
+VALID: dict[str, dict[str, Any]] = {
+    "thread.create": {"title": "t", "folderId": "f", "tags": ["a", "b"], "preset": "p"},
+    "thread.update": {
+        "threadId": "{thread}",
+        "patch": {"title": "t", "tags": ["x"], "folderId": "f", "preset": "p"},
+    },
+    "message.append": {
+        "threadId": "{thread}",
+        "type": "tool_result",
+        "payload": {
+            "itemId": "call-1",
+            "ok": True,
+            "contentForLlm": [{"type": "text", "text": "done"}],
+            "details": {"rows": ["r" * 40_000, {"k": "v"}]},  # offloaded to an attachment
+        },
+    },
+    "message.edit": {
+        "threadId": "{thread}",
+        "nodeId": "{user}",
+        "payload": {
+            "content": [{"type": "text", "text": "edited"}],
+            "attachedContext": [
+                {"type": "page", "text": "p", "url": "https://a.test", "title": "A"}
+            ],
+        },
+    },
+    "message.regenerate": {
+        "threadId": "{thread}",
+        "userNodeId": "{user}",
+        "payload": {
+            "content": [{"type": "text", "text": "again"}],
+            "model": "m",
+            "connectionId": "c",
+        },
+    },
+    "message.delete": {"threadId": "{thread}", "nodeId": "{node}"},
+    "branch.switch": {"threadId": "{thread}", "nodeId": "{user}"},
+    "thread.import": {"data": "{export}"},
+    "thread.delete": {"threadId": "{thread}"},
+    "run.start": {"threadId": "{thread}", "input": "hi", "snapshot": "{snapshot}"},
+    "run.transition": {"runId": "{run}", "to": "cancelled"},
+    "approval.request": {"threadId": "{thread}", "runId": "{run}", "request": {"tool": "x"}},
+    "approval.claim": {"approvalId": "{approval}", "decision": "approved"},
+    "interaction.request": {"threadId": "{thread}", "runId": "{run}", "request": {"q": "?"}},
+    "interaction.claim": {"interactionId": "none", "response": {"a": "b"}},
+    "skill.put": {
+        "skill": {"id": "s", "name": "n", "body": "b", "description": "d", "sourceRef": "r"}
+    },
+    "skill.delete": {"skillId": "{skill}"},
+    "memory.write": {"key": "k", "value": {"note": "v", "list": ["a"]}},
+    "memory.delete": {"key": "k"},
+    "plugin.install": {
+        "plugin": {"id": "p", "name": "n", "version": "1", "manifest": {"title": "m"}},
+        "assets": [{"path": "a/b.css", "kind": "style", "mime": "text/css", "dataBase64": "aGk="}],
+    },
+    "plugin.uninstall": {"pluginId": "none"},
+    "attachment.put": {
+        "threadId": "{thread}",
+        "kind": "file",
+        "mime": "text/plain",
+        "dataBase64": "aGk=",
+        "meta": {"title": "notes.txt", "url": "https://a.test/n"},
+        "sourceRef": "ref",
+    },
+    "attachment.attach": {"attachmentId": "{attachment}", "nodeId": "{user}"},
+    "attachment.evict": {"budget": 1, "activeThreadId": "{thread}"},
+    "thread.archive_old": {"days": 1, "activeThreadId": "{thread}"},
+    "settings.set": {
+        "group": "providers",
+        "value": {
+            "connections": [
+                {
+                    "id": "c",
+                    "kind": "openai",
+                    "baseUrl": "https://a.test",
+                    "models": ["m"],
+                    "label": "L",
+                }
+            ]
+        },
+    },
+    "settings.reset": {"group": "ui"},
+    "credential.set": {"secret": "sk-secret-value", "ref": "cred:new"},
+    "credential.rotate": {"ref": "cred:fuzz", "secret": "sk-rotated"},
+    "credential.delete": {"ref": "cred:fuzz"},
+    "legacy.import": {"migrate": True, "includeHistory": True},
+}
+#: Arguments each query accepts in the base store.
+VALID_QUERIES: dict[str, dict[str, Any]] = {
+    "thread.list": {"folderId": "f", "tag": "a"},
+    "thread.get": {"threadId": "{thread}"},
+    "thread.context": {"threadId": "{thread}", "leafId": "{node}"},
+    "thread.request": {"threadId": "{thread}", "seenImages": ["{attachment}"]},
+    "thread.snapshot": {"threadId": "{thread}"},
+    "thread.siblings": {"nodeId": "{node}"},
+    "thread.export": {"threadId": "{thread}", "format": "markdown"},
+    "thread.check": {"threadId": "{thread}"},
+    "run.get": {"runId": "{run}"},
+    "run.list": {"threadId": "{thread}", "state": "running"},
+    "approvals.pending": {"threadId": "{thread}"},
+    "skill.list": {"name": "s"},
+    "skill.get": {"skillId": "{skill}"},
+    "memory.get": {"key": "k"},
+    "plugin.assets": {"pluginId": "p"},
+    "plugin.asset": {"pluginId": "p", "path": "a.css"},
+    "attachment.list": {"threadId": "{thread}"},
+    "attachment.get": {"attachmentId": "{attachment}"},
+    "attachment.resolve": {"threadId": "{thread}", "kinds": ["image", "file"]},
+    "node.details": {"nodeId": "{node}"},
+    "settings.get": {"group": "ui"},
+    "credential.status": {"ref": "cred:fuzz"},
+    "receipts.list": {"clientId": "fuzz"},
+}
+#: Reads run after every accepted command: none may raise anything but a project error.
+READS = ["thread.list", "thread.get", "thread.context", "thread.snapshot", "thread.check"]
+READS += ["thread.export", "thread.request", "settings.all", "memory.list", "skill.list"]
+READS += ["plugin.list", "credential.list", "receipts.list", "attachment.list"]
+
+
+def _strings(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], bool]]:
+    """Every string position of ``value``: (path, is_key)."""
+    if isinstance(value, str):
+        return [(path, False)]
+    out: list[tuple[tuple[Any, ...], bool]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.append(((*path, k), True))
+            out += _strings(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _strings(v, (*path, i))
+    return out
+
+
+def _with_lone(value: Any, path: tuple[Any, ...], is_key: bool, char: str, at: float) -> Any:
+    """A copy of ``value`` with ``char`` inserted into the string (or key) at ``path``."""
+    if not path:
+        return value[: int(at * len(value))] + char + value[int(at * len(value)) :]
+    head, rest = path[0], path[1:]
+    if isinstance(value, list):
+        return [
+            _with_lone(v, rest, is_key, char, at) if i == head else v for i, v in enumerate(value)
+        ]
+    out = {}
+    for k, v in value.items():
+        if k != head:
+            out[k] = v
+        elif rest or not is_key:
+            out[k] = _with_lone(v, rest, is_key, char, at)
+        else:
+            out[_with_lone(k, (), False, char, at)] = v
+    return out
+
+
+def _fill_all(value: Any, ids: dict[str, Any]) -> Any:
+    if isinstance(value, str) and value.startswith("{") and value.endswith("}"):
+        return ids.get(value[1:-1], value)
+    if isinstance(value, list):
+        return [_fill_all(v, ids) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill_all(v, ids) for k, v in value.items()}
+    return value
+
+
+async def _valid_base() -> tuple[PanelotStore, dict[str, Any], MemoryStorageBackend]:
+    from behavior.cases_runs import snapshot_body
+
+    store, ids, backend = await _base()
+    export = await store.query("thread.export", {"threadId": ids["thread"]})
+    await backend.set({"history": [{"role": "user", "content": "legacy q"}]})
+    return store, {**ids, "export": export["data"], "snapshot": snapshot_body()}, backend
+
+
+async def _reads_after(store: PanelotStore, ids: dict[str, Any]) -> None:
+    for name in READS:
+        try:
+            await store.query(name, {"threadId": ids["thread"]} if "thread." in name else {})
+        except PanelotError as exc:
+            _assert_project_error(exc.to_json(), f"{name} after")
+
+
+lone_edits = st.lists(
+    st.tuples(st.integers(0, 10_000), lone_surrogates, st.floats(0, 1)), min_size=1, max_size=3
+)
+
+
+async def _send_with_lone(kind: str, edits: list[tuple[int, str, float]]) -> dict[str, Any]:
+    store, ids, backend = await _valid_base()
+    payload = _fill_all(VALID[kind], ids)
+    places = _strings(payload)
+    for pick, char, at in edits:
+        path, is_key = places[pick % len(places)]
+        payload = _with_lone(payload, path, is_key, char, at)
+    before = await dump(store, backend)
+    command = {"type": kind, "clientId": "fuzz", "submissionId": "lone", "payload": payload}
+    out = await store.send(command)
+    if out["status"] == "failed":
+        _assert_project_error(out["error"], kind)
+        assert await dump(store, backend) == before, f"{kind} failed but wrote: {out}"
+    else:
+        assert out["status"] in ("completed", "acknowledged"), out
+        assert await store.send(command) == out  # the replay: the same fingerprint
+        await _reads_after(store, ids)
+    return out
+
+
+def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
+    """The templates reach the handlers: each is accepted as it is (a few need a state)."""
+    needs_other_state = {"interaction.request", "interaction.claim", "plugin.uninstall"}
+    assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
+    for kind in sorted(set(VALID) - needs_other_state):
+        out = _run(_send_with_lone(kind, []))
+        assert out["status"] != "failed", (kind, out)
+
+
+@pytest.mark.parametrize("kind", sorted(VALID))
+def test_lone_surrogates_in_any_string_of_a_valid_payload(kind: str) -> None:
+    @FUZZ
+    @given(lone_edits)
+    def check(edits: list[tuple[int, str, float]]) -> None:
+        _run(_send_with_lone(kind, edits))
+
+    check()
+
+
+@pytest.mark.parametrize("name", sorted(VALID_QUERIES))
+def test_lone_surrogates_in_any_string_of_valid_query_args(name: str) -> None:
+    @FUZZ
+    @given(lone_edits)
+    def check(edits: list[tuple[int, str, float]]) -> None:
+        async def attempt() -> None:
+            store, ids, backend = await _valid_base()
+            args = _fill_all(VALID_QUERIES[name], ids)
+            places = _strings(args)
+            for pick, char, at in edits:
+                path, is_key = places[pick % len(places)]
+                args = _with_lone(args, path, is_key, char, at)
+            before = await dump(store, backend)
+            try:
+                await store.query(name, args)
+            except PanelotError as exc:
+                _assert_project_error(exc.to_json(), name)
+            assert await dump(store, backend) == before
+
+        _run(attempt())
+
+    check()

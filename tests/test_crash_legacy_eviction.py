@@ -278,7 +278,7 @@ import time
 from panelot.legacy.layout import read_session_index
 from panelot.settings import services
 t = time.perf_counter()
-entries, inline, migrated = await read_session_index(services().backend, True)
+entries, inline, migrated, _ = await read_session_index(services().backend, True)
 json.dumps([migrated, time.perf_counter() - t])
 """
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from .idb.errors import ValidationError
+from .surrogates import check_well_formed
 
 __all__ = ["camel", "decode", "encode", "id_field", "plain_json"]
 
@@ -47,10 +48,10 @@ def _fail(path: str, message: str) -> ValidationError:
 
 
 def id_field(value: Any, name: str) -> str:
-    """Check an id-like field: a string of 1 to 200 characters, or ValidationError naming it."""
+    """Check an id-like field: a string of 1 to 200 characters without lone surrogates."""
     if not isinstance(value, str) or not 0 < len(value) <= 200:
         raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
-    return value
+    return check_well_formed(value, name)
 
 
 class _NotPlain(Exception):

@@ -27,6 +27,7 @@ from .receipts import find_receipt, fingerprint, write_receipt
 from .records import thread_to_wire
 from .runs_api import RUN_COMMANDS
 from .settings.api import SETTINGS_COMMANDS
+from .surrogates import check_well_formed
 from .thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
 from .tombstones import delete_message
 from .tool_details import details_tables, split_details, store_details
@@ -273,6 +274,7 @@ def _envelope(command: Any) -> tuple[dict[str, Any], Handler]:
         value = command.get(name)
         if not isinstance(value, str) or not 0 < len(value) <= 200:
             raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
+        check_well_formed(value, name)  # a receipt's key: no lone surrogates
     payload = command.get("payload", {})
     if not isinstance(payload, dict):
         raise ValidationError("payload: must be an object", field="payload")

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from .idb.errors import NotFoundError, PanelotError, ValidationError
 from .settings.backend import StorageBackend
+from .surrogates import well_formed
 from .tree import Clock, now_ms
 
 __all__ = [
@@ -63,9 +64,16 @@ def check_ref(ref: Any, field: str = "ref") -> str:
 
 
 def _check_secret(secret: Any, field: str = "secret") -> str:
+    """A secret: a non-empty string of at most MAX_SECRET characters, without lone surrogates.
+
+    The key store encrypts its UTF-8 bytes (``TextEncoder`` in the browser would write
+    U+FFFD for a lone surrogate), so such a secret could not be revealed as it was given.
+    """
     if not isinstance(secret, str) or not 0 < len(secret) <= MAX_SECRET:
         # never include the value in the message
         raise ValidationError(f"{field}: must be a non-empty string", field=field)
+    if not well_formed(secret):
+        raise ValidationError(f"{field}: must not contain lone surrogates", field=field)
     return secret
 
 

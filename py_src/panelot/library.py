@@ -30,6 +30,7 @@ from .codec import plain_json
 from .idb import Database, Transaction
 from .idb.core import Mode
 from .idb.errors import ValidationError
+from .surrogates import utf8_size
 
 __all__ = [
     "MAX_ID_CHARS",
@@ -86,7 +87,10 @@ def check_text(value: Any, path: str, max_chars: int, *, min_chars: int = 1) -> 
 
 
 def check_id(value: Any, path: str) -> str:
-    """Return ``value`` if it is a usable id: 1 to MAX_ID_CHARS characters, no control ones."""
+    """Return ``value`` if it is a usable id: 1 to MAX_ID_CHARS characters, no control ones.
+
+    Category ``C`` holds the surrogates too, so an id never holds a lone surrogate.
+    """
     text = check_text(value, path, MAX_ID_CHARS)
     if any(unicodedata.category(c).startswith("C") for c in text):
         raise _fail(path, "must not contain control or unassigned characters")
@@ -94,8 +98,13 @@ def check_id(value: Any, path: str) -> str:
 
 
 def json_size(value: Any) -> int:
-    """Size in bytes of the compact UTF-8 JSON encoding of ``value``."""
-    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+    """Size in bytes of the compact UTF-8 JSON encoding of ``value``.
+
+    A lone surrogate in a string counts as the 3 bytes of the U+FFFD a browser's UTF-8
+    encoder writes for it (``utf8_size``), so free text holding one is measured, not
+    refused.
+    """
+    return utf8_size(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
 def check_json(value: Any, path: str, max_bytes: int) -> Any:

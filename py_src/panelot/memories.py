@@ -16,6 +16,7 @@ from typing import Any
 from .codec import decode, encode
 from .idb import Transaction
 from .library import MAX_ID_CHARS, Target, check_json, check_limit, check_text, within
+from .surrogates import check_well_formed
 from .tree import Clock, new_id, now_ms
 
 __all__ = [
@@ -71,8 +72,8 @@ def memory_from_record(record: Any) -> Memory:
 
 
 def check_key(key: Any, path: str = "key") -> str:
-    """Return ``key`` if it is a memory key: a string of 1 to MAX_MEMORY_KEY_CHARS characters."""
-    return check_text(key, path, MAX_MEMORY_KEY_CHARS)
+    """Return ``key`` if it is a memory key: 1 to MAX_MEMORY_KEY_CHARS, no lone surrogates."""
+    return check_well_formed(check_text(key, path, MAX_MEMORY_KEY_CHARS), path)
 
 
 def _age(record: dict[str, Any]) -> tuple[int, str]:

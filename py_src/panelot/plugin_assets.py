@@ -25,6 +25,7 @@ from .errors import AssetIntegrityError, ReadOnlyAssetError
 from .idb import Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .library import Target, check_id, check_text, within
+from .surrogates import check_well_formed
 from .tree import Clock, now_ms
 
 __all__ = [
@@ -101,8 +102,11 @@ def check_plugin_id(value: Any, path: str = "pluginId") -> str:
 
 
 def check_asset_path(value: Any, path: str = "path") -> str:
-    """Return ``value`` if it is a relative POSIX path without empty, ``.`` or ``..`` parts."""
-    text = check_text(value, path, MAX_ASSET_PATH_CHARS)
+    """Return ``value`` if it is a relative POSIX path without empty, ``.`` or ``..`` parts.
+
+    A path names a file, so it may hold no lone surrogate (no file system or URL has one).
+    """
+    text = check_well_formed(check_text(value, path, MAX_ASSET_PATH_CHARS), path)
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text) or "\\" in text:
         raise _fail(path, "must not contain control characters or backslashes")
     if text.startswith("/") or any(part in ("", ".", "..") for part in text.split("/")):

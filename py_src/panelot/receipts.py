@@ -4,7 +4,8 @@ A receipt is keyed by ``[clientId+submissionId]`` and written in the same transa
 as the command's effect. It holds the command type, its status, the terminal
 response, ``createdAt``/``expiresAt`` and a ``requestFingerprint``: the SHA-256 of the
 RFC 8785 canonical JSON of the command without ``type``, ``submissionId`` and
-``clientId``. It never holds the input itself.
+``clientId`` (lone surrogates escaped as ``JSON.stringify`` escapes them). It never
+holds the input itself.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import hashlib
 import json
 from typing import Any
 
-import rfc8785
-
+from .canonical import canonical_json
 from .errors import ConflictError
 from .idb import Database, Transaction
 from .idb.errors import ValidationError
@@ -36,61 +36,24 @@ _TRANSPORT = ("type", "submissionId", "clientId")
 
 
 def fingerprint(command: dict[str, Any]) -> str:
-    """SHA-256 (hex) of the RFC 8785 canonical JSON of the command minus transport identity."""
-    rest = {k: v for k, v in command.items() if k not in _TRANSPORT}
-    canonical = _fast_canonical(rest)
-    if canonical is None:
-        try:
-            canonical = rfc8785.dumps(rest)
-        except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
-            raise ValidationError(
-                f"payload: cannot be canonicalized ({exc})", field="payload"
-            ) from None
-    return hashlib.sha256(canonical).hexdigest()
+    """SHA-256 (hex) of the RFC 8785 canonical JSON of the command minus transport identity.
 
-
-_SAFE_INT = 2**53 - 1
-_FAST_DEPTH = 64
-
-
-def _fast_canonical(value: dict[str, Any]) -> bytes | None:
-    """RFC 8785 bytes of ``value`` by the C JSON encoder, or ``None`` when it may differ.
-
-    For plain dicts with ASCII keys (their code-point order is RFC 8785's UTF-16 order),
-    lists, strings, booleans, ``None`` and safe integers, sorted compact ``json.dumps``
-    without ASCII escaping writes exactly RFC 8785's text: the same escapes, the same
-    integers. Floats (ECMAScript number formatting), other keys and types take the
-    reference encoder instead, and so do strings that are not valid UTF-8 (lone
-    surrogates), for which it raises.
+    Lone surrogates in strings are written as ``JSON.stringify`` writes them
+    (:func:`panelot.canonical.canonical_json`), so free text holding one is fingerprinted
+    as a browser would, and never refused.
     """
-    if not _plain(value, 0):
-        return None
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    rest = {k: v for k, v in command.items() if k not in _TRANSPORT}
     try:
-        return text.encode()
-    except UnicodeEncodeError:
-        return None
-
-
-def _plain(value: Any, depth: int) -> bool:
-    kind = type(value)
-    if kind is str or kind is bool or value is None:
-        return True
-    if kind is int:
-        return bool(-_SAFE_INT <= value <= _SAFE_INT)
-    if depth > _FAST_DEPTH:
-        return False
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str or not key.isascii() or not _plain(item, depth + 1):
-                return False
-        return True
-    if kind is list:
-        for item in value:
-            if not _plain(item, depth + 1):
-                return False
-        return True
-    return False
+        canonical = canonical_json(rest)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"payload: cannot be canonicalized ({exc})", field="payload"
+        ) from None
+    except RecursionError:
+        raise ValidationError(
+            "payload: nested too deeply to be canonicalized", field="payload"
+        ) from None
+    return hashlib.sha256(canonical).hexdigest()
 
 
 def receipt_id(client_id: str, submission_id: str) -> str:

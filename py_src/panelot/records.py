@@ -3,11 +3,13 @@
 Python code uses these dataclasses with snake_case names; IndexedDB holds their wire
 form with the seed's camelCase names (``threadId``, ``parentId``, ``leafId`` ...), so
 Dexie code reads the same records. :func:`node_from_wire` and :func:`thread_from_wire`
-validate at the boundary; errors name the wire field.
+validate at the boundary; errors name the wire field. :func:`check_thread_bounds`
+holds the length limits of titles, tags and folder names, which every write applies.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -16,6 +18,10 @@ from .idb.errors import ValidationError
 from .provider_state import ProviderState, check_provider_state
 
 __all__ = [
+    "MAX_FOLDER_CHARS",
+    "MAX_TAGS",
+    "MAX_TAG_CHARS",
+    "MAX_TITLE_CHARS",
     "PAYLOAD_TYPES",
     "ApprovalDecision",
     "AssistantMessage",
@@ -36,12 +42,22 @@ __all__ = [
     "TurnContext",
     "Usage",
     "UserMessage",
+    "check_thread_bounds",
     "node_from_wire",
     "node_to_wire",
     "payload_from_wire",
     "thread_from_wire",
     "thread_to_wire",
 ]
+
+MAX_TITLE_CHARS = 300
+"""Longest thread title a write accepts (code points)."""
+MAX_TAG_CHARS = 64
+"""Longest tag a write accepts (code points)."""
+MAX_TAGS = 50
+"""Most tags one thread may have."""
+MAX_FOLDER_CHARS = 120
+"""Longest folder name (``folderId``) a write accepts (code points)."""
 
 NodeType: TypeAlias = Literal[
     "user_message",
@@ -315,8 +331,46 @@ def node_to_wire(node: ThreadNode) -> dict[str, Any]:
 
 
 def thread_from_wire(data: Any, path: str = "thread") -> ThreadMeta:
-    """Validate a stored or imported thread record."""
+    """Validate the types of a stored or imported thread record.
+
+    The length limits (:func:`check_thread_bounds`) are not applied here: a stored
+    record written before them, or by other code, still loads. Every write path checks
+    them on what it writes.
+    """
     return decode(ThreadMeta, data, path)
+
+
+def _named(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _bounded_text(value: Any, name: str, limit: int) -> None:
+    if not isinstance(value, str) or len(value) > limit:
+        raise ValidationError(f"{name}: must be a string of at most {limit} characters", field=name)
+
+
+def check_thread_bounds(fields: Mapping[str, Any], prefix: str = "") -> None:
+    """Refuse a title, tag list, tag or folder name (``folderId``) beyond its limit.
+
+    Only the fields present in ``fields`` are checked (a patch checks what it changes);
+    ``tags`` and ``folderId`` may be ``None``. The error names the field under
+    ``prefix`` (``patch.title``, ``thread.tags[3]``; bare ``title``, ``tags[3]`` when
+    ``prefix`` is empty). Lengths count code points; free text keeps lone surrogates.
+    """
+    if "title" in fields:
+        _bounded_text(fields["title"], _named(prefix, "title"), MAX_TITLE_CHARS)
+    tags = fields.get("tags")
+    if tags is not None:
+        where = _named(prefix, "tags")
+        if not isinstance(tags, list) or len(tags) > MAX_TAGS:
+            raise ValidationError(
+                f"{where}: must be a list of at most {MAX_TAGS} strings", field=where
+            )
+        for i, tag in enumerate(tags):
+            _bounded_text(tag, f"{where}[{i}]", MAX_TAG_CHARS)
+    folder = fields.get("folderId")
+    if folder is not None:
+        _bounded_text(folder, _named(prefix, "folderId"), MAX_FOLDER_CHARS)
 
 
 def thread_to_wire(thread: ThreadMeta) -> dict[str, Any]:

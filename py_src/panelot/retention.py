@@ -36,6 +36,7 @@ from .loading import LoadedThread
 from .records import thread_from_wire
 from .runs import ACTIVE_STATES
 from .settings import services
+from .surrogates import replace_lone_surrogates
 from .tree import Clock, load_nodes, now_ms
 
 __all__ = [
@@ -123,7 +124,7 @@ async def archive_thread(
         thread_id,
         "page_text",
         "text/markdown",
-        markdown.encode("utf-8"),
+        replace_lone_surrogates(markdown).encode("utf-8"),  # as a browser's TextEncoder
         meta={"title": thread.title or "Untitled"},
         trust="trusted",
         source_ref=SUMMARY_REF,

@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-import rfc8785
-
+from .canonical import canonical_json as canonical_bytes
 from .codec import decode, encode
 from .errors import SnapshotIntegrityError, SnapshotTooLargeError, SnapshotVersionError
 from .idb.errors import ValidationError
@@ -124,11 +123,18 @@ class RunEnvironmentSnapshot:
 
 
 def canonical_json(value: Any, path: str = "snapshot") -> bytes:
-    """RFC 8785 canonical JSON of ``value``; ValidationError if it has no canonical form."""
+    """RFC 8785 canonical JSON of ``value``; ValidationError if it has no canonical form.
+
+    Lone surrogates (a system prompt or skill body may hold them) are escaped as
+    ``JSON.stringify`` escapes them (:func:`panelot.canonical.canonical_json`).
+    """
     try:
-        return bytes(rfc8785.dumps(value))
-    except (rfc8785.CanonicalizationError, TypeError, ValueError) as exc:
+        return canonical_bytes(value)
+    except (TypeError, ValueError) as exc:
         raise ValidationError(f"{path}: cannot be canonicalized ({exc})", field=path) from None
+    except RecursionError:
+        message = f"{path}: nested too deeply to be canonicalized"
+        raise ValidationError(message, field=path) from None
 
 
 def snapshot_digest(wire: dict[str, Any]) -> str:

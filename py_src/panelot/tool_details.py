@@ -35,6 +35,7 @@ from .attachments import put_attachment, read_bytes
 from .idb import Database, Transaction
 from .idb.errors import NotFoundError, ValidationError
 from .records import ThreadNode
+from .surrogates import escape_lone_surrogates
 from .tree import Clock, get_node, new_id
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def _compact_json(value: Any) -> bytes | None:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):
         return None  # not plain JSON: kept inline
-    return text.encode("utf-8")
+    return escape_lone_surrogates(text).encode("utf-8")  # valid UTF-8, the same JSON data
 
 
 def details_tables(command_payload: dict[str, Any]) -> tuple[str, ...]:

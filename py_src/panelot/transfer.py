@@ -5,8 +5,9 @@ An export holds the ThreadMeta and every node, tombstones and all types included
 
 Import is where untrusted data enters. Before anything is written, the pre-check
 validates every node's payload against its type, the tree (unique ids and seqs,
-parents inside the thread, no cycles, a leaf that reaches a root) and the bounds
-below, and reports every problem it finds. The thread is then written under fresh
+parents inside the thread, no cycles, a leaf that reaches a root), the bounds below
+and the thread's title, tag and folder limits (``records.check_thread_bounds``), and
+reports every problem it finds. The thread is then written under fresh
 ids in one transaction, so a failed import leaves nothing and a repeated import
 makes an independent copy.
 """
@@ -21,7 +22,7 @@ from .errors import ImportError_
 from .idb import Database, Transaction
 from .idb.errors import PanelotError
 from .integrity import index_nodes, nodes_off_root, seq_order, walk_to_root
-from .records import node_from_wire, thread_from_wire, thread_to_wire
+from .records import check_thread_bounds, node_from_wire, thread_from_wire, thread_to_wire
 from .tree import TREE_TABLES, Clock, get_thread, load_nodes, new_id, now_ms
 
 __all__ = [
@@ -83,6 +84,7 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         problems.append(f"format: expected {EXPORT_FORMAT!r} version 1")
     try:
         thread = thread_from_wire(data.get("thread"), "thread")
+        check_thread_bounds(data["thread"], "thread")
     except PanelotError as exc:
         raise ImportError_([exc.message, *problems]) from None
     raw_nodes = data.get("nodes")

@@ -22,11 +22,13 @@ from .records import (
     AssistantMessage,
     ThreadMeta,
     ThreadNode,
+    check_thread_bounds,
     node_from_wire,
     payload_from_wire,
     thread_from_wire,
     thread_to_wire,
 )
+from .surrogates import check_well_formed
 
 __all__ = [
     "LEAF",
@@ -69,17 +71,10 @@ def new_id() -> str:
 
 
 def _text(value: Any, name: str, limit: int) -> str:
+    """An id (``threadId``, ``nodeId``, ``parentId``): a well-formed string of at most ``limit``."""
     if not isinstance(value, str) or len(value) > limit:
         raise ValidationError(f"{name}: must be a string of at most {limit} characters", field=name)
-    return value
-
-
-def _tags(tags: Any) -> list[str]:
-    if tags is None:
-        return []
-    if not isinstance(tags, list) or len(tags) > 100:
-        raise ValidationError("tags: must be a list of at most 100 strings", field="tags")
-    return [_text(t, f"tags[{i}]", 200) for i, t in enumerate(tags)]
+    return check_well_formed(value, name)
 
 
 async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
@@ -224,15 +219,16 @@ async def create_thread(
     preset: str | None = None,
     clock: Clock = now_ms,
 ) -> ThreadMeta:
-    """Create an empty thread."""
+    """Create an empty thread; its title, tags and folder are bounded (``check_thread_bounds``)."""
+    check_thread_bounds({"title": title, "tags": tags, "folderId": folder_id})
     now = clock()
     thread = ThreadMeta(
         id=new_id(),
-        title=_text(title, "title", 1000),
+        title=title,
         created_at=now,
         updated_at=now,
         leaf_id=None,
-        tags=_tags(tags),
+        tags=list(tags or []),
         folder_id=folder_id,
         preset=preset,
     )
@@ -390,8 +386,10 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     """The stored thread record ``raw`` with a metadata patch applied; nothing is written.
 
     The patch may change title, tags, pinned, archived, folderId, preset and
-    scopeOrigins; the result is validated as a whole. The caller writes it
-    (``thread.update`` stages the write with its receipt).
+    scopeOrigins; the result is validated as a whole, and what the patch changes is held
+    to the limits of :func:`~panelot.records.check_thread_bounds` (a stored title already
+    over its limit does not stop a patch that leaves it alone or repeats it). The caller
+    writes it (``thread.update`` stages the write with its receipt).
     """
     _text(thread_id, "threadId", 200)
     if not isinstance(patch, dict):
@@ -400,7 +398,9 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     if unknown:
         raise ValidationError(f"patch.{unknown[0]}: cannot be changed", field=f"patch.{unknown[0]}")
     current = thread_to_wire(thread_of(raw, thread_id))
-    return thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
+    merged = thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
+    check_thread_bounds({k: v for k, v in patch.items() if current.get(k) != v}, "patch")
+    return merged
 
 
 async def check_leaf(tx: Transaction, thread: ThreadMeta) -> tuple[bool, list[str]]:

@@ -36,7 +36,7 @@ async def case_legacy_migration_bodies_first_and_idempotent(ctx: Ctx) -> None:
     # crashed between the writes: the body is there, the index is still the full legacy one
     assert half["session_s-legacy"] == source["savedSessions"][0]
     assert half["savedSessions"] == source["savedSessions"]
-    entries, inline, migrated = await read_session_index(backend)
+    entries, inline, migrated, _ = await read_session_index(backend)
     assert migrated == 1 and inline == {}
     done = backend.dump()
     light = done["savedSessions"][0]
@@ -78,7 +78,7 @@ async def case_legacy_text_digest_text_only_and_capped(ctx: Ctx) -> None:
 async def case_legacy_migration_off_reads_inline(ctx: Ctx) -> None:
     backend = await _backend({"savedSessions": [legacy_session()]})
     before = backend.dump()
-    entries, inline, migrated = await read_session_index(backend, migrate=False)
+    entries, inline, migrated, _ = await read_session_index(backend, migrate=False)
     assert migrated == 0 and list(inline) == ["s-legacy"] and backend.dump() == before
 
 

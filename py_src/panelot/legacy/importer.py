@@ -6,9 +6,15 @@ seed's legacy → split migration unless ``migrate`` is false — and plans ever
 The transaction then writes the threads, nodes and image attachments and the receipt,
 all or nothing. Response::
 
-    {threads, skippedThreads, sessions, historyImported, migrated, messages, images,
-     imagesWithoutBytes, externalImages, pageContexts, skippedEntries,
+    {threads, skippedThreads, sessions, skippedSessions, historyImported, migrated,
+     messages, images, imagesWithoutBytes, externalImages, pageContexts, skippedEntries,
      threadIds: {history: id | null, sessions: {sessionId: threadId}}}
+
+``skippedSessions`` counts the ``savedSessions`` entries that cannot be imported: not
+an object, or without a non-empty id free of lone surrogates (the id is a storage key
+and a ``uuid5`` input). They are skipped like malformed history entries, and left in
+the index as they are. A session name longer than a title may be is cut to
+:data:`~panelot.records.MAX_TITLE_CHARS`; names keep lone surrogates, as free text does.
 
 Thread ids are derived from the source (``uuid5``), so a second import — with the same
 submission (the receipt answers) or a new one (existing threads are skipped) — imports
@@ -29,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..idb import Transaction
 from ..idb.errors import ValidationError
-from ..records import ThreadMeta, thread_to_wire
+from ..records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
 from ..settings.active import services
 from ..settings.api import Spec, external
 from ..tree import LEAF, Clock, append_node
@@ -91,7 +97,7 @@ async def plan_import(
     """Read the layout (migrating unless told not to) and plan every thread."""
     backend = services().backend
     try:  # a value nested too deeply for the JSON decoder is refused, not raised
-        entries, inline, migrated = await read_session_index(backend, migrate)
+        entries, inline, migrated, unusable = await read_session_index(backend, migrate)
         bodies = await read_session_bodies(backend, [e["id"] for e in entries], inline)
         history = await read_history(backend) if include_history else []
     except RecursionError:
@@ -99,7 +105,11 @@ async def plan_import(
             "legacy layout: a stored value is nested too deeply to read", field="legacy"
         ) from None
     threads: list[PlannedThread] = []
-    totals: dict[str, Any] = {"sessions": len(entries), "migrated": migrated}
+    totals: dict[str, Any] = {
+        "sessions": len(entries),
+        "skippedSessions": unusable,
+        "migrated": migrated,
+    }
     sources: list[tuple[str | None, list[Any], dict[str, Any]]] = []
     if history:
         sources.append((None, history, {"name": _auto_title(history)}))
@@ -115,7 +125,7 @@ async def plan_import(
         threads.append(
             PlannedThread(
                 str(uuid.uuid5(NAMESPACE, key)),
-                (name if isinstance(name, str) else "Untitled session")[:1000],
+                (name if isinstance(name, str) else "Untitled session")[:MAX_TITLE_CHARS],
                 int(created) if isinstance(created, int | float) else None,
                 bool(entry.get("pinned")),
                 nodes,

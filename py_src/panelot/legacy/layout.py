@@ -24,6 +24,7 @@ from typing import Any
 
 from ..faults import FAULTS
 from ..settings.backend import StorageBackend
+from ..surrogates import well_formed
 from .bounds import Budget, check_history, check_sessions
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "read_session_bodies",
     "read_session_index",
     "text_digest",
+    "usable",
 ]
 
 HISTORY_KEY = "history"
@@ -96,35 +98,47 @@ def light_entry(entry: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _usable(entry: Any) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("id"), str) and bool(entry["id"])
+def usable(entry: Any) -> bool:
+    """Whether an index entry can be imported: an object with a non-empty, well-formed id.
+
+    The id becomes a storage key (``session_<id>``) and the input of the thread's
+    ``uuid5``, so an id holding a lone surrogate is as unusable as a missing one.
+    """
+    if not isinstance(entry, dict):
+        return False
+    session_id = entry.get("id")
+    return isinstance(session_id, str) and bool(session_id) and well_formed(session_id)
 
 
 async def read_session_index(
     backend: StorageBackend, migrate: bool = True
-) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int]:
+) -> tuple[list[dict[str, Any]], dict[str, list[Any]], int, int]:
     """Read ``savedSessions``; migrate legacy entries (bodies first, then the index).
 
     Returns the light entries, the inline histories of entries that are still legacy
-    (only when ``migrate`` is false), and how many entries were migrated.
+    (only when ``migrate`` is false), how many entries were migrated, and how many were
+    skipped as unusable (see :func:`usable`). An unusable entry is left in the index as
+    it is, its inline history included.
     """
     raw = (await backend.get([INDEX_KEY])).get(INDEX_KEY)
     index = raw if isinstance(raw, list) else []
     check_sessions(index)
-    legacy = [e for e in index if _usable(e) and is_legacy(e)]
+    legacy = [e for e in index if usable(e) and is_legacy(e)]
+    moved = {id(e) for e in legacy}
     budget = Budget()  # bounded before the migration writes anything
     for i, entry in enumerate(index):
-        if entry in legacy:
+        if id(entry) in moved:
             check_history(entry["history"], f"{INDEX_KEY}[{i}].history", budget)
     inline: dict[str, list[Any]] = {}
     if legacy and migrate:
         await backend.set({body_key(e["id"]): e for e in legacy})  # 1. every body ...
         FAULTS.hit("legacy.migrate.index")
-        await backend.set({INDEX_KEY: [light_entry(e) if is_legacy(e) else e for e in index]})
+        rewritten = [light_entry(e) if id(e) in moved else e for e in index]
+        await backend.set({INDEX_KEY: rewritten})  # 2. ... then the index
     elif legacy:
         inline = {e["id"]: e["history"] for e in legacy}
-    light = [light_entry(e) for e in index if _usable(e)]
-    return light, inline, len(legacy) if migrate else 0
+    light = [light_entry(e) for e in index if usable(e)]
+    return light, inline, len(legacy) if migrate else 0, len(index) - len(light)
 
 
 async def read_history(backend: StorageBackend) -> list[Any]:

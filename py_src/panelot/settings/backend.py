@@ -14,7 +14,10 @@ The contract (:class:`StorageBackend`), shared by both implementations:
   ``chrome.storage.onChanged`` does. It returns an unsubscribe function.
 
 :class:`MemoryStorageBackend` keeps the values in a :class:`MemoryArea` (JSON text,
-so values are copied like structured clone and must be JSON). Several backends over
+so values are copied like structured clone and must be JSON). Like Chrome's
+``storage.local`` (measured in Chromium), ``set`` stores every lone surrogate of a key
+or a value as U+FFFD; ``get`` and ``remove`` take keys as given, so a key written with
+one is found only under its U+FFFD spelling. Several backends over
 one area stand for several extension contexts: a write through one notifies the
 listeners of all. It serves CPython tests and pages without ``chrome.storage`` (the
 plain-page harness); events are delivered on the next loop turn, asynchronously as
@@ -35,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..idb.errors import QuotaExceededError, ValidationError
+from ..surrogates import replace_lone_surrogates, well_formed
 
 __all__ = [
     "ABSENT",
@@ -104,7 +108,11 @@ def check_keys(keys: Any) -> list[str]:
 
 
 def _dump(value: Any, key: str) -> str:
+    """The stored JSON text of ``value``: lone surrogates become U+FFFD, as in Chrome."""
     try:
+        text = json.dumps(value, allow_nan=False, sort_keys=True, ensure_ascii=False)
+        if not well_formed(text):
+            value = json.loads(replace_lone_surrogates(text))
         return json.dumps(value, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"{key}: not JSON data ({exc})", field=key) from None
@@ -160,7 +168,7 @@ class MemoryStorageBackend:
         """Write every item, or none (QuotaExceededError); identical values fire no change."""
         changes: dict[str, Change] = {}
         data = self.area.data
-        texts = {key: _dump(value, key) for key, value in items.items()}
+        texts = {replace_lone_surrogates(k): _dump(v, k) for k, v in items.items()}
         quota = self.area.quota_bytes
         if quota is not None and self.area.bytes_in_use({**data, **texts}) > quota:
             raise QuotaExceededError(

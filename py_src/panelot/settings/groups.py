@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..codec import decode, encode
 from ..idb.errors import ValidationError
+from ..surrogates import check_well_formed_data
 
 __all__ = [
     "GROUPS",
@@ -211,9 +212,14 @@ SETTINGS_KEYS: tuple[str, ...] = tuple(g.key for g in GROUPS.values())
 
 
 def validate_group(group: Group, value: Any) -> Any:
-    """Decode and check a new value strictly; ValidationError names the wire field."""
+    """Decode and check a new value strictly; ValidationError names the wire field.
+
+    No string may hold a lone surrogate: ``chrome.storage.local`` would store U+FFFD in
+    its place, so the value read back would differ from the value written.
+    """
     typed = decode(group.cls, value, group.name)
     group.check(typed)
+    check_well_formed_data(encode(typed), group.name)
     return typed
 
 
