@@ -62,6 +62,7 @@ FIELDS: dict[str, list[str]] = {
     "thread.create": ["title", "folderId", "tags", "preset"],
     "thread.update": ["threadId", "patch"],
     "message.append": ["threadId", "type", "payload", "parentId"],
+    "message.send": ["threadId", "thread", "parentId", "content", "uploads", "autoTitle"],
     "message.edit": ["threadId", "nodeId", "payload"],
     "message.regenerate": ["threadId", "userNodeId", "payload"],
     "message.delete": ["threadId", "nodeId"],
@@ -689,6 +690,13 @@ VALID: dict[str, dict[str, Any]] = {
             "contentForLlm": [{"type": "text", "text": "done"}],
             "details": {"rows": ["r" * 40_000, {"k": "v"}]},  # offloaded to an attachment
         },
+    },
+    "message.send": {
+        "threadId": "{thread}",
+        "parentId": "{user}",
+        "content": [{"type": "text", "text": "with a file"}, {"type": "file", "upload": 0}],
+        "uploads": [{"mime": "text/plain", "name": "n.txt", "dataBase64": "aGk="}],
+        "autoTitle": {"title": "with a file", "when": ["", "New chat"]},
     },
     "message.edit": {
         "threadId": "{thread}",

@@ -358,9 +358,9 @@ async def switch_branch(
 
     The descent stops at a node it has seen before, so corrupt parent links cannot loop.
     """
+    thread_key, node_key = _text(thread_id, "threadId", 200), _text(node_id, "nodeId", 200)
     raw_thread, raw_node = await tx.gather(
-        tx.table("threads").get(_text(thread_id, "threadId", 200)),
-        tx.table("nodes").get(_text(node_id, "nodeId", 200)),
+        tx.table("threads").get(thread_key), tx.table("nodes").get(node_key)
     )
     if raw_thread is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
