@@ -8,7 +8,7 @@ const dialog = document.getElementById("dialog");
 document.getElementById("dialog-cancel")?.addEventListener("click", () => dialog.close("cancel"));
 
 /**
- * Show the modal dialog. `fields`: [{name, label, value, type, placeholder, maxlength}].
+ * Show the modal dialog. `fields`: [{name, label, value, type, placeholder, maxLength}].
  * Resolves with {field: value} on OK (the button, or Enter in a field), or null on
  * Cancel or Escape.
  */
@@ -23,9 +23,8 @@ export function openDialog({ title, text = "", fields = [], ok = "OK", danger = 
       type: f.type ?? "text",
       value: f.value ?? "",
       placeholder: f.placeholder ?? "",
-      maxLength: f.maxLength,
       autocomplete: "off",
-      maxLength: f.maxlength,
+      maxLength: f.maxLength,
     }),
   );
   replace(

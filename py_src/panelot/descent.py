@@ -66,9 +66,14 @@ def is_tombstone(record: Any) -> bool:
     return isinstance(payload, dict) and bool(payload.get("deleted"))
 
 
+def _hidden_type(record: Any) -> bool:
+    kind = record.get("type") if isinstance(record, dict) else None
+    return isinstance(kind, str) and kind in HIDDEN_TYPES
+
+
 def is_shown(record: Any) -> bool:
     """Whether the UI shows a node: neither a tombstone nor of a hidden type."""
-    return not is_tombstone(record) and record.get("type") not in HIDDEN_TYPES
+    return not is_tombstone(record) and not _hidden_type(record)
 
 
 def _below(parent_id: str | None, keep: Callable[[Any], bool]) -> Search[list[Any]]:
@@ -82,6 +87,8 @@ def _below(parent_id: str | None, keep: Callable[[Any], bool]) -> Search[list[An
     pending: list[str | None] = [parent_id]
     while pending:
         for kid in (yield pending.pop()):
+            if not isinstance(kid, dict) or not isinstance(kid.get("id"), str):
+                continue  # a corrupt record: it links nothing
             if keep(kid):
                 found.append(kid)
             elif kid["id"] not in expanded:
@@ -91,7 +98,7 @@ def _below(parent_id: str | None, keep: Callable[[Any], bool]) -> Search[list[An
 
 
 def _hidden_live(record: Any) -> bool:
-    return not is_tombstone(record) and record.get("type") in HIDDEN_TYPES
+    return not is_tombstone(record) and _hidden_type(record)
 
 
 def _next(parent_id: str | None) -> Search[list[Any]]:
