@@ -9,7 +9,8 @@ Subcommands (each step is idempotent and skips work that is already done):
 * ``build``  assemble ``dist/extension/`` (the MV3 extension) and ``dist/web/`` (the
   plain-page harness, which also carries Dexie for tests and benchmarks).
 * ``serve``  serve ``dist/web/`` on 127.0.0.1.
-* ``test``   lint, type-check and run pytest.
+* ``test``   lint, type-check and run pytest (hypothesis derandomized: profile ``ci``).
+* ``fuzz``   run only the property and fuzz tests, random seeds, 10x the examples.
 * ``bench``  run ``bench/run.py``.
 * ``run``    launch Chromium with the extension (headed with a display, else a screenshot).
 
@@ -519,11 +520,26 @@ def serve(port: int) -> None:
 
 
 def test(pytest_args: Sequence[str]) -> None:
-    """Lint, format-check, type-check, then run pytest (no tests collected is a failure)."""
+    """Lint, format-check, type-check, then run pytest with the derandomized ``ci`` profile."""
     run([VENV_PYTHON, "-m", "ruff", "check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "ruff", "format", "--check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "mypy"])
-    cmd = [str(VENV_PYTHON), "-m", "pytest", *pytest_args]
+    run_pytest(["--hypothesis-profile=ci", *pytest_args])
+
+
+def fuzz(pytest_args: Sequence[str]) -> None:
+    """Run only the property and fuzz tests, with random seeds and more examples.
+
+    The ``fuzz`` marker and profile are defined in tests/conftest.py and
+    tests/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
+    by the next ``fuzz`` run.
+    """
+    run_pytest(["-m", "fuzz", "--hypothesis-profile=fuzz", *pytest_args])
+
+
+def run_pytest(args: Sequence[str]) -> None:
+    """Run pytest from .venv; no tests collected is a failure too."""
+    cmd = [str(VENV_PYTHON), "-m", "pytest", *args]
     step(f"$ {' '.join(cmd)}")
     code = subprocess.run(cmd, cwd=ROOT, check=False).returncode
     if code == 5:
@@ -558,14 +574,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     test_parser.add_argument(
         "pytest_args", nargs="*", help="passed to pytest (options too, e.g. -k NAME -x)"
     )
+    fuzz_parser = commands.add_parser(
+        "fuzz", help="setup, build, property and fuzz tests with random seeds, more examples"
+    )
+    fuzz_parser.add_argument("pytest_args", nargs="*", help="passed to pytest, as for test")
     commands.add_parser("bench", help="setup, build, then run bench/run.py")
     commands.add_parser("run", help="setup, build, then open the extension in Chromium")
     # Unknown options are pytest's (e.g. `build.py test -k NAME`); other commands take none.
     args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "test":
+    if extra and args.command not in ("test", "fuzz"):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
 
-    if args.command in ("setup", "test", "bench", "run"):
+    if args.command in ("setup", "test", "fuzz", "bench", "run"):
         setup()
     if args.command != "setup":
         build()
@@ -573,6 +593,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         serve(args.port)
     elif args.command == "test":
         test([*args.pytest_args, *extra])
+    elif args.command == "fuzz":
+        fuzz([*args.pytest_args, *extra])
     elif args.command == "bench":
         bench()
     elif args.command == "run":
