@@ -16,6 +16,7 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hypothesis_support import examples
 from panelot.idb.errors import ValidationError
 from panelot.receipts import _fast_canonical, fingerprint
 
@@ -45,7 +46,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(keys, values, max_size=5))
 def test_fingerprint_matches_the_reference_encoder(payload: dict[str, Any]) -> None:
     command = {**TRANSPORT, "payload": payload}
