@@ -1,14 +1,16 @@
 """Hypothesis profiles for the suite, and example counts that scale with the active one.
 
-* ``ci`` (what ``build.py test`` loads): derandomized, so a run tests the same examples
-  every time on every machine, whatever ``.hypothesis/`` holds (derandomize implies
-  ``database=None``); no deadline; a failure prints the blob that reproduces it.
+* ``ci`` (what ``build.py test`` loads): derandomized, so every run of the same code (and
+  Hypothesis and Python) tests the same examples, whatever ``.hypothesis/`` holds (derandomize implies
+  ``database=None``); nothing timed (no deadline, no ``too_slow`` health check, which
+  a loaded machine could trip); a failure prints the blob that reproduces it.
 * ``fuzz`` (what ``build.py fuzz`` loads): random seeds and FUZZ_FACTOR times the
   examples; failures are saved in ``.hypothesis/`` and replayed first on the next run.
 
 A test that needs its own count writes ``@settings(max_examples=examples(N))``: N in
 ``ci`` (and in Hypothesis' default profile), FUZZ_FACTOR * N in ``fuzz``. A hard-coded
-``max_examples`` would override the profile and not scale.
+``max_examples`` would override the profile and not scale. A test's own
+``suppress_health_check`` replaces the profile's list, so it names ``too_slow`` too.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 #: The examples of a test that sets no count (Hypothesis' own default, 100).
 BASE_EXAMPLES = 100
@@ -32,6 +34,7 @@ def register_profiles() -> None:
         derandomize=True,
         database=None,
         deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
         print_blob=True,
     )
     settings.register_profile(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import test_command_fuzz as command_fuzz  # modules, not functions: pytest would run those
@@ -30,6 +30,7 @@ def test_ci_is_derandomized_without_a_database() -> None:
     assert ci.derandomize is True
     assert ci.database is None
     assert ci.deadline is None and ci.print_blob is True
+    assert HealthCheck.too_slow in ci.suppress_health_check  # the one timed health check
     assert ci.max_examples == BASE_EXAMPLES
 
 

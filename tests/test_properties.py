@@ -64,7 +64,7 @@ JS_CMP = """(pairs) => {
 @settings(
     max_examples=examples(40),
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(st.tuples(keys, keys), min_size=1, max_size=40))
 def test_key_order_matches_indexeddb_cmp(harness_page: Page, pairs: list[tuple[Any, Any]]) -> None:
@@ -157,7 +157,7 @@ json.dumps(out)
 @settings(
     max_examples=examples(30),
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(ops, min_size=1, max_size=25))
 def test_random_operations_agree_with_indexeddb(
