@@ -580,10 +580,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     fuzz_parser.add_argument("pytest_args", nargs="*", help="passed to pytest, as for test")
     commands.add_parser("bench", help="setup, build, then run bench/run.py")
     commands.add_parser("run", help="setup, build, then open the extension in Chromium")
-    # Unknown options are pytest's (e.g. `build.py test -k NAME`); other commands take none.
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command not in ("test", "fuzz"):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    # Everything after `test` or `fuzz` goes to pytest as it is: argparse would take an
+    # option's value (`-k NAME`) for a positional and reorder the two.
+    words = list(sys.argv[1:] if argv is None else argv)
+    to_pytest = words[:1] in (["test"], ["fuzz"]) and words[1:2] not in (["-h"], ["--help"])
+    forwarded = words[1:] if to_pytest else []
+    args = parser.parse_args(words[:1] if to_pytest else words)
 
     if args.command in ("setup", "test", "fuzz", "bench", "run"):
         setup()
@@ -592,9 +594,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "serve":
         serve(args.port)
     elif args.command == "test":
-        test([*args.pytest_args, *extra])
+        test(forwarded)
     elif args.command == "fuzz":
-        fuzz([*args.pytest_args, *extra])
+        fuzz(forwarded)
     elif args.command == "bench":
         bench()
     elif args.command == "run":
