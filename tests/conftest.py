@@ -1,4 +1,7 @@
-"""Pytest fixtures: a server for dist/web, a booted harness page and the extension."""
+"""Pytest set-up: hypothesis profiles, the ``fuzz`` marker and the shared fixtures.
+
+The fixtures: a server for dist/web, a booted harness page and the extension.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +25,18 @@ from browser_harness import (
     serve_directory,
     wait_ready,
 )
+from hypothesis_support import register_profiles, uses_hypothesis
+
+# Before pytest_configure, where `--hypothesis-profile=NAME` loads one of them.
+register_profiles()
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every property or fuzz test ``fuzz``: exactly what ``build.py fuzz`` runs."""
+    for item in items:
+        if isinstance(item, pytest.Function) and uses_hypothesis(item.function):
+            item.add_marker(pytest.mark.fuzz)
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import Page
 
+from hypothesis_support import examples
 from panelot.commands import COMMANDS
 from panelot.credentials import MemoryKeyStore
 from panelot.errors import SnapshotError
@@ -260,7 +261,7 @@ async def _send(kind: Any, payload: Any, extra: dict[str, Any] | None = None) ->
 
 
 FUZZ = settings(
-    max_examples=40,
+    max_examples=examples(40),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -444,7 +445,7 @@ async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=200,
+    max_examples=examples(200),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -500,7 +501,7 @@ provider_states = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(provider_states)
 def test_provider_state_validation(state: Any) -> None:
     payload = {"content": [], "model": "m", "connectionId": "c", "providerState": state}
@@ -532,7 +533,7 @@ SNAPSHOT = _valid_snapshot()
 SNAPSHOT_PATHS = _snapshot_paths(SNAPSHOT)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(SNAPSHOT_PATHS), hostile), min_size=1, max_size=3))
 def test_snapshot_verification_of_mutated_snapshots(mutations: list[tuple[Any, Any]]) -> None:
     wire: Any = copy.deepcopy(SNAPSHOT)
@@ -553,7 +554,7 @@ def test_snapshot_verification_of_mutated_snapshots(mutations: list[tuple[Any, A
         assert exc.message and exc.field, exc.to_json()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(hostile, st.one_of(hostile, st.just({"connection": {}, "executionBindings": {}})))
 def test_run_recover_with_a_corrupt_stored_snapshot(snapshot: Any, bindings: Any) -> None:
     """A stored snapshot replaced by anything: ``run.recover`` reports a project error."""

@@ -29,6 +29,7 @@ from playwright.sync_api import BrowserContext, Page
 
 from browser_harness import run_py
 from corruption_check import BIG, FLOAT, REF, apply_ops, build_base, check_store
+from hypothesis_support import examples
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -177,7 +178,7 @@ async def _memory_example(ops_: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @settings(
-    max_examples=400,
+    max_examples=examples(400),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -256,8 +257,7 @@ BROWSER_FIGURES: dict[str, int] = {"examples": 0, "repaired": 0}
 
 
 @settings(
-    max_examples=20,
-    derandomize=True,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

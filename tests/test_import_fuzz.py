@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hypothesis_support import examples
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -113,7 +114,7 @@ BASE = _run(_base())[1]
 PATHS = _paths(BASE)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PATHS), json_values), min_size=1, max_size=3))
 def test_mutated_exports_fail_cleanly_or_import_soundly(
     mutations: list[tuple[tuple[Any, ...], Any]],
@@ -127,7 +128,7 @@ def test_mutated_exports_fail_cleanly_or_import_soundly(
     _run(_attempt(data))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(json_values)
 def test_arbitrary_json_fails_cleanly(data: Any) -> None:
     _run(_attempt(data))

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hypothesis_support import examples
 from panelot.integrity import _index_checked, _index_sound, index_nodes
 
 TID = "t-1"
@@ -73,7 +74,7 @@ def _sound(raw: Any) -> bool:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(record(), max_size=14))
 def test_the_fast_index_agrees_with_the_checked_one(rows: list[Any]) -> None:
     fast = _index_sound(TID, rows)

@@ -21,6 +21,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hypothesis_support import examples
 from panelot import tree
 from panelot.idb import MemoryFactory
 from panelot.schema import panelot_database
@@ -75,7 +76,7 @@ def _small(first: int, part: int, parts: int) -> Any:
     return mock.patch.multiple(tree, FIRST_NODES=first, PART_NODES=part, MAX_PARTS=parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     seqs=st.lists(SEQ, max_size=40),
     first=st.integers(1, 8),
@@ -92,7 +93,7 @@ def test_parts_give_what_one_read_gives(seqs: list[Any], first: int, part: int, 
         assert len(whole) < len(seqs) or tie
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     seqs=st.sets(
         st.one_of(st.integers(-50, 500), st.floats(-50, 500, allow_nan=False)), max_size=60

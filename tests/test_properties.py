@@ -19,6 +19,7 @@ from playwright.sync_api import Page
 
 from behavior.opseq import STORES, run_ops
 from browser_harness import run_py
+from hypothesis_support import examples
 from panelot.idb import Database, MemoryFactory, SchemaVersion, compare_keys
 
 # -- keys ----------------------------------------------------------------------------
@@ -61,7 +62,9 @@ JS_CMP = """(pairs) => {
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(st.tuples(keys, keys), min_size=1, max_size=40))
 def test_key_order_matches_indexeddb_cmp(harness_page: Page, pairs: list[tuple[Any, Any]]) -> None:
@@ -152,7 +155,9 @@ json.dumps(out)
 
 
 @settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.lists(ops, min_size=1, max_size=25))
 def test_random_operations_agree_with_indexeddb(

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from browser_harness import run_py
+from hypothesis_support import examples
 from panelot.canonical import _plain, canonical_json
 from panelot.idb.errors import ValidationError
 from panelot.receipts import fingerprint
@@ -58,7 +59,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(keys, values, max_size=5))
 def test_fingerprint_matches_the_reference_encoder(payload: dict[str, Any]) -> None:
     command = {**TRANSPORT, "payload": payload}
@@ -90,7 +91,7 @@ any_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.dictionaries(any_text, any_values, max_size=4))
 @example({"s": "\ud800"})
 @example({"\udc00": ["a\udbff", {"é\ud800": 1.5}]})

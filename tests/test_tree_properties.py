@@ -21,6 +21,7 @@ from playwright.sync_api import Page
 
 from behavior.tree_model import check_tree, run_tree_ops
 from browser_harness import run_py
+from hypothesis_support import examples
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -55,7 +56,7 @@ def _memory(seq: list[dict[str, Any]]) -> list[str]:
         return pool.submit(asyncio.run, go()).result()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(conversations)
 def test_nothing_live_is_lost_on_the_memory_core(seq: list[dict[str, Any]]) -> None:
     assert _memory(seq) == []
@@ -78,7 +79,9 @@ json.dumps(problems)
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(conversations)
 def test_nothing_live_is_lost_on_indexeddb(behavior_page: Page, seq: list[dict[str, Any]]) -> None:
