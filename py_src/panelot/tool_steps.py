@@ -66,7 +66,8 @@ class ToolSteps:
 
     def result(self, msg: dict[str, Any]) -> None:
         """Add a ``tool`` message if it answers an open call of the current step."""
-        if self.open.pop(msg.get("itemId"), None) is None:  # type: ignore[arg-type]
+        item = msg.get("itemId")
+        if not isinstance(item, str) or self.open.pop(item, None) is None:
             return
         self.answered = True
         self.messages.append(msg)

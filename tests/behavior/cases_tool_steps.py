@@ -181,3 +181,18 @@ async def case_a_repeated_call_id_is_not_sent_twice(ctx: Ctx) -> None:
     out = await store.context(tid)
     assert shape(out) == ["user", ("assistant", ["i1"]), ("tool", "i1", False), "assistant"]
     assert out["messages"][2]["content"][0]["text"] == "found"
+
+
+async def case_calls_and_results_with_malformed_ids_are_left_out(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid, ids = await _turn(store)
+    # another program stores ids that are no strings: nothing crashes, they answer nothing
+    await store.db.table("nodes").update(ids["r1"], {"payload.itemId": ["i1"]})
+    await store.db.table("nodes").update(ids["c2"], {"payload.itemId": {"x": 1}})
+    out = await store.context(tid)
+    assert shape(out) == [
+        "user",
+        ("assistant", ["i1"]),
+        ("tool", "i1", True),
+        "assistant",
+    ]
