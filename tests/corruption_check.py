@@ -28,8 +28,8 @@ import math
 from typing import Any
 
 from panelot.idb.errors import PanelotError
-from panelot.integrity import index_nodes, walk_to_root
 from panelot.store import PanelotStore
+from panelot.tree.integrity import index_nodes, walk_to_root
 
 __all__ = ["apply_ops", "build_base", "check_store", "resolve"]
 

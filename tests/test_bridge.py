@@ -177,12 +177,12 @@ def test_fingerprint_matches_a_javascript_rfc8785_canonicalizer(harness_page: Pa
         harness_page,
         f"""
 import json
-from panelot.receipts import fingerprint
+from panelot.bus.receipts import fingerprint
 json.dumps([fingerprint(c) for c in json.loads({json.dumps(json.dumps(commands))})])
 """,
     )
     assert py == js
-    from panelot.receipts import fingerprint
+    from panelot.bus.receipts import fingerprint
 
     assert [fingerprint(c) for c in commands] == js  # CPython agrees too
 

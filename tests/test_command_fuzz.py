@@ -1,6 +1,6 @@
 """Bad input at every boundary (issue 9): every bus command, every query, and the parsers.
 
-For each registered command type (``panelot.commands.COMMANDS``) hypothesis builds
+For each registered command type (``panelot.bus.bus.COMMANDS``) hypothesis builds
 payloads from the command's own field names plus unknown ones, with hostile values:
 missing fields, wrong types, oversized strings, NaN and infinities, integers beyond
 2^53, objects with non-string keys, deep nesting, and ids that do exist in the store (so
@@ -36,17 +36,17 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from hypothesis_support import examples
-from panelot.commands import COMMANDS
-from panelot.credentials import MemoryKeyStore
+from panelot.bus.bus import COMMANDS
 from panelot.errors import SnapshotError
 from panelot.idb import MemoryFactory
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.legacy.bounds import MAX_LEGACY_DEPTH, MAX_LEGACY_ENTRIES, MAX_LEGACY_SESSIONS
-from panelot.records import payload_from_wire
+from panelot.runs.snapshot import make_snapshot, verify_snapshot
 from panelot.schema import PANELOT_V1_STORES
 from panelot.settings import MemoryStorageBackend, use_backend
-from panelot.snapshot import make_snapshot, verify_snapshot
+from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import QUERIES, PanelotStore
+from panelot.tree.records import payload_from_wire
 
 
 def _subclasses(cls: type) -> set[type]:

@@ -41,7 +41,7 @@ json.dumps(tid)
 STATE = """
 import json
 from panelot.runtime import store
-from panelot.receipts import receipt_id
+from panelot.bus.receipts import receipt_id
 s = store()
 threads = {{t["id"]: t for t in await s.db.table("threads").to_list()}}
 thread_ids = set(threads)

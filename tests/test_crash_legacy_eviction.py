@@ -86,7 +86,7 @@ EVICT_THREADS, EVICT_PER_THREAD, EVICT_BYTES = 5, 20, 4096
 EVICT_SEED = """
 import os
 from panelot.runtime import store
-from panelot.attachments import put_attachment
+from panelot.attachments.records import put_attachment
 s = store()
 active = await s.create_thread("active-" + P["point"])
 tids = [await s.create_thread(f"evict-{P['point']}-{i}") for i in range(P["threads"])]
@@ -113,8 +113,8 @@ json.dumps({"active": active,
 
 EVICT_STATE = """
 from panelot.runtime import store
-from panelot.attachments import record_size
-from panelot.receipts import receipt_id
+from panelot.attachments.records import record_size
+from panelot.bus.receipts import receipt_id
 s = store()
 rows = await s.db.table("attachments").to_list()
 ids = {r["id"] for r in rows}
@@ -261,7 +261,7 @@ def _legacy_layout(point: str, with_history: bool) -> tuple[dict[str, Any], dict
 
 LEGACY_STATE = """
 from panelot.runtime import store
-from panelot.receipts import receipt_id
+from panelot.bus.receipts import receipt_id
 from panelot.settings import services
 s = store()
 threads = {}

@@ -32,7 +32,7 @@ FILES, FILE_BYTES = 5, 512 * 1024
 STATE = """
 import json
 from panelot.runtime import store
-from panelot.receipts import receipt_id
+from panelot.bus.receipts import receipt_id
 s = store()
 tid = {tid!r}
 nodes = await s.db.table("nodes").where("threadId").equals(tid).to_list()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from panelot.commands import COMMANDS
+from panelot.bus.bus import COMMANDS
 from panelot.store import QUERIES
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()

@@ -164,7 +164,7 @@ def set_budget(page: Page, budget: int | None) -> None:
     value = "DEFAULT_BUDGET" if budget is None else str(budget)
     run_py(
         page,
-        "import json\nfrom panelot.eviction import DEFAULT_BUDGET, set_budget\n"
+        "import json\nfrom panelot.attachments.eviction import DEFAULT_BUDGET, set_budget\n"
         f"set_budget({value})\njson.dumps(1)",
     )
 

@@ -1,6 +1,6 @@
 """The quick index of sound records agrees with the record-by-record checked path.
 
-``panelot.integrity`` indexes a thread's records in one pass when every record is sound
+``panelot.tree.integrity`` indexes a thread's records in one pass when every record is sound
 and falls back to checking them one by one otherwise. For any list of records, sound or
 not, in order or not, with ties on seq, the result must be the one the checked path
 gives: the same nodes in the same order, and no problems.
@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
-from panelot.integrity import _index_checked, _index_sound, index_nodes
+from panelot.tree.integrity import _index_checked, _index_sound, index_nodes
 
 TID = "t-1"
 

@@ -23,7 +23,7 @@ THREAD_IDS = [
 IMAGE_SHAS = """
 import json, hashlib
 from panelot import runtime
-from panelot.attachments import read_bytes
+from panelot.attachments.records import read_bytes
 store = runtime.store()
 out = []
 for tid in json.loads(THREADS):

@@ -11,7 +11,7 @@ from playwright.sync_api import Playwright
 
 from browser_harness import extension_id_of, launch_extension, query
 from e2e_support import new_thread, open_panel
-from panelot.records import MAX_FOLDER_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
+from panelot.tree.records import MAX_FOLDER_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 
 
 def test_rename_dialog_inputs_are_bounded(playwright: Playwright) -> None:

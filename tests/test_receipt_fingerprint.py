@@ -29,9 +29,9 @@ from playwright.sync_api import Page
 
 from browser_harness import run_py
 from hypothesis_support import examples
+from panelot.bus.receipts import fingerprint
 from panelot.canonical import _plain, canonical_json
 from panelot.idb.errors import ValidationError
-from panelot.receipts import fingerprint
 
 TRANSPORT = {"type": "thread.update", "clientId": "c1", "submissionId": "s1"}
 
@@ -202,7 +202,7 @@ def test_fingerprints_of_lone_surrogates_match_javascript(harness_page: Page) ->
         harness_page,
         f"""
 import json
-from panelot.receipts import fingerprint
+from panelot.bus.receipts import fingerprint
 json.dumps([fingerprint(c) for c in json.loads({json.dumps(text)})])
 """,
     )

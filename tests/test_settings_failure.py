@@ -53,7 +53,7 @@ SEEN = "import json, builtins\njson.dumps(builtins._ui_seen)"
 RECEIPT = """
 import json
 from panelot.runtime import store
-from panelot.receipts import receipt_id
+from panelot.bus.receipts import receipt_id
 json.dumps(await store().db.table("commandReceipts").get(receipt_id("test", {sub!r})))
 """
 

@@ -55,8 +55,8 @@ _SCENE = (
     + """
 import hashlib, json, js
 import panelot.runtime as rt
-from panelot.attachments_api import put_within_budget
-from panelot.blobs import blob_bytes
+from panelot.api.attachments import put_within_budget
+from panelot.attachments.blobs import blob_bytes
 
 store = rt.store()  # the page's own store: what panelot.query reads
 tid, other = await store.create_thread("slim"), await store.create_thread("other")
@@ -208,7 +208,7 @@ import json
 import panelot.runtime as rt
 await rt.store().append({scene["other"]!r}, "user_message",
                        {{"content": [{{"type": "text", "text": "elsewhere"}}]}})
-from panelot.attachments_api import put_within_budget
+from panelot.api.attachments import put_within_budget
 await put_within_budget(rt.store().db, {scene["other"]!r}, "image", "image/png", b"x" * 5000)
 json.dumps(True)
 """,
@@ -227,9 +227,9 @@ def test_thumbnails_in_the_extension(extension_context: tuple[BrowserContext, st
         _PNG
         + f"""
 import base64, hashlib, json
-from panelot.attachments import read_bytes
-from panelot.idb.browser import BrowserFactory
-from panelot.slimming import SlimOptions
+from panelot.attachments.records import read_bytes
+from panelot.idb.browser.core import BrowserFactory
+from panelot.request.slimming import SlimOptions
 from panelot.store import PanelotStore
 store = await PanelotStore.open(BrowserFactory(), {name!r})
 tid = await store.create_thread("ext")

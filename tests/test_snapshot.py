@@ -82,7 +82,7 @@ def test_restored_runtime_works_and_is_not_shared(
         page,
         "import json, os, sys, random\n"
         "import panelot.runtime as r\n"
-        "json.dumps([os.path.exists(r.__file__), 'panelot.idb.browser' in sys.modules,"
+        "json.dumps([os.path.exists(r.__file__), 'panelot.idb.browser.core' in sys.modules,"
         " random.random()])",
     )
     assert status[:2] == [False, True]

@@ -337,7 +337,7 @@ export function writeMany(store, method, values, keys, listenAll, base) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Blobs (plumbing for panelot.blobs). Attachment bytes are stored as Blobs; Python
+// Blobs (plumbing for panelot.attachments.blobs). Attachment bytes are stored as Blobs; Python
 // passes its bytes object, which arrives here as a PyProxy with the buffer protocol:
 // the Blob is built from a view of Python's memory, so the bytes are copied once.
 

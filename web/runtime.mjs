@@ -217,7 +217,7 @@ export function bootRuntime({
     };
     const loaded = await loadRuntime({ base, stage, snapshot });
     rt = loaded.rt;
-    panelot.snapshot = loaded.snapshot;
+    panelot.runs.snapshot = loaded.snapshot;
 
     // Start-up retention (the `retention` setting) spares the thread a panel has open.
     await stage("database", async () => rt.start(dbName, await activeThreadId()));

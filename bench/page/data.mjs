@@ -1,5 +1,5 @@
 // Benchmark data and shared JS helpers: seeded generators of realistic panelot_v1 records
-// (node payloads in the wire form that panelot.records validates), plain-IndexedDB
+// (node payloads in the wire form that panelot.tree.records validates), plain-IndexedDB
 // promise helpers, the schema builder, the receipt fingerprint and session context.
 // Used by workloads.mjs (all three implementations) and the startup pages.
 
@@ -330,7 +330,7 @@ export function makeThreads(rng, count) {
 
 // --- shared behaviour of the JS implementations ---------------------------------------
 
-/** Apply the thread stats change of an appended node (as panelot.tree.append_node). */
+/** Apply the thread stats change of an appended node (as panelot.tree.nodes.append_node). */
 export function applyStats(thread, type, payload) {
   if (type !== "assistant_message") return;
   const stats = thread.stats;
@@ -352,7 +352,7 @@ export function canonical(value) {
 
 const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
-/** SHA-256 of the canonical command without type, clientId, submissionId (panelot.receipts). */
+/** SHA-256 of the canonical command without type, clientId, submissionId (panelot.bus.receipts). */
 export async function fingerprint(command) {
   const { type, clientId, submissionId, ...rest } = command;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(rest)));
@@ -388,7 +388,7 @@ const contentOf = (payload, key = "content") =>
   Array.isArray(payload[key]) ? [...payload[key]] : [];
 
 /**
- * build_session_context over loaded records, as panelot.context.session_context: walk
+ * build_session_context over loaded records, as panelot.tree.context.session_context: walk
  * leaf→root through a Map, skip tombstones, map messages.
  */
 export function sessionContext(thread, nodes) {

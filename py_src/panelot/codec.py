@@ -19,8 +19,8 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
-from .idb.errors import ValidationError
-from .surrogates import check_well_formed
+from panelot.idb.errors import ValidationError
+from panelot.surrogates import check_well_formed
 
 __all__ = ["camel", "decode", "encode", "id_field", "plain_json"]
 

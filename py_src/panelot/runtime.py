@@ -15,11 +15,11 @@ import gc
 import json
 from typing import Any
 
-from .idb import PanelotError
-from .idb.errors import NotFoundError, ValidationError
-from .retention import configured_days, run_configured
-from .schema import DB_NAME
-from .store import PanelotStore
+from panelot.idb import PanelotError
+from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.lifecycle.retention import configured_days, run_configured
+from panelot.schema import DB_NAME
+from panelot.store import PanelotStore
 
 __all__ = ["query", "run_retention", "send", "start", "store"]
 
@@ -37,7 +37,7 @@ async def start(
     global _store
     if _store is not None and _store.db.name == db_name:
         return
-    from .idb.browser import BrowserFactory
+    from panelot.idb.browser.core import BrowserFactory
 
     days = await configured_days() if retention else None
     _store = await PanelotStore.open(

@@ -6,7 +6,7 @@ The index strings are verbatim from the data-model spec, so a Dexie app declarin
 
 from __future__ import annotations
 
-from .idb import Database, SchemaVersion
+from panelot.idb import Database, SchemaVersion
 
 __all__ = ["DB_NAME", "PANELOT_V1_STORES", "PANELOT_VERSIONS", "panelot_database"]
 

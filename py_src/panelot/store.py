@@ -11,26 +11,26 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .attachments_api import ATTACHMENT_QUERIES, start_up
-from .commands import CommandBus
-from .context import session_context, thread_markdown, ui_snapshot
-from .errors import UnknownCommandError
-from .idb import CoreFactory, Database
-from .idb.errors import NotFoundError, ValidationError
-from .library_api import LIBRARY_QUERIES
-from .loading import check_thread, load_thread
-from .receipts import cleanup_receipts, list_receipts
-from .records import thread_to_wire
-from .request import REQUEST_QUERIES, build_request
-from .runs_api import RUN_QUERIES
-from .schema import DB_NAME, panelot_database
-from .settings.api import SETTINGS_QUERIES
-from .slimming import SlimOptions
-from .thread_delete import release_stale_deletes
-from .thread_list import list_threads
-from .thumbnails import Thumbnailer
-from .transfer import export_thread
-from .tree import TREE_TABLES, Clock, get_thread, now_ms, siblings
+from panelot.api.attachments import ATTACHMENT_QUERIES, start_up
+from panelot.api.library import LIBRARY_QUERIES
+from panelot.api.runs import RUN_QUERIES
+from panelot.api.settings import SETTINGS_QUERIES
+from panelot.bus.bus import CommandBus
+from panelot.bus.receipts import cleanup_receipts, list_receipts
+from panelot.errors import UnknownCommandError
+from panelot.idb import CoreFactory, Database
+from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.lifecycle.thread_delete import release_stale_deletes
+from panelot.request.build import REQUEST_QUERIES, build_request
+from panelot.request.slimming import SlimOptions
+from panelot.request.thumbnails import Thumbnailer
+from panelot.schema import DB_NAME, panelot_database
+from panelot.tree.context import session_context, thread_markdown, ui_snapshot
+from panelot.tree.listing import list_threads
+from panelot.tree.loading import check_thread, load_thread
+from panelot.tree.nodes import TREE_TABLES, Clock, get_thread, now_ms, siblings
+from panelot.tree.records import thread_to_wire
+from panelot.tree.transfer import export_thread
 
 __all__ = ["PanelotStore"]
 
@@ -69,7 +69,7 @@ class PanelotStore:
     ) -> PanelotStore:
         """Open (or create) the database, clean up expired receipts and stale delete marks.
 
-        Start-up housekeeping (:func:`~panelot.attachments_api.start_up`) then finishes
+        Start-up housekeeping (:func:`~panelot.api.attachments.start_up`) then finishes
         interrupted attachment evictions, archives threads older than ``retention_days``
         (``None``: retention off) and enforces the attachment budget, sparing
         ``active_thread_id``.
@@ -139,7 +139,7 @@ class PanelotStore:
         options: SlimOptions | None = None,
         thumbnailer: Thumbnailer | None = None,
     ) -> dict[str, Any]:
-        """The slimmed model request: the context with image bytes (``panelot.request``)."""
+        """The slimmed model request: the context with image bytes (``panelot.request.build``)."""
         context = await self.context(thread_id, leaf_id)
         return await build_request(self.db, context, options, thumbnailer)
 

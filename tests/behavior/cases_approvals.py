@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from panelot.approvals import claim_approval, claim_interaction, pending
 from panelot.errors import AlreadyResolvedError, TransitionError
 from panelot.idb.errors import NotFoundError, PanelotError
+from panelot.runs.approvals import claim_approval, claim_interaction, pending
 from panelot.store import PanelotStore
 
 from . import Ctx, raises

@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from panelot.attachments import get_blob, read_bytes
-from panelot.attachments_api import put_within_budget
-from panelot.blobs import blob_bytes, blob_size, is_blob, make_blob
+from panelot.api.attachments import put_within_budget
+from panelot.attachments.blobs import blob_bytes, blob_size, is_blob, make_blob
+from panelot.attachments.records import get_blob, read_bytes
 from panelot.faults import FAULTS, InjectedFault
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.blobs import make_blob
-from panelot.eviction import FEW_IDS, evict, mark_for_eviction
+from panelot.attachments.blobs import make_blob
+from panelot.attachments.eviction import FEW_IDS, evict, mark_for_eviction
 from panelot.idb import Transaction
 from panelot.store import PanelotStore
 

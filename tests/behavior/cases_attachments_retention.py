@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from panelot.attachments import read_bytes
+from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
-from panelot.retention import DAY_MS, SUMMARY_REF
+from panelot.lifecycle.retention import DAY_MS, SUMMARY_REF
 from panelot.store import PanelotStore
 
 from . import Ctx, raises

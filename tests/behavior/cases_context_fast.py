@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from panelot.integrity import index_nodes, walk_to_root
 from panelot.store import PanelotStore
+from panelot.tree.integrity import index_nodes, walk_to_root
 
 from . import Ctx
 from .cases_integrity import _linear

@@ -1,4 +1,4 @@
-"""Branch switches with long descents (panelot.descent), checked against a reference.
+"""Branch switches with long descents (panelot.tree.descent), checked against a reference.
 
 After ``LEVELS_BY_QUERY`` levels the descent reads the later nodes' links at once and
 walks them in memory. These cases check that it lands where a descent asking for each
@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from panelot.descent import LEVELS_BY_QUERY
-from panelot.integrity import seq_order
 from panelot.store import PanelotStore
+from panelot.tree.descent import LEVELS_BY_QUERY
+from panelot.tree.integrity import seq_order
 
 from . import Ctx
 from .cases_tree import answer, text

@@ -5,8 +5,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from panelot.attachments import read_bytes
-from panelot.file_text import FILE_TEXT_CHARS, REQUEST_TEXT_CHARS, is_text_like
+from panelot.attachments.records import read_bytes
+from panelot.request.file_text import FILE_TEXT_CHARS, REQUEST_TEXT_CHARS, is_text_like
 from panelot.store import PanelotStore
 
 from . import Ctx

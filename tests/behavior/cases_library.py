@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from panelot.bus.receipts import receipt_id
 from panelot.idb import ValidationError
-from panelot.memories import memory_list, memory_read, memory_write
-from panelot.receipts import receipt_id
-from panelot.skills import SkillInput, enabled_skills, put_skill, skills_by_name
+from panelot.library.memories import memory_list, memory_read, memory_write
+from panelot.library.skills import SkillInput, enabled_skills, put_skill, skills_by_name
 from panelot.store import PanelotStore
 
 from . import Ctx, raises

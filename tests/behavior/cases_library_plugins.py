@@ -5,11 +5,11 @@ from __future__ import annotations
 import base64
 import hashlib
 
+from panelot.bus.receipts import receipt_id
 from panelot.errors import AssetIntegrityError, ReadOnlyAssetError
 from panelot.idb import NotFoundError
-from panelot.plugin_assets import AssetInput, asset_id, put_asset, read_asset
-from panelot.plugins import PluginInput, install_plugin, list_plugins, uninstall_plugin
-from panelot.receipts import receipt_id
+from panelot.library.plugin_assets import AssetInput, asset_id, put_asset, read_asset
+from panelot.library.plugins import PluginInput, install_plugin, list_plugins, uninstall_plugin
 
 from . import Ctx, raises
 from .cases_library import asset_rows, plugin_wire, send, wire_asset

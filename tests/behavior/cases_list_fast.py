@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.store import PanelotStore
-from panelot.thread_list import list_threads
+from panelot.tree.listing import list_threads
 
 from . import Ctx
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from panelot.loading import load_thread
 from panelot.store import PanelotStore
-from panelot.tree import FIRST_NODES, PART_NODES, TREE_TABLES, load_thread_records
+from panelot.tree.loading import load_thread
+from panelot.tree.nodes import FIRST_NODES, PART_NODES, TREE_TABLES, load_thread_records
 
 from . import Ctx
 from .cases_tree import answer, text

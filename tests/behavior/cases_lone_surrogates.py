@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from panelot.attachments import read_bytes
-from panelot.credentials import MemoryKeyStore
+from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
-from panelot.records import MAX_TITLE_CHARS
-from panelot.retention import DAY_MS
+from panelot.lifecycle.retention import DAY_MS
 from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
+from panelot.tree.records import MAX_TITLE_CHARS
 
 from . import Ctx, raises
 from .cases_tool_details import result, setup

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from panelot.attachments import read_bytes
+from panelot.attachments.records import read_bytes
 from panelot.store import PanelotStore
 
 from . import Ctx

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from panelot.receipts import cleanup_receipts, receipt_id, write_receipt
+from panelot.bus.receipts import cleanup_receipts, receipt_id, write_receipt
 
 from . import Ctx, raises
 from .cases_tree import text
@@ -134,7 +134,7 @@ async def case_bad_envelopes_are_refused_cleanly(ctx: Ctx) -> None:
 async def case_staged_writes_land_with_the_receipt_or_not_at_all(ctx: Ctx) -> None:
     # thread.update hands its write to the bus (Staged), which issues it with the
     # receipt in one round trip: both land, and a failing staged write leaves neither.
-    from panelot.commands import COMMANDS, Handler, Staged
+    from panelot.bus.bus import COMMANDS, Handler, Staged
 
     store = await ctx.store()
     tid = await store.create_thread("before")

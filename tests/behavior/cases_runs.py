@@ -8,6 +8,7 @@ from typing import Any
 
 import rfc8785
 
+from panelot.bus.receipts import receipt_id
 from panelot.errors import (
     BindingDriftError,
     MissingSnapshotError,
@@ -17,9 +18,8 @@ from panelot.errors import (
     TransitionError,
 )
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.receipts import receipt_id
-from panelot.runs import ACTIVE_STATES, recover_run, run_by_submission, runs_for_thread
-from panelot.snapshot import MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_DEPTH, snapshot_digest
+from panelot.runs.records import ACTIVE_STATES, recover_run, run_by_submission, runs_for_thread
+from panelot.runs.snapshot import MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_DEPTH, snapshot_digest
 from panelot.store import PanelotStore
 
 from . import Ctx, raises

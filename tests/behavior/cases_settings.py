@@ -7,7 +7,6 @@ import base64
 import json
 from typing import Any
 
-from panelot.credentials import CredentialError, MemoryKeyStore
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.settings import (
     SETTINGS_KEYS,
@@ -16,6 +15,7 @@ from panelot.settings import (
     Settings,
     use_backend,
 )
+from panelot.settings.credentials import CredentialError, MemoryKeyStore
 from panelot.settings.groups import origin_matches
 
 from . import Ctx, raises

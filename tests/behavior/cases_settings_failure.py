@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.credentials import MemoryKeyStore
+from panelot.bus.receipts import receipt_id
 from panelot.idb.errors import QuotaExceededError
-from panelot.receipts import receipt_id
 from panelot.settings import MemoryArea, MemoryStorageBackend, use_backend
+from panelot.settings.credentials import MemoryKeyStore
 
 from . import Ctx, raises
 from .cases_settings import settle

@@ -6,11 +6,11 @@ import copy
 import hashlib
 from typing import Any
 
-from panelot.attachments import read_bytes
-from panelot.credentials import MemoryKeyStore
+from panelot.attachments.records import read_bytes
 from panelot.faults import FAULTS, InjectedFault
 from panelot.legacy.layout import TEXT_DIGEST_CAP, read_session_index, text_digest
 from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings.credentials import MemoryKeyStore
 
 from . import Ctx, raises
 from .browsa_fixture import IMAGE_A, IMAGE_B, IMAGE_C, KEYS, data_url, legacy_session, storage

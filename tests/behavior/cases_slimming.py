@@ -16,13 +16,13 @@ import struct
 import zlib
 from typing import Any
 
-from panelot.attachments import read_bytes
-from panelot.blobs import blob_bytes
+from panelot.attachments.blobs import blob_bytes
+from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
-from panelot.request import thumbnail_ref
-from panelot.slimming import SlimOptions, slim_context
+from panelot.request.build import thumbnail_ref
+from panelot.request.slimming import SlimOptions, slim_context
+from panelot.request.thumbnails import Thumbnail, ThumbnailError, ThumbnailerUnavailableError
 from panelot.store import PanelotStore
-from panelot.thumbnails import Thumbnail, ThumbnailError, ThumbnailerUnavailableError
 
 from . import Ctx, raises
 from .cases_tree import answer, text

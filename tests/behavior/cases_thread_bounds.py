@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.records import MAX_FOLDER_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 from panelot.store import PanelotStore
+from panelot.tree.records import MAX_FOLDER_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 
 from . import Ctx
 from .cases_tree import text
@@ -125,8 +125,8 @@ async def case_stored_records_over_the_limits_still_load(ctx: Ctx) -> None:
 
 
 async def case_legacy_import_cuts_long_session_names(ctx: Ctx) -> None:
-    from panelot.credentials import MemoryKeyStore
     from panelot.settings import MemoryStorageBackend, use_backend
+    from panelot.settings.credentials import MemoryKeyStore
 
     store = await ctx.store()
     backend = MemoryStorageBackend()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from panelot.bus.receipts import receipt_id
 from panelot.faults import FAULTS
-from panelot.receipts import receipt_id
 from panelot.store import PanelotStore
 
 from . import Ctx
@@ -192,7 +192,7 @@ async def case_admission_stops_and_executions_are_awaited(ctx: Ctx) -> None:
 
 
 async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) -> None:
-    from panelot.thread_delete import STALE_DELETE_MS, stop_thread
+    from panelot.lifecycle.thread_delete import STALE_DELETE_MS, stop_thread
 
     store = await ctx.store()
     dead = await store.create_thread("page died after step 1")
@@ -231,7 +231,7 @@ async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) 
 
 
 async def case_commands_with_a_first_step_are_refused_too(ctx: Ctx) -> None:
-    from panelot.thread_delete import stop_thread
+    from panelot.lifecycle.thread_delete import stop_thread
 
     store = await ctx.store()
     tid = await store.create_thread("being deleted")

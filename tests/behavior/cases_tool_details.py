@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from panelot.blobs import blob_bytes, blob_size, is_blob
+from panelot.attachments.blobs import blob_bytes, blob_size, is_blob
+from panelot.attachments.tool_details import DETAILS_INLINE_LIMIT
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore
-from panelot.tool_details import DETAILS_INLINE_LIMIT
 
 from . import Ctx, raises
 from .cases_tree import text
@@ -151,7 +151,7 @@ async def case_thread_delete_removes_details_attachments(ctx: Ctx) -> None:
 
 
 async def case_only_tool_results_widen_the_append_transaction(ctx: Ctx) -> None:
-    from panelot.commands import COMMANDS
+    from panelot.bus.bus import COMMANDS
 
     handler = COMMANDS["message.append"]
     assert handler.tables == ("threads", "nodes") and handler.extra_tables is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.store import PanelotStore
-from panelot.tool_steps import NOT_COMPLETED
+from panelot.tree.tool_steps import NOT_COMPLETED
 
 from . import Ctx
 from .cases_tree import answer, text

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.descent import is_shown, is_tombstone
 from panelot.idb import PanelotError
 from panelot.store import PanelotStore
+from panelot.tree.descent import is_shown, is_tombstone
 
 __all__ = ["check_pairing", "check_tree", "run_tree_ops"]
 

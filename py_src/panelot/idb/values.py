@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import DataCloneError, DataError
-from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
-from .schema import TableSpec
+from panelot.idb.errors import DataCloneError, DataError
+from panelot.idb.keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
+from panelot.idb.schema import TableSpec
 
 __all__ = [
     "EXTRA_STORABLE",

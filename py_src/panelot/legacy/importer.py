@@ -14,7 +14,7 @@ all or nothing. Response::
 an object, or without a non-empty id free of lone surrogates (the id is a storage key
 and a ``uuid5`` input). They are skipped like malformed history entries, and left in
 the index as they are. A session name longer than a title may be is cut to
-:data:`~panelot.records.MAX_TITLE_CHARS`; names keep lone surrogates, as free text does.
+:data:`~panelot.tree.records.MAX_TITLE_CHARS`; names keep lone surrogates, as free text does.
 
 Thread ids are derived from the source (``uuid5``), so a second import — with the same
 submission (the receipt answers) or a new one (existing threads are skipped) — imports
@@ -23,7 +23,7 @@ The source keys are read, never changed (beyond the seed's own migration, which
 keeps every message). Sessions keep their name (as the title), ``createdAt`` and
 ``pinned``; the global history becomes one thread titled after its first question.
 Images become ``image`` attachments (provenance ``import``) with their exact bytes when
-:mod:`panelot.attachments` is present; without it an image block keeps an empty
+:mod:`panelot.attachments.records` is present; without it an image block keeps an empty
 ``attachmentId`` with ``evicted: true`` and is counted in ``imagesWithoutBytes``.
 """
 
@@ -33,27 +33,27 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..idb import Transaction
-from ..idb.errors import ValidationError
-from ..records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
-from ..settings.active import services
-from ..settings.api import Spec, external
-from ..tree import LEAF, Clock, append_node
-from .bounds import Budget, check_history
-from .convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
-from .layout import (
+from panelot.api.settings import Spec, external
+from panelot.idb import Transaction
+from panelot.idb.errors import ValidationError
+from panelot.legacy.bounds import Budget, check_history
+from panelot.legacy.convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
+from panelot.legacy.layout import (
     HISTORY_KEY,
     body_key,
     read_history,
     read_session_bodies,
     read_session_index,
 )
+from panelot.settings.active import services
+from panelot.tree.nodes import LEAF, Clock, append_node
+from panelot.tree.records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
 
 if TYPE_CHECKING:
-    from ..commands import CommandBus
+    from panelot.bus.bus import CommandBus
 
 try:  # written concurrently by another module owner; optional here
-    from ..attachments import attach, put_attachment
+    from panelot.attachments.records import attach, put_attachment
 except ImportError:  # pragma: no cover - depends on the tree
     attach = put_attachment = None  # type: ignore[assignment]
 
@@ -215,4 +215,4 @@ async def _finish(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
 LEGACY_COMMANDS: dict[str, Spec] = {
     "legacy.import": external(_prepare, ("threads", "nodes", "attachments"), _finish),
 }
-"""Command type -> Handler arguments; merged into :data:`panelot.commands.COMMANDS`."""
+"""Command type -> Handler arguments; merged into :data:`panelot.bus.bus.COMMANDS`."""

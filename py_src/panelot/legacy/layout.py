@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..faults import FAULTS
-from ..settings.backend import StorageBackend
-from ..surrogates import well_formed
-from .bounds import Budget, check_history, check_sessions
+from panelot.faults import FAULTS
+from panelot.legacy.bounds import Budget, check_history, check_sessions
+from panelot.settings.backend import StorageBackend
+from panelot.surrogates import well_formed
 
 __all__ = [
     "BODY_PREFIX",

@@ -7,11 +7,17 @@
 * :mod:`.active` — this context's services; :mod:`.api` — bus commands and queries.
 """
 
-from .active import Services, services, use_backend
-from .backend import ABSENT, Change, MemoryArea, MemoryStorageBackend, StorageBackend
-from .chrome import ChromeStorageBackend, chrome_storage_available
-from .groups import GROUPS, SETTINGS_KEYS, Problem
-from .service import Settings
+from panelot.settings.active import Services, services, use_backend
+from panelot.settings.backend import (
+    ABSENT,
+    Change,
+    MemoryArea,
+    MemoryStorageBackend,
+    StorageBackend,
+)
+from panelot.settings.chrome import ChromeStorageBackend, chrome_storage_available
+from panelot.settings.groups import GROUPS, SETTINGS_KEYS, Problem
+from panelot.settings.service import Settings
 
 __all__ = [
     "ABSENT",

@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..idb.errors import QuotaExceededError, ValidationError
-from ..surrogates import replace_lone_surrogates, well_formed
+from panelot.idb.errors import QuotaExceededError, ValidationError
+from panelot.surrogates import replace_lone_surrogates, well_formed
 
 __all__ = [
     "ABSENT",
