@@ -17,6 +17,7 @@ from panelot.api.runs import RUN_QUERIES
 from panelot.api.settings import SETTINGS_QUERIES
 from panelot.bus.bus import CommandBus
 from panelot.bus.receipts import cleanup_receipts, list_receipts
+from panelot.clock import Clock, now_ms
 from panelot.errors import UnknownCommandError
 from panelot.idb import CoreFactory, Database
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -28,7 +29,7 @@ from panelot.schema import DB_NAME, panelot_database
 from panelot.tree.context import session_context, thread_markdown, ui_snapshot
 from panelot.tree.listing import list_threads
 from panelot.tree.loading import check_thread, load_thread
-from panelot.tree.nodes import TREE_TABLES, Clock, get_thread, now_ms, siblings
+from panelot.tree.nodes import TREE_TABLES, get_thread, siblings
 from panelot.tree.records import thread_to_wire
 from panelot.tree.transfer import export_thread
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from panelot.store import PanelotStore
 from panelot.tree.loading import load_thread
-from panelot.tree.nodes import FIRST_NODES, PART_NODES, TREE_TABLES, load_thread_records
+from panelot.tree.nodes import TREE_TABLES
+from panelot.tree.reading import FIRST_NODES, PART_NODES, load_thread_records
 
 from . import Ctx
 from .cases_tree import answer, text

@@ -52,6 +52,7 @@ from panelot.attachments.records import (
     read_bytes,
 )
 from panelot.attachments.tool_details import TOOL_DETAILS_QUERIES
+from panelot.clock import Clock
 from panelot.faults import FAULTS
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -62,7 +63,6 @@ from panelot.lifecycle.retention import (
     candidates,
     check_days,
 )
-from panelot.tree.nodes import Clock
 
 if TYPE_CHECKING:
     from panelot.bus.bus import CommandBus

@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from panelot.clock import Clock
 from panelot.codec import decode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -75,7 +76,6 @@ from panelot.library.skills import (
     put_skill,
     skill_to_wire,
 )
-from panelot.tree.nodes import Clock
 
 if TYPE_CHECKING:
     from panelot.store import PanelotStore

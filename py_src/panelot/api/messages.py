@@ -33,9 +33,10 @@ from panelot.api.attachments import MAX_PUT_BYTES
 from panelot.attachments.eviction import current_budget, evict
 from panelot.attachments.records import ATTACHMENT_TABLES, attach, put_attachment
 from panelot.bus.admission import check_admission
+from panelot.clock import Clock
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
-from panelot.tree.nodes import LEAF, Clock, append_node, create_thread, get_thread, updated_thread
+from panelot.tree.nodes import LEAF, append_node, create_thread, get_thread, updated_thread
 from panelot.tree.records import thread_to_wire
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from panelot.clock import Clock
 from panelot.codec import encode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -40,7 +41,6 @@ from panelot.runs.records import (
     start_run,
     transition,
 )
-from panelot.tree.nodes import Clock
 
 if TYPE_CHECKING:
     from panelot.store import PanelotStore

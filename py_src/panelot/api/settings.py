@@ -29,13 +29,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from panelot.clock import Clock
 from panelot.codec import encode
 from panelot.errors import ConflictError
 from panelot.idb import Transaction
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.settings.active import services
 from panelot.settings.service import group_named
-from panelot.tree.nodes import Clock
 
 if TYPE_CHECKING:
     from panelot.bus.bus import CommandBus

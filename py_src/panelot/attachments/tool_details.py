@@ -32,10 +32,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from panelot.attachments.records import put_attachment, read_bytes
+from panelot.clock import Clock, new_id
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.surrogates import escape_lone_surrogates
-from panelot.tree.nodes import Clock, get_node, new_id
+from panelot.tree.nodes import get_node
 from panelot.tree.records import ThreadNode
 
 if TYPE_CHECKING:

@@ -23,6 +23,7 @@ from panelot.attachments.tool_details import details_tables, split_details, stor
 from panelot.bus.admission import check_admission
 from panelot.bus.executions import ExecutionRegistry
 from panelot.bus.receipts import find_receipt, fingerprint, write_receipt
+from panelot.clock import Clock, now_ms
 from panelot.errors import ConflictError, UnknownCommandError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import PanelotError, ValidationError
@@ -33,11 +34,9 @@ from panelot.tree.nodes import (
     LEAF,
     PATCHABLE,
     TREE_TABLES,
-    Clock,
     append_node,
     create_thread,
     edit_message,
-    now_ms,
     regenerate,
     switch_branch,
     updated_thread,

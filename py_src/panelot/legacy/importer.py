@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from panelot.api.settings import Spec, external
+from panelot.clock import Clock
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.legacy.bounds import Budget, check_history
@@ -46,7 +47,7 @@ from panelot.legacy.layout import (
     read_session_index,
 )
 from panelot.settings.active import services
-from panelot.tree.nodes import LEAF, Clock, append_node
+from panelot.tree.nodes import LEAF, append_node
 from panelot.tree.records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
 
 if TYPE_CHECKING:

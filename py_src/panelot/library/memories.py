@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import decode, encode
 from panelot.idb import Transaction
 from panelot.library.common import MAX_ID_CHARS, Target, check_json, check_limit, check_text, within
 from panelot.surrogates import check_well_formed
-from panelot.tree.nodes import Clock, new_id, now_ms
 
 __all__ = [
     "DEFAULT_MEMORY_LIST_LIMIT",

@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from panelot.clock import Clock, now_ms
 from panelot.errors import AssetIntegrityError, ReadOnlyAssetError
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.library.common import Target, check_id, check_text, within
 from panelot.surrogates import check_well_formed
-from panelot.tree.nodes import Clock, now_ms
 
 __all__ = [
     "MAX_ASSETS_PER_PLUGIN",

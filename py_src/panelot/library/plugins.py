@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from panelot.clock import Clock, now_ms
 from panelot.codec import decode, encode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -32,7 +33,6 @@ from panelot.library.plugin_assets import (
     check_plugin_id,
     new_asset_record,
 )
-from panelot.tree.nodes import Clock, now_ms
 
 __all__ = [
     "MAX_MANIFEST_BYTES",

@@ -14,11 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import decode, encode
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.library.common import Target, check_id, check_text, flag_from_db, flag_to_db, within
-from panelot.tree.nodes import Clock, new_id, now_ms
 
 __all__ = [
     "MAX_SKILL_BODY_BYTES",

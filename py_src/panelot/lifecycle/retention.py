@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.attachments.records import put_attachment
+from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
 from panelot.runs.records import ACTIVE_STATES
@@ -36,7 +37,7 @@ from panelot.surrogates import replace_lone_surrogates
 from panelot.tree.context import thread_markdown
 from panelot.tree.integrity import best_leaf, index_nodes, walk_to_root
 from panelot.tree.loading import LoadedThread
-from panelot.tree.nodes import Clock, load_nodes, now_ms
+from panelot.tree.reading import load_nodes
 from panelot.tree.records import thread_from_wire
 
 __all__ = [

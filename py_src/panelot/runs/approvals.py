@@ -19,13 +19,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from panelot.bus.admission import check_admission
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import id_field, plain_json
 from panelot.errors import AlreadyResolvedError, TransitionError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.runs.records import TERMINAL_STATES, apply_transition, get_run
 from panelot.runs.snapshot import canonical_json
-from panelot.tree.nodes import LEAF, Clock, append_node, new_id, now_ms
+from panelot.tree.nodes import LEAF, append_node
 
 __all__ = [
     "CLAIM_TABLES",

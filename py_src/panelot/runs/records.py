@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from panelot.bus.admission import check_admission
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import decode, encode, id_field, plain_json
 from panelot.errors import BindingDriftError, MissingSnapshotError, TransitionError
 from panelot.idb import Database, Transaction
@@ -29,7 +30,6 @@ from panelot.runs.snapshot import (
     make_snapshot,
     verify_snapshot,
 )
-from panelot.tree.nodes import Clock, new_id, now_ms
 from panelot.tree.records import UserMessage
 
 __all__ = [

@@ -28,10 +28,10 @@ import secrets
 import uuid
 from typing import Any, Protocol
 
+from panelot.clock import Clock, now_ms
 from panelot.idb.errors import NotFoundError, PanelotError, ValidationError
 from panelot.settings.backend import StorageBackend
 from panelot.surrogates import well_formed
-from panelot.tree.nodes import Clock, now_ms
 
 __all__ = [
     "INDEX_KEY",

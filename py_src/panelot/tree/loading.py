@@ -12,19 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
 from panelot.tree.descent import is_tombstone
 from panelot.tree.integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
-from panelot.tree.nodes import (
-    TREE_TABLES,
-    Clock,
-    append_node,
-    load_nodes,
-    load_thread_records,
-    now_ms,
-    thread_of,
-)
+from panelot.tree.nodes import TREE_TABLES, append_node, thread_of
+from panelot.tree.reading import load_nodes, load_thread_records
 from panelot.tree.records import ThreadMeta, thread_from_wire
 from panelot.tree.tombstones import live_leaf
 

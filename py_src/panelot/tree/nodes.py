@@ -7,18 +7,14 @@ receipt) can put several of them, and a receipt, in one atomic unit.
 
 from __future__ import annotations
 
-import math
-import time
-import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import encode
-from panelot.idb import MAX_KEY, MIN_KEY, Transaction
+from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.surrogates import check_well_formed
 from panelot.tree.descent import children, is_shown, is_tombstone, newest_descendant, versions
-from panelot.tree.integrity import index_nodes, numeric_seq, walk_to_root
+from panelot.tree.reading import checked_id, last_node, top_seq
 from panelot.tree.records import (
     AssistantMessage,
     ThreadMeta,
@@ -34,16 +30,11 @@ __all__ = [
     "LEAF",
     "PATCHABLE",
     "TREE_TABLES",
-    "Clock",
     "append_node",
     "create_thread",
     "edit_message",
     "get_node",
     "get_thread",
-    "last_seq",
-    "load_nodes",
-    "load_thread_records",
-    "now_ms",
     "regenerate",
     "siblings",
     "switch_branch",
@@ -57,29 +48,12 @@ TREE_TABLES = ("threads", "nodes")
 LEAF = "\0leaf"
 """Default ``parent_id`` of :func:`append_node`: the thread's current leaf."""
 
-Clock = Callable[[], int]
-
-
-def now_ms() -> int:
-    """Milliseconds since the epoch: the store's timestamps."""
-    return int(time.time() * 1000)
-
-
-def new_id() -> str:
-    """A new UUID string."""
-    return str(uuid.uuid4())
-
-
-def _text(value: Any, name: str, limit: int) -> str:
-    """An id (``threadId``, ``nodeId``, ``parentId``): a well-formed string of at most ``limit``."""
-    if not isinstance(value, str) or len(value) > limit:
-        raise ValidationError(f"{name}: must be a string of at most {limit} characters", field=name)
-    return check_well_formed(value, name)
-
 
 async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
     """Return a thread's metadata; NotFoundError if absent."""
-    return thread_of(await tx.table("threads").get(_text(thread_id, "threadId", 200)), thread_id)
+    return thread_of(
+        await tx.table("threads").get(checked_id(thread_id, "threadId")), thread_id
+    )
 
 
 def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
@@ -94,120 +68,10 @@ def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
 
 async def get_node(tx: Transaction, node_id: str, thread_id: str | None = None) -> ThreadNode:
     """Return a node; NotFoundError if absent or (with ``thread_id``) in another thread."""
-    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
+    raw = await tx.table("nodes").get(checked_id(node_id, "nodeId"))
     if raw is None or (thread_id is not None and raw.get("threadId") != thread_id):
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
     return node_from_wire(raw)
-
-
-def _last_node(tx: Transaction, thread_id: str) -> Awaitable[Any]:
-    """The thread's node with the highest seq (raw), read through ``[threadId+seq]``."""
-    return (
-        tx.table("nodes")
-        .where("[threadId+seq]")
-        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
-        .last()
-    )
-
-
-async def last_seq(tx: Transaction, thread_id: str) -> int:
-    """The thread's highest seq (0 when empty), read through ``[threadId+seq]``."""
-    return await _top_seq(tx, thread_id, await _last_node(tx, thread_id))
-
-
-async def _top_seq(tx: Transaction, thread_id: str, last: Any) -> int:
-    """The seq of ``last`` (0 for none); a corrupt one (text, array, infinite) means a scan."""
-    seq = numeric_seq(last.get("seq")) if last else 0
-    if seq is None:  # such records sort after every number in [threadId+seq]
-        seqs = [numeric_seq(r.get("seq")) for r in await load_nodes(tx, thread_id)]
-        seq = max((s for s in seqs if s is not None), default=0)
-    return int(seq)
-
-
-async def load_nodes(tx: Transaction, thread_id: str) -> list[Any]:
-    """Every stored node record of a thread (raw), through the ``threadId`` index."""
-    return await tx.table("nodes").where("threadId").equals(thread_id).to_list()
-
-
-#: Nodes read with the thread in a load's first round trip (see load_thread_records).
-FIRST_NODES = 500
-#: About this many nodes per part of the rest of a longer thread, in at most MAX_PARTS.
-PART_NODES = 800
-MAX_PARTS = 16
-
-
-def _by_seq(
-    tx: Transaction,
-    thread_id: str,
-    lower: Any = MIN_KEY,
-    upper: Any = MAX_KEY,
-    include_lower: bool = True,
-    include_upper: bool = True,
-    limit: int | None = None,
-) -> Awaitable[list[Any]]:
-    """The thread's records in ``[threadId+seq]`` (seqs within the bounds), in seq order."""
-    found = (
-        tx.table("nodes")
-        .where("[threadId+seq]")
-        .between([thread_id, lower], [thread_id, upper], include_lower, include_upper)
-    )
-    return (found if limit is None else found.limit(limit)).to_list()
-
-
-def _count(tx: Transaction, thread_id: str) -> Awaitable[int]:
-    return tx.table("nodes").where("threadId").equals(thread_id).count()
-
-
-async def _rest_by_seq(tx: Transaction, thread_id: str, after: Any, expected: int) -> list[Any]:
-    """The records after seq ``after``, read as parallel parts split by seq.
-
-    Appends number a thread's seqs densely, so ``expected`` more records split the seqs
-    after ``after`` into parts of about :data:`PART_NODES`. The parts cover every key
-    after ``after`` whatever the seqs are (the last one is open-ended): a guess that
-    misses only makes the parts uneven.
-    """
-    start = numeric_seq(after)
-    parts = min(MAX_PARTS, -(-expected // PART_NODES))
-    step = -(-expected // parts)
-    points = [] if start is None else [start + step * i for i in range(parts)]
-    cuts = points[1:]
-    # One open read for a seq that is no number, a short rest, or seqs so large that
-    # adding to them stops making them larger (floats past 2**53) or overflows.
-    if not cuts or cuts[-1] == math.inf or any(a >= b for a, b in zip(points, cuts, strict=False)):
-        return await _by_seq(tx, thread_id, after, include_lower=False)
-    bounds = [after, *cuts, MAX_KEY]
-    # Each part takes its lower bound but the first (``after`` was read), not its upper.
-    reads = [
-        _by_seq(tx, thread_id, bounds[i], bounds[i + 1], i > 0, i == parts - 1)
-        for i in range(parts)
-    ]
-    return [row for part in await tx.gather(*reads) for row in part]
-
-
-async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, list[Any]]:
-    """The raw thread record (``None`` if absent) and its raw nodes in seq order.
-
-    The thread, its first :data:`FIRST_NODES` nodes and the node count are read in one
-    round trip. The nodes are read through ``[threadId+seq]``, so they come already
-    ordered as :func:`~panelot.tree.integrity.index_nodes` wants them. The rest of a longer
-    thread is read in a second round trip as several reads at once, split by seq: the
-    marshal writer and Python's decode of one part then overlap IndexedDB's read of the
-    next, where one read of everything made them follow it (measured in Chromium: the
-    context of a 10,000-node thread took ~440-475 ms with one read, ~350 ms in parts).
-
-    A record whose seq is not a key (missing, null, a boolean, an object) is not in that
-    index, and several records with the seq at the first round trip's end may be cut
-    between the two: when the count through ``threadId`` says that the reads did not
-    get each record once, every record is read through ``threadId`` instead.
-    """
-    raw, rows, total = await tx.gather(
-        tx.table("threads").get(_text(thread_id, "threadId", 200)),
-        _by_seq(tx, thread_id, limit=FIRST_NODES),
-        _count(tx, thread_id),
-    )
-    if len(rows) == FIRST_NODES and total > FIRST_NODES:
-        rows += await _rest_by_seq(tx, thread_id, rows[-1]["seq"], total - FIRST_NODES)
-    return raw, rows if total == len(rows) else await load_nodes(tx, thread_id)
 
 
 async def create_thread(
@@ -251,7 +115,7 @@ async def append_node(
     node (after a branch switch, or an explicit ``parent_id``).
     """
     raw_thread, last = await tx.gather(
-        tx.table("threads").get(_text(thread_id, "threadId", 200)), _last_node(tx, thread_id)
+        tx.table("threads").get(checked_id(thread_id, "threadId")), last_node(tx, thread_id)
     )
     if raw_thread is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
@@ -259,7 +123,7 @@ async def append_node(
     typed = payload_from_wire(node_type, payload)
     parent = thread.leaf_id if parent_id == LEAF else parent_id
     if parent is not None and not (last is not None and last.get("id") == parent):
-        raw_parent = await tx.table("nodes").get(_text(parent, "parentId", 200))
+        raw_parent = await tx.table("nodes").get(checked_id(parent, "parentId"))
         if raw_parent is None or raw_parent.get("threadId") != thread_id:
             raise ValidationError(
                 f"parentId: node {parent!r} does not exist in thread {thread_id!r}",
@@ -270,7 +134,7 @@ async def append_node(
         id=new_id(),
         thread_id=thread_id,
         parent_id=parent,
-        seq=await _top_seq(tx, thread_id, last) + 1,
+        seq=await top_seq(tx, thread_id, last) + 1,
         ts=now,
         type=node_type,  # type: ignore[arg-type]
         payload=typed,
@@ -338,7 +202,7 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
     :mod:`panelot.tree.descent`); the node is among them unless the UI does not show it.
     Only links are read, not payloads.
     """
-    raw = await tx.table("nodes").get(_text(node_id, "nodeId", 200))
+    raw = await tx.table("nodes").get(checked_id(node_id, "nodeId"))
     if raw is None:
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
     thread_id, parent_id = raw.get("threadId"), raw.get("parentId")
@@ -358,7 +222,10 @@ async def switch_branch(
 
     The descent stops at a node it has seen before, so corrupt parent links cannot loop.
     """
-    thread_key, node_key = _text(thread_id, "threadId", 200), _text(node_id, "nodeId", 200)
+    thread_key, node_key = (
+        checked_id(thread_id, "threadId"),
+        checked_id(node_id, "nodeId"),
+    )
     raw_thread, raw_node = await tx.gather(
         tx.table("threads").get(thread_key), tx.table("nodes").get(node_key)
     )
@@ -391,7 +258,7 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     over its limit does not stop a patch that leaves it alone or repeats it). The caller
     writes it (``thread.update`` stages the write with its receipt).
     """
-    _text(thread_id, "threadId", 200)
+    checked_id(thread_id, "threadId")
     if not isinstance(patch, dict):
         raise ValidationError("patch: must be an object", field="patch")
     unknown = sorted(set(patch) - PATCHABLE)
@@ -401,13 +268,3 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     merged = thread_from_wire({**current, **patch, "updatedAt": clock()}, "patch")
     check_thread_bounds({k: v for k, v in patch.items() if current.get(k) != v}, "patch")
     return merged
-
-
-async def check_leaf(tx: Transaction, thread: ThreadMeta) -> tuple[bool, list[str]]:
-    """Tell whether the thread's leaf reaches a root; return the problems seen."""
-    index = index_nodes(thread.id, await load_nodes(tx, thread.id))
-    walk = walk_to_root(index, thread.leaf_id)
-    problems = list(index.problems)
-    if walk.problem:
-        problems.append(walk.problem)
-    return walk.problem is None, problems

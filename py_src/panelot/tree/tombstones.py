@@ -27,7 +27,7 @@ from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.tree.descent import is_tombstone, newest_live_in
 from panelot.tree.integrity import TreeIndex, index_nodes, walk_to_root
-from panelot.tree.nodes import load_thread_records
+from panelot.tree.reading import load_thread_records
 
 __all__ = ["delete_message", "live_leaf", "pair_group"]
 

@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import encode
 from panelot.errors import ImportError_
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import PanelotError
 from panelot.tree.integrity import index_nodes, nodes_off_root, seq_order, walk_to_root
-from panelot.tree.nodes import TREE_TABLES, Clock, get_thread, load_nodes, new_id, now_ms
+from panelot.tree.nodes import TREE_TABLES, get_thread
+from panelot.tree.reading import load_nodes
 from panelot.tree.records import (
     check_thread_bounds,
     node_from_wire,
