@@ -59,7 +59,7 @@ _SCENE = """
 import json
 from panelot.idb.browser.core import BrowserFactory
 from panelot.store import PanelotStore
-from panelot.api.attachments import put_within_budget
+from panelot.attachments.budget import put_within_budget
 from panelot.faults import FAULTS
 
 store = await PanelotStore.open(BrowserFactory(), {name!r})

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from panelot.bus.bus import COMMANDS
-from panelot.store import QUERIES
+from panelot.api.registry import COMMANDS
+from panelot.api.registry import QUERIES
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

@@ -137,5 +137,5 @@ json.dumps({"bad": bad, "title": title, "language": after["value"].get("language
 """,
     )
     assert out["bad"]["status"] == "failed", out
-    assert out["bad"]["error"]["field"] == "ui.language", out
+    assert out["bad"]["error"]["field"] == "payload.value.language", out
     assert out["title"] == "a\ud800b" and out["language"] is None, out

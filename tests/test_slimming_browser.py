@@ -55,7 +55,7 @@ _SCENE = (
     + """
 import hashlib, json, js
 import panelot.runtime as rt
-from panelot.api.attachments import put_within_budget
+from panelot.attachments.budget import put_within_budget
 from panelot.attachments.blobs import blob_bytes
 
 store = rt.store()  # the page's own store: what panelot.query reads
@@ -208,7 +208,7 @@ import json
 import panelot.runtime as rt
 await rt.store().append({scene["other"]!r}, "user_message",
                        {{"content": [{{"type": "text", "text": "elsewhere"}}]}})
-from panelot.api.attachments import put_within_budget
+from panelot.attachments.budget import put_within_budget
 await put_within_budget(rt.store().db, {scene["other"]!r}, "image", "image/png", b"x" * 5000)
 json.dumps(True)
 """,

@@ -182,11 +182,11 @@ async def case_requests_need_a_live_run_of_the_thread(ctx: Ctx) -> None:
     err = await raises(TransitionError, ask(store, tid, queued))
     assert err.field == "to"
     err = await raises(NotFoundError, ask(store, other_tid, run_id))
-    assert err.field == "runId"
+    assert err.field == "payload.runId"
     await raises(NotFoundError, ask(store, tid, "no-such-run"))
     aid = await ask(store, tid, run_id)
     bad = await store.send(claim_cmd(aid, "bad", "maybe"))
-    assert bad["error"]["name"] == "ValidationError" and bad["error"]["field"] == "decision"
+    assert bad["error"]["name"] == "ValidationError" and bad["error"]["field"] == "payload.decision"
     bad = await store.send(
         {
             "type": "approval.request",
@@ -195,7 +195,7 @@ async def case_requests_need_a_live_run_of_the_thread(ctx: Ctx) -> None:
             "payload": {"threadId": tid, "runId": run_id, "request": "not an object"},
         }
     )
-    assert bad["error"]["field"] == "request"
+    assert bad["error"]["field"] == "payload.request"
     await raises(NotFoundError, claim_approval(store.db, "no-such-approval", "approved"))
     assert len((await pending(store.db, tid))["approvals"]) == 1  # nothing else was written
 

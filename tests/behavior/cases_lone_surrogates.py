@@ -101,7 +101,7 @@ async def case_identifiers_refuse_lone_surrogates_and_write_nothing(ctx: Ctx) ->
     await _refused(store, {**create, "clientId": "c\ud800"}, "clientId")
     await _refused(store, {**create, "submissionId": "\udfff"}, "submissionId")
     append = {"threadId": f"{tid}\ud800", "type": "user_message", "payload": text("hi")}
-    await _refused(store, {"type": "message.append", "payload": append}, "threadId")
+    await _refused(store, {"type": "message.append", "payload": append}, "payload.threadId")
     await _refused(
         store, {"type": "memory.write", "payload": {"key": "k\ud800", "value": 1}}, "payload.key"
     )
@@ -119,9 +119,9 @@ async def case_settings_and_secrets_refuse_lone_surrogates(ctx: Ctx) -> None:
     await _refused(
         store,
         {"type": "settings.set", "payload": {"group": "ui", "value": {"language": "e\ud800"}}},
-        "ui.language",
+        "payload.value.language",
     )
-    await _refused(store, {"type": "credential.set", "payload": {"secret": "sk-\udc00"}}, "secret")
+    await _refused(store, {"type": "credential.set", "payload": {"secret": "sk-\udc00"}}, "payload.secret")
     assert backend.dump() == {}
     # the same free text is stored where IndexedDB holds it: a thread title
     assert (await store.query("thread.get", {"threadId": await store.create_thread("e\ud800")}))[

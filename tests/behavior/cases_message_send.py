@@ -137,8 +137,8 @@ async def case_a_refused_message_writes_nothing(ctx: Ctx) -> None:
         ({"threadId": tid, "content": [{"type": "image", "upload": 0}, {"type": "video"}],
           "uploads": [good]}, "payload.content[1].type"),
         ({"threadId": tid, "parentId": "no-such-node", "content": text("x")["content"]},
-         "parentId"),
-        ({"thread": {"title": 5}, "content": text("x")["content"]}, "title"),
+         "payload.parentId"),
+        ({"thread": {"title": 5}, "content": text("x")["content"]}, "payload.thread.title"),
     ]  # fmt: skip
     for i, (payload, field) in enumerate(bad_payloads):
         out = await send(store, payload, f"bad{i}")

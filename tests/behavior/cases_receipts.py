@@ -134,7 +134,10 @@ async def case_bad_envelopes_are_refused_cleanly(ctx: Ctx) -> None:
 async def case_staged_writes_land_with_the_receipt_or_not_at_all(ctx: Ctx) -> None:
     # thread.update hands its write to the bus (Staged), which issues it with the
     # receipt in one round trip: both land, and a failing staged write leaves neither.
-    from panelot.bus.bus import COMMANDS, Handler, Staged
+    from dataclasses import dataclass
+
+    from panelot.api.registry import COMMANDS
+    from panelot.bus import Handler, Staged
 
     store = await ctx.store()
     tid = await store.create_thread("before")
@@ -145,15 +148,17 @@ async def case_staged_writes_land_with_the_receipt_or_not_at_all(ctx: Ctx) -> No
     assert (await receipts.get(receipt_id("cli", "u1")))["response"] == out["response"]
     assert (await store.db.table("threads").get(tid))["title"] == "after"
 
-    async def clash(tx, payload, clock, raw):  # type: ignore[no-untyped-def]
+    @dataclass(frozen=True)
+    class OnThread:
+        thread_id: str
+
+    async def clash(tx, call):  # type: ignore[no-untyped-def]
+        assert call.read, "the bus read the thread for its admission check"
         threads = tx.table("threads")
-        renamed = {**raw, "title": "never"}
-        return Staged({"ok": True}, (threads.put(renamed), threads.add(dict(raw))))
+        renamed = {**call.thread, "title": "never"}
+        return Staged({"ok": True}, (threads.put(renamed), threads.add(dict(call.thread))))
 
-    async def unused(tx, payload, clock):  # type: ignore[no-untyped-def]
-        raise AssertionError("the bus read the thread, so run_on_thread runs")
-
-    COMMANDS["test.staged"] = Handler(("threads",), unused, run_on_thread=clash)
+    COMMANDS["test.staged"] = Handler(payload=OnThread, tables=("threads",), run=clash)
     try:
         failed = await store.send(
             {

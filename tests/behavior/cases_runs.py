@@ -163,10 +163,10 @@ async def case_refused_snapshot_or_input_writes_nothing(ctx: Ctx) -> None:
         out = await store.send(start_cmd(tid, f"bad-{i}", snap))
         assert out["status"] == "failed", field
         assert out["error"]["name"] == "ValidationError", out["error"]
-        assert out["error"]["field"] == f"snapshot.{field}", (out["error"], field)
+        assert out["error"]["field"] == f"payload.snapshot.{field}", (out["error"], field)
         assert SECRET not in repr(out)
     out = await store.send(start_cmd(tid, "bad-input", base, text={"content": [{"type": "x"}]}))
-    assert out["error"]["field"] == "input.content[0].type"
+    assert out["error"]["field"] == "payload.input.content[0].type"
     out = await store.send(start_cmd(tid, "bad-version", snapshot_body(version=2)))
     assert out["error"]["name"] == "SnapshotVersionError"
     big = snapshot_body(systemPrompt="x" * (MAX_SNAPSHOT_BYTES + 1))
@@ -206,7 +206,7 @@ async def case_transitions_follow_the_table(ctx: Ctx) -> None:
 
     assert (await refused("running"))["name"] == "TransitionError"  # queued must prepare first
     assert (await refused("completed"))["name"] == "TransitionError"
-    assert (await refused("sleeping"))["field"] == "to"
+    assert (await refused("sleeping"))["field"] == "payload.to"
     await move(store, run_id, "preparing", "running")
     # the approval waits are entered and left only through requests and claims
     err = await refused("awaiting_approval")
@@ -371,4 +371,4 @@ async def case_runs_by_thread_state_and_submission(ctx: Ctx) -> None:
     assert err.field == "state"
     await raises(TransitionError, store.command("run.transition", {"runId": c, "to": "running"}))
     out = await store.send(start_cmd("no-such-thread", "s-x", snapshot_body()))
-    assert out["error"]["name"] == "NotFoundError" and out["error"]["field"] == "threadId"
+    assert out["error"]["name"] == "NotFoundError" and out["error"]["field"] == "payload.threadId"

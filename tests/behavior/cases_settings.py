@@ -175,7 +175,7 @@ async def case_settings_commands_and_queries(ctx: Ctx) -> None:
             "payload": {"group": "ui", "value": {"fontSize": 3}},
         }
     )
-    assert failed["status"] == "failed" and failed["error"]["field"] == "ui.fontSize"
+    assert failed["status"] == "failed" and failed["error"]["field"] == "payload.value.fontSize"
 
 
 async def case_credentials_encrypted_rotated_never_echoed(ctx: Ctx) -> None:

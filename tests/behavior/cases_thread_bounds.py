@@ -48,10 +48,10 @@ async def case_create_bounds_title_tags_and_folder(ctx: Ctx) -> None:
     assert astral["threadId"]  # code points are counted, not UTF-16 units
     over_tag = [*longest["tags"][:3], "x" * (MAX_TAG_CHARS + 1)]
     for payload, field in [
-        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "title"),
-        ({"title": "a", "tags": _tags(MAX_TAGS + 1)}, "tags"),
-        ({"title": "a", "tags": over_tag}, "tags[3]"),
-        ({"title": "a", "folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "folderId"),
+        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "payload.title"),
+        ({"title": "a", "tags": _tags(MAX_TAGS + 1)}, "payload.tags"),
+        ({"title": "a", "tags": over_tag}, "payload.tags[3]"),
+        ({"title": "a", "folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "payload.folderId"),
     ]:
         await _refused(store, "thread.create", payload, field)
 
@@ -68,11 +68,11 @@ async def case_update_bounds_what_the_patch_changes(ctx: Ctx) -> None:
     meta = await store.query("thread.get", {"threadId": tid})
     assert [meta[k] for k in at_limit] == list(at_limit.values())
     for patch, field in [
-        ({"title": "t" * 200_000}, "patch.title"),
-        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "patch.title"),
-        ({"tags": ["a"] * (MAX_TAGS + 1)}, "patch.tags"),
-        ({"tags": ["a", "b", "c", "g" * (MAX_TAG_CHARS + 1)]}, "patch.tags[3]"),
-        ({"folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "patch.folderId"),
+        ({"title": "t" * 200_000}, "payload.patch.title"),
+        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "payload.patch.title"),
+        ({"tags": ["a"] * (MAX_TAGS + 1)}, "payload.patch.tags"),
+        ({"tags": ["a", "b", "c", "g" * (MAX_TAG_CHARS + 1)]}, "payload.patch.tags[3]"),
+        ({"folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "payload.patch.folderId"),
     ]:
         await _refused(store, "thread.update", {"threadId": tid, "patch": patch}, field)
     assert await store.query("thread.get", {"threadId": tid}) == meta
@@ -88,10 +88,10 @@ async def case_import_applies_the_same_bounds(ctx: Ctx) -> None:
         "t" * MAX_TITLE_CHARS
     )
     for change, field in [
-        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "thread.title"),
-        ({"tags": ["a", "g" * (MAX_TAG_CHARS + 1)]}, "thread.tags[1]"),
-        ({"tags": ["a"] * (MAX_TAGS + 1)}, "thread.tags"),
-        ({"folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "thread.folderId"),
+        ({"title": "t" * (MAX_TITLE_CHARS + 1)}, "payload.data.thread.title"),
+        ({"tags": ["a", "g" * (MAX_TAG_CHARS + 1)]}, "payload.data.thread.tags[1]"),
+        ({"tags": ["a"] * (MAX_TAGS + 1)}, "payload.data.thread.tags"),
+        ({"folderId": "f" * (MAX_FOLDER_CHARS + 1)}, "payload.data.thread.folderId"),
     ]:
         bad = {**data, "thread": {**data["thread"], **change}}
         await _refused(store, "thread.import", {"data": bad}, field)
@@ -118,10 +118,10 @@ async def case_stored_records_over_the_limits_still_load(ctx: Ctx) -> None:
     assert meta["pinned"] and meta["archived"] and meta["title"] == huge["title"]
     # ... one that changes them is held to the limits
     patch = {"title": huge["title"] + "!"}
-    await _refused(store, "thread.update", {"threadId": tid, "patch": patch}, "patch.title")
+    await _refused(store, "thread.update", {"threadId": tid, "patch": patch}, "payload.patch.title")
     exported = (await store.query("thread.export", {"threadId": tid}))["data"]
     assert exported["thread"]["title"] == huge["title"]
-    await _refused(store, "thread.import", {"data": exported}, "thread.title")
+    await _refused(store, "thread.import", {"data": exported}, "payload.data.thread.title")
 
 
 async def case_legacy_import_cuts_long_session_names(ctx: Ctx) -> None:

@@ -159,9 +159,9 @@ async def case_admission_stops_and_executions_are_awaited(ctx: Ctx) -> None:
     started = asyncio.Event()
 
     async def execution() -> None:
-        async with store.bus.executions.running(tid):
+        async with store.executions.running(tid):
             started.set()
-            while not store.bus.executions.cancelled(tid):
+            while not store.executions.cancelled(tid):
                 await asyncio.sleep(0.01)
             refused = await store.send(
                 {
@@ -198,7 +198,7 @@ async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) 
     dead = await store.create_thread("page died after step 1")
     live = await store.create_thread("another context is deleting it right now")
     await _populate(store, dead, 5)
-    await stop_thread(store.db, store.bus.executions, dead, ctx.now)  # step 1, then the page dies
+    await stop_thread(store.db, store.executions, dead, ctx.now)  # step 1, then the page dies
     refused = await store.send(
         {
             "type": "message.append",
@@ -209,7 +209,7 @@ async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) 
     )
     assert refused["error"]["name"] == "AdmissionError"
     ctx.now += STALE_DELETE_MS + 1
-    await stop_thread(store.db, store.bus.executions, live, ctx.now)  # a fresh mark
+    await stop_thread(store.db, store.executions, live, ctx.now)  # a fresh mark
     name = store.db.name
     store.close()
     again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
@@ -235,7 +235,7 @@ async def case_commands_with_a_first_step_are_refused_too(ctx: Ctx) -> None:
 
     store = await ctx.store()
     tid = await store.create_thread("being deleted")
-    await stop_thread(store.db, store.bus.executions, tid, ctx.now)  # the mark, as delete sets it
+    await stop_thread(store.db, store.executions, tid, ctx.now)  # the mark, as delete sets it
     refused = await store.send(
         {
             "type": "attachment.put",

@@ -106,7 +106,7 @@ async def case_a_failed_append_writes_no_details_attachment(ctx: Ctx) -> None:
         "parentId": "nope",
     }
     err = await raises(ValidationError, store.command("message.append", bad_parent))
-    assert err.field == "parentId"
+    assert err.field == "payload.parentId"
     bad_payload = {**result(big), "ok": "yes"}
     err = await raises(ValidationError, store.append(tid, "tool_result", bad_payload))
     assert err.field == "payload.ok"
@@ -151,10 +151,15 @@ async def case_thread_delete_removes_details_attachments(ctx: Ctx) -> None:
 
 
 async def case_only_tool_results_widen_the_append_transaction(ctx: Ctx) -> None:
-    from panelot.bus.bus import COMMANDS
+    from panelot.api.messages import MessageAppend
+    from panelot.api.registry import COMMANDS
 
     handler = COMMANDS["message.append"]
     assert handler.tables == ("threads", "nodes") and handler.extra_tables is not None
-    assert handler.extra_tables({"type": "user_message"}) == ()
-    assert handler.extra_tables({"type": "assistant_message"}) == ()
-    assert handler.extra_tables({"type": "tool_result"}) == ("attachments",)
+
+    def of(kind: str) -> MessageAppend:
+        return MessageAppend(thread_id="t", type=kind, payload={})
+
+    assert handler.extra_tables(of("user_message")) == ()
+    assert handler.extra_tables(of("assistant_message")) == ()
+    assert handler.extra_tables(of("tool_result")) == ("attachments",)

@@ -117,7 +117,7 @@ async def case_a_bundle_imports_all_or_nothing(ctx: Ctx) -> None:
         }
     )
     assert refused["status"] == "failed" and refused["error"]["name"] == "ImportError"
-    assert refused["error"]["field"].startswith("threads[2].nodes[2].payload.content")
+    assert refused["error"]["field"].startswith("payload.data.threads[2].nodes[2].payload.content")
     assert "'second'" in refused["error"]["message"]  # the thread is named by its title
     # the two good threads before it were not written either
     assert [await store.db.table(t).count() for t in ("threads", "nodes")] == counts  # type: ignore[attr-defined]

@@ -61,7 +61,7 @@ async def case_parent_must_exist_in_same_thread(ctx: Ctx) -> None:
             },
         }
     )
-    assert out["status"] == "failed" and out["error"]["field"] == "parentId"
+    assert out["status"] == "failed" and out["error"]["field"] == "payload.parentId"
     root = await store.append(t1, "user_message", text("root"), parentId=None)
     second_root = await store.append(t1, "user_message", text("another root"), parentId=None)
     assert root["seq"] == 1 and second_root["seq"] == 2
@@ -110,7 +110,7 @@ async def case_edit_regenerate_siblings_and_switch(ctx: Ctx) -> None:
             "payload": {"threadId": tid, "nodeId": a1["nodeId"], "payload": text("x")},
         }
     )
-    assert bad["status"] == "failed" and bad["error"]["field"] == "nodeId"
+    assert bad["status"] == "failed" and bad["error"]["field"] == "payload.nodeId"
     bad = await store.send(
         {
             "type": "message.regenerate",
@@ -119,7 +119,7 @@ async def case_edit_regenerate_siblings_and_switch(ctx: Ctx) -> None:
             "payload": {"threadId": tid, "userNodeId": a1["nodeId"], "payload": answer("x")},
         }
     )
-    assert bad["status"] == "failed" and bad["error"]["field"] == "userNodeId"
+    assert bad["status"] == "failed" and bad["error"]["field"] == "payload.userNodeId"
 
 
 async def case_switch_takes_highest_seq_child_per_level(ctx: Ctx) -> None:
@@ -180,7 +180,7 @@ async def case_thread_metadata_and_list(ctx: Ctx) -> None:
             "payload": {"threadId": ids[0], "patch": {"leafId": "evil"}},
         }
     )
-    assert bad["status"] == "failed" and bad["error"]["field"] == "patch.leafId"
+    assert bad["status"] == "failed" and bad["error"]["field"] == "payload.patch.leafId"
     bad = await store.send(
         {
             "type": "thread.update",
@@ -189,7 +189,7 @@ async def case_thread_metadata_and_list(ctx: Ctx) -> None:
             "payload": {"threadId": ids[0], "patch": {"pinned": "yes"}},
         }
     )
-    assert bad["status"] == "failed" and bad["error"]["field"] == "patch.pinned"
+    assert bad["status"] == "failed" and bad["error"]["field"] == "payload.patch.pinned"
 
 
 async def case_node_payloads_are_validated_with_field_names(ctx: Ctx) -> None:
@@ -230,7 +230,7 @@ async def case_node_payloads_are_validated_with_field_names(ctx: Ctx) -> None:
             },
             "payload.providerState.blocks",
         ),
-        ("nonsense", {}, "type"),
+        ("nonsense", {}, "payload.type"),
     ]
     for i, (kind, payload, field) in enumerate(cases):
         out = await store.send(

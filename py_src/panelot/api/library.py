@@ -1,10 +1,8 @@
 """Bus commands and read queries of the library: skills, memories and plugins.
 
-:data:`LIBRARY_COMMANDS` is merged into :data:`panelot.bus.bus.COMMANDS` and
-:data:`LIBRARY_QUERIES` into :data:`panelot.store.QUERIES`. Commands write their
-receipt in the same transaction as their effect; a payload is decoded strictly
-(unknown fields are refused) and a ValidationError names the wire field
-(``payload.skill.body``, ``payload.assets[3].dataBase64``).
+Commands write their receipt in the same transaction as their effect; the bus decodes
+a payload strictly (unknown fields are refused), so a ValidationError names the wire
+field (``payload.skill.body``, ``payload.assets[3].dataBase64``).
 
 Commands (payload → response)::
 
@@ -33,12 +31,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
-from panelot.clock import Clock
-from panelot.codec import decode
+from panelot.bus import Call, Env, Handler, Query
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.library.memories import (
@@ -77,22 +73,9 @@ from panelot.library.skills import (
     skill_to_wire,
 )
 
-if TYPE_CHECKING:
-    from panelot.store import PanelotStore
-
-__all__ = ["LIBRARY_COMMANDS", "LIBRARY_QUERIES", "CommandSpec"]
-
-Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
-QueryFn = Callable[["PanelotStore", dict[str, Any]], Awaitable[Any]]
+__all__ = ["COMMANDS", "QUERIES"]
 
 _MAX_BASE64_CHARS = 4 * ((MAX_ASSET_BYTES + 2) // 3)
-
-
-class CommandSpec(NamedTuple):
-    """The tables a command's transaction needs and its handler (``Handler(*spec)``)."""
-
-    tables: tuple[str, ...]
-    run: Run
 
 
 # -- payloads -----------------------------------------------------------------------------
@@ -100,27 +83,37 @@ class CommandSpec(NamedTuple):
 
 @dataclass(slots=True)
 class _SkillPut:
+    """``skill.put``."""
+
     skill: SkillInput
 
 
 @dataclass(slots=True)
 class _SkillDelete:
+    """``skill.delete``."""
+
     skill_id: str
 
 
 @dataclass(slots=True)
 class _MemoryWrite:
+    """``memory.write``: upsert by key."""
+
     key: str
     value: Any
 
 
 @dataclass(slots=True)
 class _MemoryDelete:
+    """``memory.delete``."""
+
     key: str
 
 
 @dataclass(slots=True)
 class _AssetWire:
+    """An asset of ``plugin.install``, as base64."""
+
     path: str
     kind: str
     mime: str
@@ -129,12 +122,16 @@ class _AssetWire:
 
 @dataclass(slots=True)
 class _PluginInstall:
+    """``plugin.install``."""
+
     plugin: PluginInput
     assets: list[_AssetWire] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class _PluginUninstall:
+    """``plugin.uninstall``: its assets go with it."""
+
     plugin_id: str
 
 
@@ -152,35 +149,35 @@ def _asset_from_wire(asset: _AssetWire, path: str) -> AssetInput:
 # -- commands -----------------------------------------------------------------------------
 
 
-async def _skill_put(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_SkillPut, p, "payload")
+async def _skill_put(tx: Transaction, call: Call[_SkillPut]) -> dict[str, Any]:
+    args, clock = call.payload, call.clock
     skill = await put_skill(tx, check_skill_input(args.skill, "payload.skill"), clock)
     return {"skillId": skill.id}
 
 
-async def _skill_delete(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_SkillDelete, p, "payload")
+async def _skill_delete(tx: Transaction, call: Call[_SkillDelete]) -> dict[str, Any]:
+    args = call.payload
     if not await delete_skill(tx, args.skill_id):
         raise NotFoundError(f"payload.skillId: no skill {args.skill_id!r}", field="payload.skillId")
     return {}
 
 
-async def _memory_write(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_MemoryWrite, p, "payload")
+async def _memory_write(tx: Transaction, call: Call[_MemoryWrite]) -> dict[str, Any]:
+    args, clock = call.payload, call.clock
     memory = await write_memory(tx, args.key, args.value, clock, path="payload.")
     return {"memoryId": memory.id, "updatedAt": memory.updated_at}
 
 
-async def _memory_delete(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_MemoryDelete, p, "payload")
+async def _memory_delete(tx: Transaction, call: Call[_MemoryDelete]) -> dict[str, Any]:
+    args = call.payload
     check_key(args.key, "payload.key")
     if not await memory_delete(tx, args.key):
         raise NotFoundError(f"payload.key: no memory {args.key!r}", field="payload.key")
     return {}
 
 
-async def _plugin_install(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_PluginInstall, p, "payload")
+async def _plugin_install(tx: Transaction, call: Call[_PluginInstall]) -> dict[str, Any]:
+    args, clock = call.payload, call.clock
     if len(args.assets) > MAX_ASSETS_PER_PLUGIN:
         raise ValidationError(
             f"payload.assets: more than {MAX_ASSETS_PER_PLUGIN} assets", field="payload.assets"
@@ -190,8 +187,8 @@ async def _plugin_install(tx: Transaction, p: dict[str, Any], clock: Clock) -> A
     return {"pluginId": plugin.id, "assets": len(assets)}
 
 
-async def _plugin_uninstall(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    args = decode(_PluginUninstall, p, "payload")
+async def _plugin_uninstall(tx: Transaction, call: Call[_PluginUninstall]) -> dict[str, Any]:
+    args = call.payload
     check_plugin_id(args.plugin_id, "payload.pluginId")
     try:
         await uninstall_plugin(tx, args.plugin_id)
@@ -200,69 +197,104 @@ async def _plugin_uninstall(tx: Transaction, p: dict[str, Any], clock: Clock) ->
     return {}
 
 
-LIBRARY_COMMANDS: dict[str, CommandSpec] = {
-    "skill.put": CommandSpec(SKILL_TABLES, _skill_put),
-    "skill.delete": CommandSpec(SKILL_TABLES, _skill_delete),
-    "memory.write": CommandSpec(MEMORY_TABLES, _memory_write),
-    "memory.delete": CommandSpec(MEMORY_TABLES, _memory_delete),
-    "plugin.install": CommandSpec(PLUGIN_TABLES, _plugin_install),
-    "plugin.uninstall": CommandSpec(PLUGIN_TABLES, _plugin_uninstall),
+COMMANDS: dict[str, Handler[Any]] = {
+    "skill.put": Handler(payload=_SkillPut, tables=SKILL_TABLES, run=_skill_put),
+    "skill.delete": Handler(payload=_SkillDelete, tables=SKILL_TABLES, run=_skill_delete),
+    "memory.write": Handler(payload=_MemoryWrite, tables=MEMORY_TABLES, run=_memory_write),
+    "memory.delete": Handler(payload=_MemoryDelete, tables=MEMORY_TABLES, run=_memory_delete),
+    "plugin.install": Handler(payload=_PluginInstall, tables=PLUGIN_TABLES, run=_plugin_install),
+    "plugin.uninstall": Handler(
+        payload=_PluginUninstall, tables=PLUGIN_TABLES, run=_plugin_uninstall
+    ),
 }
-"""The library's command types; ``commands.COMMANDS`` wraps each as ``Handler(*spec)``."""
+"""The library commands."""
 
 
 # -- queries ------------------------------------------------------------------------------
 
 
-def _opt_bool(args: dict[str, Any], name: str) -> bool | None:
-    value = args.get(name)
-    if value is not None and not isinstance(value, bool):
-        raise ValidationError(f"{name}: must be true, false or null", field=name)
-    return value
+@dataclass(frozen=True, slots=True)
+class SkillListArgs:
+    """``skill.list``."""
+
+    enabled: bool | None = None
+    name: str | None = None
 
 
-def _req_str(args: dict[str, Any], name: str) -> str:
-    value = args.get(name)
-    if not isinstance(value, str):
-        raise ValidationError(f"{name}: must be a string", field=name)
-    return value
+@dataclass(frozen=True, slots=True)
+class SkillArgs:
+    """``skill.get``."""
+
+    skill_id: str
 
 
-async def _q_skill_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    name = a.get("name")
-    if name is not None and not isinstance(name, str):
-        raise ValidationError("name: must be a string or null", field="name")
-    skills = await list_skills(s.db, enabled=_opt_bool(a, "enabled"), name=name)
+@dataclass(frozen=True, slots=True)
+class MemoryListArgs:
+    """``memory.list``: most recently updated first."""
+
+    limit: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyArgs:
+    """``memory.get``."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class PluginListArgs:
+    """``plugin.list``."""
+
+    enabled: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginArgs:
+    """``plugin.assets``."""
+
+    plugin_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AssetArgs:
+    """``plugin.asset``."""
+
+    plugin_id: str
+    path: str
+
+
+async def _q_skill_list(env: Env, a: SkillListArgs) -> Any:
+    skills = await list_skills(env.db, enabled=a.enabled, name=a.name)
     return [skill_to_wire(x) for x in skills]
 
 
-async def _q_skill_get(s: PanelotStore, a: dict[str, Any]) -> Any:
-    skill_id = _req_str(a, "skillId")
-    skill = await get_skill(s.db, skill_id)
+async def _q_skill_get(env: Env, a: SkillArgs) -> Any:
+    skill = await get_skill(env.db, a.skill_id)
     if skill is None:
-        raise NotFoundError(f"skillId: no skill {skill_id!r}", field="skillId")
+        raise NotFoundError(f"skillId: no skill {a.skill_id!r}", field="skillId")
     return skill_to_wire(skill)
 
 
-async def _q_memory_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return [memory_to_wire(m) for m in await memory_list(s.db, a.get("limit"))]
+async def _q_memory_list(env: Env, a: MemoryListArgs) -> Any:
+    return [memory_to_wire(m) for m in await memory_list(env.db, a.limit)]
 
 
-async def _q_memory_get(s: PanelotStore, a: dict[str, Any]) -> Any:
-    memory = await memory_read(s.db, _req_str(a, "key"))
+async def _q_memory_get(env: Env, a: KeyArgs) -> Any:
+    memory = await memory_read(env.db, a.key)
     return None if memory is None else memory_to_wire(memory)
 
 
-async def _q_plugin_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return [plugin_to_wire(p) for p in await list_plugins(s.db, enabled=_opt_bool(a, "enabled"))]
+async def _q_plugin_list(env: Env, a: PluginListArgs) -> Any:
+    return [plugin_to_wire(p) for p in await list_plugins(env.db, enabled=a.enabled)]
 
 
-async def _q_plugin_assets(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await list_assets(s.db, _req_str(a, "pluginId"))
+async def _q_plugin_assets(env: Env, a: PluginArgs) -> Any:
+    return await list_assets(env.db, a.plugin_id)
 
 
-async def _q_plugin_asset(s: PanelotStore, a: dict[str, Any]) -> Any:
-    asset = await read_asset(s.db, _req_str(a, "pluginId"), _req_str(a, "path"))
+async def _q_plugin_asset(env: Env, a: AssetArgs) -> Any:
+    asset = await read_asset(env.db, a.plugin_id, a.path)
     return {
         "path": asset.path,
         "kind": asset.kind,
@@ -273,13 +305,13 @@ async def _q_plugin_asset(s: PanelotStore, a: dict[str, Any]) -> Any:
     }
 
 
-LIBRARY_QUERIES: dict[str, QueryFn] = {
-    "skill.list": _q_skill_list,
-    "skill.get": _q_skill_get,
-    "memory.list": _q_memory_list,
-    "memory.get": _q_memory_get,
-    "plugin.list": _q_plugin_list,
-    "plugin.assets": _q_plugin_assets,
-    "plugin.asset": _q_plugin_asset,
+QUERIES: dict[str, Query[Any]] = {
+    "skill.list": Query(args=SkillListArgs, run=_q_skill_list),
+    "skill.get": Query(args=SkillArgs, run=_q_skill_get),
+    "memory.list": Query(args=MemoryListArgs, run=_q_memory_list),
+    "memory.get": Query(args=KeyArgs, run=_q_memory_get),
+    "plugin.list": Query(args=PluginListArgs, run=_q_plugin_list),
+    "plugin.assets": Query(args=PluginArgs, run=_q_plugin_assets),
+    "plugin.asset": Query(args=AssetArgs, run=_q_plugin_asset),
 }
-"""The library's read queries, merged into ``store.QUERIES``."""
+"""The library queries."""

@@ -1,213 +1,144 @@
-"""``message.send``: a user's message, its files and its thread, in one command.
+"""Commands of a thread's messages: append, edit, regenerate, delete, switch branch.
 
-What the side panel's composer sends. Payload::
+Commands (payload → response)::
 
-    {threadId?,                       absent: a new thread is created for the message
-     thread?: {title?, folderId?, tags?},      the new thread's metadata
-     parentId?,                       the node the user saw last (null: a root); absent:
-                                      the thread's leaf
-     content: [block...],             text blocks, and {type: "image"|"file", upload: i}
-                                      for the i-th upload
-     attachedContext?,
-     uploads?: [{mime, dataBase64, name?}],
-     autoTitle?: {title, when: [titles]}}      set the title only while it is one of these
+    message.append     {threadId, type, payload, parentId?} → {nodeId, seq, leafId}
+                       (parent: the leaf when absent, a root when null)
+    message.edit       {threadId, nodeId, payload} → {nodeId, seq, leafId}
+    message.regenerate {threadId, userNodeId, payload} → {nodeId, seq, leafId}
+    message.delete     {threadId, nodeId} → {deleted: [ids], leafId}
+    branch.switch      {threadId, nodeId} → {leafId}
 
-Response ``{threadId, nodeId, seq, leafId, title, attachments: [{attachmentId, size}]}``.
-
-Everything is written in one transaction with the receipt: the thread (when new), each
-upload as an attachment of the thread, the user message whose blocks reference them,
-each attachment's reference to the message, and the title. A failure anywhere writes
-nothing, so no file is ever left without its message. The title is decided inside that
-transaction from the stored one, so a rename made elsewhere in the meantime is kept.
-Before the transaction, other threads' attachments are evicted down to the budget
-minus the uploads' size, as ``attachment.put`` does.
+A tool result's large ``details`` go to an attachment in the append's transaction
+(:mod:`panelot.attachments.tool_details`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
-from panelot.api.attachments import MAX_PUT_BYTES
-from panelot.attachments.eviction import current_budget, evict
-from panelot.attachments.records import ATTACHMENT_TABLES, attach, put_attachment
-from panelot.bus.admission import check_admission
-from panelot.clock import Clock
+from panelot.attachments.tool_details import split_details, store_details
+from panelot.bus import Call, Handler
+from panelot.codec import Raw
 from panelot.idb import Transaction
-from panelot.idb.errors import ValidationError
-from panelot.tree.nodes import LEAF, append_node, create_thread, get_thread, updated_thread
-from panelot.tree.records import thread_to_wire
+from panelot.tree.nodes import (
+    LEAF,
+    TREE_TABLES,
+    append_node,
+    edit_message,
+    regenerate,
+    switch_branch,
+)
+from panelot.tree.records import ThreadNode
+from panelot.tree.tombstones import delete_message
 
-if TYPE_CHECKING:
-    from panelot.bus.bus import CommandBus
-
-__all__ = ["MAX_UPLOADS", "SEND_COMMANDS"]
-
-MAX_UPLOADS = 20
-"""Most files one message may carry."""
-_FIELD = "payload."
-
-
-def _fail(field: str, message: str) -> ValidationError:
-    return ValidationError(f"{_FIELD}{field}: {message}", field=f"{_FIELD}{field}")
+__all__ = ["COMMANDS"]
 
 
-def _uploads(p: dict[str, Any]) -> list[dict[str, Any]]:
-    """The uploads, checked for shape (not decoded)."""
-    uploads = p.get("uploads", [])
-    if not isinstance(uploads, list) or len(uploads) > MAX_UPLOADS:
-        raise _fail("uploads", f"must be a list of at most {MAX_UPLOADS} files")
-    for i, up in enumerate(uploads):
-        if not isinstance(up, dict):
-            raise _fail(f"uploads[{i}]", "must be an object")
-        data = up.get("dataBase64")
-        if not isinstance(data, str) or len(data) > MAX_PUT_BYTES * 4 // 3 + 4:
-            raise _fail(
-                f"uploads[{i}].dataBase64", f"must be base64 of at most {MAX_PUT_BYTES} bytes"
-            )
-        mime = up.get("mime")
-        if not isinstance(mime, str) or not 0 < len(mime) <= 200:
-            raise _fail(f"uploads[{i}].mime", "must be a string of 1 to 200 characters")
-        name = up.get("name")
-        if name is not None and (not isinstance(name, str) or not 0 < len(name) <= 255):
-            raise _fail(f"uploads[{i}].name", "must be a string of 1 to 255 characters")
-    return uploads
+class Appended(TypedDict):
+    """The new node; it is the thread's leaf."""
+
+    nodeId: str
+    seq: float
+    leafId: str
 
 
-def _size(data: str) -> int:
-    """The decoded size of base64 text, without decoding it."""
-    return len(data) * 3 // 4 - data[-2:].count("=") if data else 0
+def _appended(node: ThreadNode) -> Appended:
+    return {"nodeId": node.id, "seq": node.seq, "leafId": node.id}
 
 
-def _decode(data: str, i: int) -> bytes:
-    try:
-        return base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        raise _fail(f"uploads[{i}].dataBase64", "is not valid base64") from None
+@dataclass(frozen=True, slots=True)
+class MessageAppend:
+    """``message.append``: ``parentId`` absent means the leaf, null a root."""
+
+    thread_id: str
+    type: str
+    payload: dict[str, Raw]
+    parent_id: str | None = LEAF
 
 
-def _blocks(p: dict[str, Any], count: int) -> list[tuple[int, Any]]:
-    """The content, with the upload index of each block that references one (else -1)."""
-    content = p.get("content")
-    if not isinstance(content, list):
-        raise _fail("content", "must be a list of content blocks")
-    out: list[tuple[int, Any]] = []
-    used: set[int] = set()
-    for i, block in enumerate(content):
-        ref = block.get("upload") if isinstance(block, dict) else None
-        if ref is None:
-            out.append((-1, block))
-            continue
-        if not isinstance(ref, int) or isinstance(ref, bool) or not 0 <= ref < count:
-            raise _fail(f"content[{i}].upload", f"must be the index of one of {count} uploads")
-        if ref in used or block.get("type") not in ("image", "file"):
-            raise _fail(f"content[{i}]", "an image or file block must use its upload once")
-        used.add(ref)
-        out.append((ref, block))
-    if len(used) != count:
-        raise _fail("uploads", "every upload must be referenced by one content block")
-    return out
+def _append_tables(p: MessageAppend) -> tuple[str, ...]:
+    return ("attachments",) if p.type == "tool_result" else ()
 
 
-def _auto_title(p: dict[str, Any]) -> tuple[str, list[str]] | None:
-    spec = p.get("autoTitle")
-    if spec is None:
-        return None
-    when = spec.get("when") if isinstance(spec, dict) else None
-    if not isinstance(spec, dict) or not isinstance(spec.get("title"), str):
-        raise _fail("autoTitle.title", "must be a string")
-    if not isinstance(when, list) or not all(isinstance(w, str) for w in when):
-        raise _fail("autoTitle.when", "must be a list of titles")
-    return spec["title"], when
+async def _append(tx: Transaction, call: Call[MessageAppend]) -> Appended:
+    p = call.payload
+    payload, offload = p.payload, None
+    if p.type == "tool_result":  # large UI details go to an attachment
+        payload, offload = split_details(payload)
+    node = await append_node(tx, p.thread_id, p.type, payload, p.parent_id, call.clock)
+    if offload is not None:
+        await store_details(tx, offload, node, call.clock)
+    return _appended(node)
 
 
-async def _prepare(bus: CommandBus, p: dict[str, Any]) -> None:
-    """Make room first: evict down to the budget minus the uploads, sparing this thread."""
-    size = sum(_size(up["dataBase64"]) for up in _uploads(p))
-    if size:
-        thread_id = p.get("threadId") if isinstance(p.get("threadId"), str) else None
-        await evict(bus.db, max(current_budget() - size, 0), thread_id)
+@dataclass(frozen=True, slots=True)
+class MessageEdit:
+    """``message.edit``: a new version of a user message, under its parent."""
+
+    thread_id: str
+    node_id: str
+    payload: dict[str, Raw]
 
 
-async def _thread(tx: Transaction, p: dict[str, Any], clock: Clock) -> tuple[str, Any]:
-    """The thread the message goes to (created when the payload names none) and its parent."""
-    thread_id = p.get("threadId")
-    if thread_id is None:
-        meta = p.get("thread", {})
-        if not isinstance(meta, dict) or set(meta) - {"title", "folderId", "tags"}:
-            raise _fail("thread", "must be an object with title, folderId and tags only")
-        if "parentId" in p and p["parentId"] is not None:
-            raise _fail("parentId", "a new thread's first message has no parent")
-        created = await create_thread(
-            tx,
-            title=meta.get("title") or "",
-            folder_id=meta.get("folderId"),
-            tags=meta.get("tags"),
-            clock=clock,
-        )
-        return created.id, None
-    if not isinstance(thread_id, str):
-        raise _fail("threadId", "must be a thread id")
-    check_admission(await tx.table("threads").get(thread_id))
-    parent = p["parentId"] if "parentId" in p else LEAF
-    if parent is not None and parent != LEAF and not isinstance(parent, str):
-        raise _fail("parentId", "must be a node id or null")
-    return thread_id, parent
+async def _edit(tx: Transaction, call: Call[MessageEdit]) -> Appended:
+    p = call.payload
+    return _appended(await edit_message(tx, p.thread_id, p.node_id, p.payload, call.clock))
 
 
-async def _send(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    uploads = _uploads(p)
-    blocks = _blocks(p, len(uploads))
-    title = _auto_title(p)
-    thread_id, parent = await _thread(tx, p, clock)
-    stored: list[dict[str, Any]] = []
-    for i, up in enumerate(uploads):
-        kind = next(b["type"] for ref, b in blocks if ref == i)
-        meta = {"title": up["name"]} if up.get("name") else None
-        record = await put_attachment(
-            tx, thread_id, kind, up["mime"], _decode(up["dataBase64"], i),
-            meta=meta, provenance="user", clock=clock,
-        )  # fmt: skip
-        stored.append(record)
-    content = [
-        block if ref < 0 else _reference(block, uploads[ref], stored[ref]) for ref, block in blocks
-    ]
-    payload: dict[str, Any] = {"content": content}
-    if "attachedContext" in p:
-        payload["attachedContext"] = p["attachedContext"]
-    node = await append_node(tx, thread_id, "user_message", payload, parent, clock)
-    for record in stored:
-        await attach(tx, record["id"], node.id)
-    thread = thread_to_wire(await get_thread(tx, thread_id))
-    if title is not None and thread["title"] in title[1] and title[0] != thread["title"]:
-        thread = thread_to_wire(updated_thread(thread, thread_id, {"title": title[0]}, clock))
-        await tx.table("threads").put(thread)
-    return {
-        "threadId": thread_id,
-        "nodeId": node.id,
-        "seq": node.seq,
-        "leafId": node.id,
-        "title": thread["title"],
-        "attachments": [{"attachmentId": r["id"], "size": r["size"]} for r in stored],
-    }
+@dataclass(frozen=True, slots=True)
+class MessageRegenerate:
+    """``message.regenerate``: a new version of the reply to a user message."""
+
+    thread_id: str
+    user_node_id: str
+    payload: dict[str, Raw]
 
 
-def _reference(block: dict[str, Any], upload: dict[str, Any], record: dict[str, Any]) -> Any:
-    """The content block of a stored upload."""
-    ref: dict[str, Any] = {
-        "type": block["type"],
-        "attachmentId": record["id"],
-        "mime": record["mime"],
-    }
-    if upload.get("name"):
-        ref["name"] = upload["name"]
-    if block["type"] == "file":
-        ref["size"] = record["size"]
-    return ref
+async def _regenerate(tx: Transaction, call: Call[MessageRegenerate]) -> Appended:
+    p = call.payload
+    return _appended(await regenerate(tx, p.thread_id, p.user_node_id, p.payload, call.clock))
 
 
-SEND_COMMANDS: dict[str, tuple[Any, ...]] = {
-    "message.send": (ATTACHMENT_TABLES, _send, _prepare),
+@dataclass(frozen=True, slots=True)
+class NodeCommand:
+    """A command about one node of a thread."""
+
+    thread_id: str
+    node_id: str
+
+
+class Deleted(TypedDict):
+    """What a delete tombstoned, and the thread's leaf after it."""
+
+    deleted: list[str]
+    leafId: str | None
+
+
+async def _delete(tx: Transaction, call: Call[NodeCommand]) -> Deleted:
+    out = await delete_message(tx, call.payload.thread_id, call.payload.node_id)
+    return {"deleted": out["deleted"], "leafId": out["leafId"]}
+
+
+class Switched(TypedDict):
+    """The thread's leaf after the switch."""
+
+    leafId: str
+
+
+async def _switch(tx: Transaction, call: Call[NodeCommand]) -> Switched:
+    p = call.payload
+    return {"leafId": await switch_branch(tx, p.thread_id, p.node_id, call.clock)}
+
+
+COMMANDS: dict[str, Handler[Any]] = {
+    "message.append": Handler(
+        payload=MessageAppend, tables=TREE_TABLES, run=_append, extra_tables=_append_tables
+    ),
+    "message.edit": Handler(payload=MessageEdit, tables=TREE_TABLES, run=_edit),
+    "message.regenerate": Handler(payload=MessageRegenerate, tables=TREE_TABLES, run=_regenerate),
+    "message.delete": Handler(payload=NodeCommand, tables=TREE_TABLES, run=_delete),
+    "branch.switch": Handler(payload=NodeCommand, tables=TREE_TABLES, run=_switch),
 }
-"""Command type -> ``(tables, run, prepare)``; the bus wraps each in a ``Handler``."""
+"""The message commands."""

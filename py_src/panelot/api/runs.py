@@ -15,19 +15,15 @@ Queries::
     run.list         {threadId, state?}        -> [run summary]  (no input/snapshot; snapshotDigest)
     run.recover      {runId, bindings}         -> {ok: true, snapshot} or the error
     approvals.pending {threadId}               -> {approvals: [...], interactions: [...]}
-
-This module does not import :mod:`panelot.bus.bus` or :mod:`panelot.store` at run
-time (they import it): :data:`RUN_COMMANDS` maps a type to ``(tables, run)`` and the
-bus wraps each in its ``Handler``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, TypedDict
 
-from panelot.clock import Clock
-from panelot.codec import encode
+from panelot.bus import Call, Env, Handler, Query
+from panelot.codec import Raw, encode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.runs.approvals import CLAIM_TABLES, REQUEST_TABLES, Kind, claim, pending, request
@@ -42,113 +38,169 @@ from panelot.runs.records import (
     transition,
 )
 
-if TYPE_CHECKING:
-    from panelot.store import PanelotStore
-
-__all__ = ["RUN_COMMANDS", "RUN_QUERIES"]
-
-Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
-QueryFn = Callable[["PanelotStore", dict[str, Any]], Awaitable[Any]]
+__all__ = ["COMMANDS", "QUERIES"]
 
 
-def _field(name: str, prefix: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
+class RunState(TypedDict):
+    """A run and the state it is in."""
+
+    runId: str
+    state: str
 
 
-def _required(p: dict[str, Any], name: str, prefix: str = "payload") -> Any:
-    if p.get(name) is None:
-        raise ValidationError(f"{_field(name, prefix)}: is required", field=_field(name, prefix))
-    return p[name]
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """``run.start``: the normalized input and the environment snapshot."""
+
+    thread_id: str
+    input: Raw
+    snapshot: Raw
+    submission_id: str | None = None
 
 
-def _str(p: dict[str, Any], name: str, required: bool = True, prefix: str = "payload") -> Any:
-    if p.get(name) is None and not required:
-        return None
-    value = _required(p, name, prefix)
-    if not isinstance(value, str):
-        raise ValidationError(
-            f"{_field(name, prefix)}: must be a string", field=_field(name, prefix)
-        )
-    return value
-
-
-async def _run_start(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    run = await start_run(
-        tx,
-        _str(p, "threadId"),
-        _str(p, "submissionId", False),
-        _required(p, "input"),
-        _required(p, "snapshot"),
-        clock,
-    )
+async def _run_start(tx: Transaction, call: Call[RunStart]) -> RunState:
+    p = call.payload
+    run = await start_run(tx, p.thread_id, p.submission_id, p.input, p.snapshot, call.clock)
     return {"runId": run["id"], "state": run["state"]}
 
 
-async def _run_transition(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    run = await transition(tx, _str(p, "runId"), _str(p, "to"), clock, p.get("error"))
+@dataclass(frozen=True, slots=True)
+class RunTransition:
+    """``run.transition``."""
+
+    run_id: str
+    to: str
+    error: Raw = None
+
+
+async def _run_transition(tx: Transaction, call: Call[RunTransition]) -> RunState:
+    p = call.payload
+    run = await transition(tx, p.run_id, p.to, call.clock, p.error)
     return {"runId": run["id"], "state": run["state"]}
 
 
-def _requester(kind: Kind) -> Run:
-    async def run(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-        thread_id, run_id = _str(p, "threadId"), _str(p, "runId")
-        record = await request(tx, kind, thread_id, run_id, _required(p, "request"), clock)
-        state = (await get_run(tx, run_id))["state"]
+@dataclass(frozen=True, slots=True)
+class UserRequest:
+    """``approval.request`` / ``interaction.request``."""
+
+    thread_id: str
+    run_id: str
+    request: Raw
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalClaim:
+    """``approval.claim``."""
+
+    approval_id: str
+    decision: Raw
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionClaim:
+    """``interaction.claim``."""
+
+    interaction_id: str
+    response: Raw
+
+
+def _requester(kind: Kind) -> Any:
+    async def run(tx: Transaction, call: Call[UserRequest]) -> dict[str, Any]:
+        p = call.payload
+        record = await request(tx, kind, p.thread_id, p.run_id, p.request, call.clock)
+        state = (await get_run(tx, p.run_id))["state"]
         return {f"{kind}Id": record["id"], "runState": state}
 
     return run
 
 
-def _claimer(kind: Kind, value: str) -> Run:
-    async def run(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-        if value not in p:
-            raise ValidationError(f"payload.{value}: is required", field=f"payload.{value}")
-        return await claim(tx, kind, _str(p, f"{kind}Id"), p[value], clock)
-
-    return run
+async def _claim_approval(tx: Transaction, call: Call[ApprovalClaim]) -> dict[str, Any]:
+    p = call.payload
+    return await claim(tx, "approval", p.approval_id, p.decision, call.clock)
 
 
-RUN_COMMANDS: dict[str, tuple[tuple[str, ...], Run]] = {
-    "run.start": (("threads", "runs"), _run_start),
-    "run.transition": (RUN_TABLES, _run_transition),
-    "approval.request": (REQUEST_TABLES, _requester("approval")),
-    "approval.claim": (CLAIM_TABLES, _claimer("approval", "decision")),
-    "interaction.request": (REQUEST_TABLES, _requester("interaction")),
-    "interaction.claim": (CLAIM_TABLES, _claimer("interaction", "response")),
+async def _claim_interaction(tx: Transaction, call: Call[InteractionClaim]) -> dict[str, Any]:
+    p = call.payload
+    return await claim(tx, "interaction", p.interaction_id, p.response, call.clock)
+
+
+COMMANDS: dict[str, Handler[Any]] = {
+    "run.start": Handler(payload=RunStart, tables=("threads", "runs"), run=_run_start),
+    "run.transition": Handler(payload=RunTransition, tables=RUN_TABLES, run=_run_transition),
+    "approval.request": Handler(
+        payload=UserRequest, tables=REQUEST_TABLES, run=_requester("approval")
+    ),
+    "approval.claim": Handler(payload=ApprovalClaim, tables=CLAIM_TABLES, run=_claim_approval),
+    "interaction.request": Handler(
+        payload=UserRequest, tables=REQUEST_TABLES, run=_requester("interaction")
+    ),
+    "interaction.claim": Handler(
+        payload=InteractionClaim, tables=CLAIM_TABLES, run=_claim_interaction
+    ),
 }
-"""Command type -> ``(tables, run)``; :mod:`panelot.bus.bus` wraps each in a Handler."""
+"""The run commands."""
 
 
-async def _q_get(s: PanelotStore, a: dict[str, Any]) -> Any:
-    if a.get("submissionId") is not None:
-        found = await run_by_submission(s.db, _str(a, "submissionId", prefix=""))
+@dataclass(frozen=True, slots=True)
+class RunArgs:
+    """``run.get``: by its id, or by the submission that started it."""
+
+    run_id: str | None = None
+    submission_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListArgs:
+    """``run.list``."""
+
+    thread_id: str
+    state: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecoverArgs:
+    """``run.recover``: the bindings as they resolve now."""
+
+    run_id: str
+    bindings: Raw = None
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadArgs:
+    """``approvals.pending``."""
+
+    thread_id: str
+
+
+async def _q_get(env: Env, a: RunArgs) -> dict[str, Any]:
+    if a.submission_id is not None:
+        found = await run_by_submission(env.db, a.submission_id)
         if found is None:
             raise NotFoundError("no run was started by this submission", field="submissionId")
         return found
-    run_id = _str(a, "runId", prefix="")
-    return await s.db.transaction("r", ["runs"], lambda tx: get_run(tx, run_id))
+    run_id = a.run_id
+    if run_id is None:
+        raise ValidationError("runId: is required", field="runId")
+    return await env.db.transaction("r", ["runs"], lambda tx: get_run(tx, run_id))
 
 
-async def _q_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    rows = await runs_for_thread(
-        s.db, _str(a, "threadId", prefix=""), _str(a, "state", False, prefix="")
-    )
-    return [run_summary(r) for r in rows]
+async def _q_list(env: Env, a: ListArgs) -> list[dict[str, Any]]:
+    return [run_summary(r) for r in await runs_for_thread(env.db, a.thread_id, a.state)]
 
 
-async def _q_recover(s: PanelotStore, a: dict[str, Any]) -> Any:
-    snap = await recover_run(s.db, _str(a, "runId", prefix=""), a.get("bindings"))
+async def _q_recover(env: Env, a: RecoverArgs) -> dict[str, Any]:
+    snap = await recover_run(env.db, a.run_id, a.bindings)
     return {"ok": True, "snapshot": encode(snap)}
 
 
-async def _q_pending(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await pending(s.db, _str(a, "threadId", prefix=""))
+async def _q_pending(env: Env, a: ThreadArgs) -> dict[str, Any]:
+    return await pending(env.db, a.thread_id)
 
 
-RUN_QUERIES: dict[str, QueryFn] = {
-    "run.get": _q_get,
-    "run.list": _q_list,
-    "run.recover": _q_recover,
-    "approvals.pending": _q_pending,
+QUERIES: dict[str, Query[Any]] = {
+    "run.get": Query(args=RunArgs, run=_q_get),
+    "run.list": Query(args=ListArgs, run=_q_list),
+    "run.recover": Query(args=RecoverArgs, run=_q_recover),
+    "approvals.pending": Query(args=ThreadArgs, run=_q_pending),
 }
-"""Read queries by name, merged into :data:`panelot.store.QUERIES`."""
+"""The run queries."""

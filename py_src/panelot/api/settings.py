@@ -3,9 +3,8 @@
 Their effects live in ``chrome.storage.local``, which an IndexedDB transaction must
 never wait on, so each command does its work in the handler's ``prepare`` step
 (outside the receipt's transaction) and the transaction then writes the receipt with
-the response. A replayed submission returns the stored response without redoing the
-work. :data:`SETTINGS_COMMANDS` maps a type to ``(tables, run, prepare, status,
-undo_prepare)`` for :class:`panelot.bus.bus.Handler`.
+the response ``prepare`` handed over. A replayed submission returns the stored
+response without redoing the work.
 
 Commands (payload → response)::
 
@@ -27,114 +26,142 @@ Queries (args → result)::
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
-from panelot.clock import Clock
-from panelot.codec import encode
+from panelot.bus import Call, Env, Handler, Query
+from panelot.codec import Raw, encode
 from panelot.errors import ConflictError
 from panelot.idb import Transaction
-from panelot.idb.errors import PanelotError, ValidationError
-from panelot.settings.active import services
+from panelot.idb.errors import ValidationError
 from panelot.settings.service import group_named
 
-if TYPE_CHECKING:
-    from panelot.bus.bus import CommandBus
-    from panelot.store import PanelotStore
+__all__ = ["COMMANDS", "QUERIES", "external"]
 
-__all__ = ["SETTINGS_COMMANDS", "SETTINGS_QUERIES", "external"]
-
-Run = Callable[[Transaction, dict[str, Any], Clock], Awaitable[Any]]
-Prepare = Callable[["CommandBus", dict[str, Any]], Awaitable[None]]
-Action = Callable[["CommandBus", dict[str, Any]], Awaitable[Any]]
-Spec = tuple[tuple[str, ...], Run, Prepare, str, Prepare]
-QueryFn = Callable[["PanelotStore", dict[str, Any]], Awaitable[Any]]
-
-_pending: dict[int, Any] = {}
+P = TypeVar("P")
 
 
-def external(action: Action, tables: tuple[str, ...] = (), finish: Run | None = None) -> Spec:
-    r"""A command whose work runs in ``prepare``; ``finish`` (or nothing) runs in the tx.
-
-    The value ``action`` returns is handed to the transaction step (keyed by the payload
-    object, which the bus passes to both): it becomes the response, or ``finish`` gets it
-    as ``payload["\0prepared"]`` and returns the response.
-    """
-
-    async def prepare(bus: CommandBus, payload: dict[str, Any]) -> None:
-        _pending[id(payload)] = await action(bus, payload)
-
-    async def undo(bus: CommandBus, payload: dict[str, Any]) -> None:
-        _pending.pop(id(payload), None)
-
-    async def run(tx: Transaction, payload: dict[str, Any], clock: Clock) -> Any:
-        if id(payload) not in _pending:
-            raise PanelotError("internal: the command's prepare step did not run")
-        prepared = _pending.pop(id(payload))
-        if finish is None:
-            return prepared
-        return await finish(tx, {**payload, "\0prepared": prepared}, clock)
-
-    return (tables, run, prepare, "completed", undo)
+async def _handed_over(tx: Transaction, call: Call[Any]) -> Any:
+    """The response its ``prepare`` made: the transaction writes only the receipt."""
+    return call.prepared
 
 
-def _payload_str(p: dict[str, Any], name: str, required: bool = True) -> Any:
-    value = p.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str):
-        raise ValidationError(f"payload.{name}: must be a string", field=f"payload.{name}")
-    return value
+def external(payload: type[P], action: Callable[[Env, P], Awaitable[Any]]) -> Handler[P]:
+    """A command whose work is ``action``, run before the receipt's transaction."""
+    return Handler(payload=payload, tables=(), run=_handed_over, prepare=action)
 
 
-async def _settings_set(bus: CommandBus, p: dict[str, Any]) -> Any:
-    group = group_named(p.get("group"))
-    if not isinstance(p.get("value"), dict):
-        raise ValidationError("payload.value: must be an object", field="payload.value")
-    if "expect" in p:  # the value the caller read and changed: refuse if it moved since
-        current, _ = await services().settings.read(group.name)
-        if encode(current) != p["expect"]:
+@dataclass(frozen=True, slots=True)
+class SettingsSet:
+    """``settings.set``: ``expect`` is the value read before the change."""
+
+    group: str
+    value: dict[str, Raw]
+    expect: dict[str, Raw] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsReset:
+    """``settings.reset``."""
+
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialSet:
+    """``credential.set``: the secret is encrypted, never echoed."""
+
+    secret: str
+    ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialRotate:
+    """``credential.rotate``: the same reference, new ciphertext."""
+
+    ref: str
+    secret: str
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialRef:
+    """``credential.delete``."""
+
+    ref: str
+
+
+async def _settings_set(env: Env, p: SettingsSet) -> dict[str, Any]:
+    group = group_named(p.group)
+    settings = env.services.settings
+    if p.expect is not None:  # the value the caller read and changed: refuse if it moved
+        current, _ = await settings.read(group.name)
+        if encode(current) != p.expect:
             raise ConflictError(
                 f"payload.expect: the {group.name} settings changed since they were read",
                 field="payload.expect",
             )
-    await services().settings.set(group.name, p["value"])
+    try:
+        await settings.set(group.name, p.value)
+    except ValidationError as exc:  # the service names a field in its group: name it here
+        inner = exc.field or ""
+        if inner.startswith(f"{group.name}."):
+            exc.field = f"payload.value.{inner[len(group.name) + 1 :]}"
+            exc.message = exc.message.replace(inner, exc.field, 1)
+        raise
     return {"group": group.name, "version": group.version}
 
 
-async def _settings_reset(bus: CommandBus, p: dict[str, Any]) -> Any:
-    group = group_named(p.get("group"))
-    await services().settings.reset(group.name)
+async def _settings_reset(env: Env, p: SettingsReset) -> dict[str, Any]:
+    group = group_named(p.group)
+    await env.services.settings.reset(group.name)
     return {"group": group.name}
 
 
-async def _credential_set(bus: CommandBus, p: dict[str, Any]) -> Any:
-    ref = await services().credentials.set(_payload_str(p, "secret"), _payload_str(p, "ref", False))
-    return {"ref": ref}
+async def _credential_set(env: Env, p: CredentialSet) -> dict[str, Any]:
+    return {"ref": await env.services.credentials.set(p.secret, p.ref)}
 
 
-async def _credential_rotate(bus: CommandBus, p: dict[str, Any]) -> Any:
-    ref = await services().credentials.rotate(_payload_str(p, "ref"), _payload_str(p, "secret"))
-    return {"ref": ref}
+async def _credential_rotate(env: Env, p: CredentialRotate) -> dict[str, Any]:
+    return {"ref": await env.services.credentials.rotate(p.ref, p.secret)}
 
 
-async def _credential_delete(bus: CommandBus, p: dict[str, Any]) -> Any:
-    await services().credentials.delete(_payload_str(p, "ref"))
+async def _credential_delete(env: Env, p: CredentialRef) -> dict[str, Any]:
+    await env.services.credentials.delete(p.ref)
     return {}
 
 
-SETTINGS_COMMANDS: dict[str, Spec] = {
-    "settings.set": external(_settings_set),
-    "settings.reset": external(_settings_reset),
-    "credential.set": external(_credential_set),
-    "credential.rotate": external(_credential_rotate),
-    "credential.delete": external(_credential_delete),
+COMMANDS: dict[str, Handler[Any]] = {
+    "settings.set": external(SettingsSet, _settings_set),
+    "settings.reset": external(SettingsReset, _settings_reset),
+    "credential.set": external(CredentialSet, _credential_set),
+    "credential.rotate": external(CredentialRotate, _credential_rotate),
+    "credential.delete": external(CredentialRef, _credential_delete),
 }
-"""Command type -> Handler arguments; merged into :data:`panelot.bus.bus.COMMANDS`."""
+"""The settings and credential commands."""
 
 
-async def _q_get(s: PanelotStore, a: dict[str, Any]) -> Any:
-    group = group_named(a.get("group"))
-    value, problems = await services().settings.read(group.name)
+@dataclass(frozen=True, slots=True)
+class GroupArgs:
+    """``settings.get``."""
+
+    group: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoArgs:
+    """A query without arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefArgs:
+    """``credential.status``."""
+
+    ref: str
+
+
+async def _q_get(env: Env, a: GroupArgs) -> dict[str, Any]:
+    group = group_named(a.group)
+    value, problems = await env.services.settings.read(group.name)
     return {
         "group": group.name,
         "version": group.version,
@@ -143,29 +170,26 @@ async def _q_get(s: PanelotStore, a: dict[str, Any]) -> Any:
     }
 
 
-async def _q_all(s: PanelotStore, a: dict[str, Any]) -> Any:
-    groups, problems = await services().settings.get_all()
+async def _q_all(env: Env, a: NoArgs) -> dict[str, Any]:
+    groups, problems = await env.services.settings.get_all()
     return {
         "groups": {name: encode(v) for name, v in groups.items()},
         "problems": [p.to_json() for p in problems],
     }
 
 
-async def _q_cred_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await services().credentials.list()
+async def _q_cred_list(env: Env, a: NoArgs) -> list[dict[str, Any]]:
+    return await env.services.credentials.list()
 
 
-async def _q_cred_status(s: PanelotStore, a: dict[str, Any]) -> Any:
-    ref = a.get("ref")
-    if not isinstance(ref, str):
-        raise ValidationError("ref: must be a string", field="ref")
-    return await services().credentials.status(ref)
+async def _q_cred_status(env: Env, a: RefArgs) -> dict[str, Any]:
+    return await env.services.credentials.status(a.ref)
 
 
-SETTINGS_QUERIES: dict[str, QueryFn] = {
-    "settings.get": _q_get,
-    "settings.all": _q_all,
-    "credential.list": _q_cred_list,
-    "credential.status": _q_cred_status,
+QUERIES: dict[str, Query[Any]] = {
+    "settings.get": Query(args=GroupArgs, run=_q_get),
+    "settings.all": Query(args=NoArgs, run=_q_all),
+    "credential.list": Query(args=NoArgs, run=_q_cred_list),
+    "credential.status": Query(args=RefArgs, run=_q_cred_status),
 }
-"""Read queries by name, merged into :data:`panelot.store.QUERIES`."""
+"""The settings and credential queries."""

@@ -30,6 +30,7 @@ from panelot.tree.nodes import get_node, get_thread
 __all__ = [
     "ATTACHMENT_TABLES",
     "KINDS",
+    "MAX_PUT_BYTES",
     "PROVENANCES",
     "TRUST_LEVELS",
     "attach",
@@ -44,6 +45,9 @@ __all__ = [
 
 ATTACHMENT_TABLES = ("threads", "nodes", "attachments")
 """The tables an attachment write covers."""
+
+MAX_PUT_BYTES = 64 * 1024 * 1024
+"""Largest attachment a command takes as base64 (decoded size)."""
 
 KINDS = ("image", "file", "page_snapshot", "screenshot", "page_text")
 """Allowed ``kind`` values."""

@@ -20,16 +20,15 @@ object in tool details naming an evicted attachment. Details that are not plain 
 back, reading the Blob after its transaction.
 
 Only :func:`split_details` runs for every tool result (one ``json.dumps``), and only a
-tool result's append covers the ``attachments`` table (:func:`details_tables`): for
-other node types the append's transaction and work are unchanged.
+tool result's append covers the ``attachments`` table: for other node types the
+append's transaction and work are unchanged.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from panelot.attachments.records import put_attachment, read_bytes
 from panelot.clock import Clock, new_id
@@ -39,17 +38,12 @@ from panelot.surrogates import escape_lone_surrogates
 from panelot.tree.nodes import get_node
 from panelot.tree.records import ThreadNode
 
-if TYPE_CHECKING:
-    from panelot.store import PanelotStore
-
 __all__ = [
     "DETAILS_INLINE_LIMIT",
     "DETAILS_MIME",
     "DETAILS_SOURCE_PREFIX",
-    "TOOL_DETAILS_QUERIES",
     "Offload",
     "details_reference",
-    "details_tables",
     "read_details",
     "split_details",
     "store_details",
@@ -80,14 +74,6 @@ def _compact_json(value: Any) -> bytes | None:
     except (TypeError, ValueError):
         return None  # not plain JSON: kept inline
     return escape_lone_surrogates(text).encode("utf-8")  # valid UTF-8, the same JSON data
-
-
-def details_tables(command_payload: dict[str, Any]) -> tuple[str, ...]:
-    """Tables ``message.append`` needs beyond threads and nodes: attachments for a tool result.
-
-    Other node types keep the append's transaction scope exactly as it was.
-    """
-    return ("attachments",) if command_payload.get("type") == "tool_result" else ()
 
 
 def split_details(payload: dict[str, Any]) -> tuple[dict[str, Any], Offload | None]:
@@ -168,16 +154,3 @@ async def read_details(db: Database, node_id: str) -> dict[str, Any]:
     if ref.get("evicted") or not data:
         return {**out, "details": None, "evicted": True}
     return {**out, "size": meta.get("size"), "details": json.loads(data.decode("utf-8"))}
-
-
-async def _q_details(s: PanelotStore, a: dict[str, Any]) -> Any:
-    node_id = a.get("nodeId")
-    if not isinstance(node_id, str):
-        raise ValidationError("nodeId: must be a string", field="nodeId")
-    return await read_details(s.db, node_id)
-
-
-TOOL_DETAILS_QUERIES: dict[str, Callable[[PanelotStore, dict[str, Any]], Awaitable[Any]]] = {
-    "node.details": _q_details,
-}
-"""Query name -> function, merged into the store's queries."""

@@ -1,6 +1,6 @@
 """The slimmed model request of a thread: context, slimming plan, resolved image bytes.
 
-:func:`build_request` takes a session context (``PanelotStore.context``), reads only
+:func:`build_request` takes a session context (:func:`panelot.tree.views.context_of`), reads only
 the metadata of the attachments it names, applies :func:`panelot.request.slimming.slim_context`
 and resolves the images it still sends: at full size, or as a thumbnail.
 
@@ -34,8 +34,7 @@ entries that are not stale stay references (read them with ``attachment.get``).
 from __future__ import annotations
 
 import base64
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from panelot.attachments.eviction import current_budget, evict
 from panelot.attachments.records import (
@@ -46,7 +45,7 @@ from panelot.attachments.records import (
     read_bytes,
 )
 from panelot.idb import Database, Transaction
-from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.idb.errors import NotFoundError
 from panelot.request.file_text import (
     REQUEST_TEXT_CHARS,
     decode_text,
@@ -63,10 +62,7 @@ from panelot.request.thumbnails import (
     default_thumbnailer,
 )
 
-if TYPE_CHECKING:
-    from panelot.store import PanelotStore
-
-__all__ = ["REQUEST_QUERIES", "build_request", "thumbnail_ref"]
+__all__ = ["build_request", "thumbnail_ref"]
 
 Meta = dict[str, Any]
 
@@ -261,31 +257,3 @@ async def build_request(
             "textFilesCut": cut,
         },
     }
-
-
-def _options(a: dict[str, Any]) -> SlimOptions:
-    """Options from query args ``seenImages?``, ``imageBudget?`` (null: off), ``staleStubs?``."""
-    flags: dict[str, Any] = {}
-    for arg, name in (("seenImages", "seen_images"), ("staleStubs", "stale_stubs")):
-        if arg in a:
-            if not isinstance(a[arg], bool):
-                raise ValidationError(f"{arg}: must be true or false", field=arg)
-            flags[name] = a[arg]
-    if "imageBudget" in a:
-        flags["image_budget"] = a["imageBudget"]
-    return SlimOptions(**flags)
-
-
-async def _q_request(s: PanelotStore, a: dict[str, Any]) -> Any:
-    thread_id, leaf_id = a.get("threadId"), a.get("leafId")
-    if not isinstance(thread_id, str):
-        raise ValidationError("threadId: must be a string", field="threadId")
-    if leaf_id is not None and not isinstance(leaf_id, str):
-        raise ValidationError("leafId: must be a string", field="leafId")
-    return await build_request(s.db, await s.context(thread_id, leaf_id), _options(a))
-
-
-REQUEST_QUERIES: dict[str, Callable[[PanelotStore, dict[str, Any]], Awaitable[Any]]] = {
-    "thread.request": _q_request,
-}
-"""Query name -> function, merged into ``PanelotStore`` queries."""

@@ -51,9 +51,7 @@ LEAF = "\0leaf"
 
 async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
     """Return a thread's metadata; NotFoundError if absent."""
-    return thread_of(
-        await tx.table("threads").get(checked_id(thread_id, "threadId")), thread_id
-    )
+    return thread_of(await tx.table("threads").get(checked_id(thread_id, "threadId")), thread_id)
 
 
 def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
