@@ -57,7 +57,7 @@ def open_page(context: BrowserContext, base_url: str) -> Page:
 
 _SCENE = """
 import json
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 from panelot.attachments.budget import put_within_budget
 from panelot.faults import FAULTS
@@ -122,7 +122,7 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     page = open_page(own_context, web_server)
     code = f"""
 import json
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 store = await PanelotStore.open(BrowserFactory(), {name!r})
 nodes = await store.db.table("nodes").bulk_get({json.dumps(list(scene["nodes"].values()))})
@@ -150,7 +150,7 @@ json.dumps({{"startup": store.startup, "check": check,
 
 _FILL = """
 import base64, json, os
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 from panelot.attachments.quota import storage_estimate
 from panelot.bus.receipts import receipt_id

@@ -20,7 +20,7 @@ CASES = discover()
 def test_browser(behavior_page: Page, module: str, case: str) -> None:
     code = f"""
 import json, behavior
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 json.dumps(await behavior.run_case({module!r}, {case!r}, BrowserFactory(), "browser"))
 """
     result = run_py(behavior_page, code)

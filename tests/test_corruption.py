@@ -234,7 +234,7 @@ json.dumps(True)
 _BROWSER_EXAMPLE = """
 import json, uuid
 from corruption_check import apply_ops, build_base, check_store
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 factory = BrowserFactory()
 name = "corrupt-" + uuid.uuid4().hex[:10]

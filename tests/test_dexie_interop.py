@@ -41,7 +41,7 @@ DEXIE_OPEN = """async ([name, stores]) => {
 DESCRIBE_PY = """
 import json
 from panelot.idb import Database
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
 db = await Database({name!r}, PANELOT_VERSIONS).open(BrowserFactory())
 d = db.describe()
@@ -115,7 +115,7 @@ def test_records_read_identically_both_ways(harness_page: Page, db_name: str) ->
     py_write = f"""
 import json
 from panelot.idb import Database
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
 db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
 await db.table("nodes").put(json.loads({json.dumps(json.dumps(RECORD))}))
@@ -148,7 +148,7 @@ json.dumps(True)
     py_read = f"""
 import json
 from panelot.idb import Database
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
 db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
 rec = await db.table("nodes").get("from-dexie")
@@ -223,7 +223,7 @@ def test_same_queries_same_rows_same_order(harness_page: Page, db_name: str) -> 
     py = f"""
 import json
 from panelot.idb import Database, MIN_KEY, MAX_KEY
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
 db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
 t = db.table("nodes")
@@ -264,7 +264,7 @@ def test_control_dexie_detects_a_missing_index(harness_page: Page, db_name: str)
         f"""
 import json
 from panelot.idb import Database, SchemaVersion
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 db = await Database({db_name!r}, [SchemaVersion(1, json.loads({json.dumps(json.dumps(stores))}))]).open(BrowserFactory())
 db.close()
 json.dumps(True)

@@ -142,7 +142,7 @@ BROWSER_RUN = """
 import json, uuid
 from behavior.opseq import STORES, run_ops
 from panelot.idb import Database, SchemaVersion
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 name = "prop-" + uuid.uuid4().hex[:8]
 db = await Database(name, [SchemaVersion(1, STORES)]).open(BrowserFactory())
 try:

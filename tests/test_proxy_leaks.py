@@ -18,7 +18,7 @@ COUNT = """() => {
 WORKLOAD = """
 import gc, json
 from panelot.idb import Database, SchemaVersion, MIN_KEY, MAX_KEY
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 
 async def workload():
@@ -80,7 +80,7 @@ def test_ten_thousand_operations_leave_no_proxies(harness_page: Page) -> None:
 CLOSE_IN_COMPLETE = """
 import asyncio, gc, json
 from panelot.idb import Database, SchemaVersion
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 
 async def close_in_complete():
     # A transaction resumes its task from the IndexedDB complete event (idb.waiter), so

@@ -228,7 +228,7 @@ def test_thumbnails_in_the_extension(extension_context: tuple[BrowserContext, st
         + f"""
 import base64, hashlib, json
 from panelot.attachments.records import read_bytes
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.request.slimming import SlimOptions
 from panelot.store import PanelotStore
 store = await PanelotStore.open(BrowserFactory(), {name!r})

@@ -65,7 +65,7 @@ def test_nothing_live_is_lost_on_the_memory_core(seq: list[dict[str, Any]]) -> N
 BROWSER_RUN = """
 import json, uuid
 from behavior.tree_model import check_tree, run_tree_ops
-from panelot.idb.browser.core import BrowserFactory
+from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 name = "tree-prop-" + uuid.uuid4().hex[:8]
 store = await PanelotStore.open(BrowserFactory(), name)

@@ -325,7 +325,7 @@ WORKLOADS: dict[str, Workload] = {
 
 
 async def _open(db_name: str) -> Database:
-    from panelot.idb.browser.core import BrowserFactory  # Pyodide only
+    from panelot.idb.browser import BrowserFactory  # Pyodide only
 
     return await Database(db_name, PANELOT_VERSIONS).open(BrowserFactory())
 

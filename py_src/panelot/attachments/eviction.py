@@ -1,4 +1,4 @@
-"""The attachment budget and its two-step eviction (seed §5).
+"""The attachment budget and its two-step eviction.
 
 When the attachments' total size exceeds the budget (200 MiB by default), the oldest
 attachments by ``createdAt`` are evicted, skipping the active thread, until the total

@@ -1,4 +1,4 @@
-"""The ``attachments`` table (seed §2.3): records whose bytes are a Blob.
+"""The ``attachments`` table: records whose bytes are a Blob.
 
 A record, as Dexie code sees it::
 

@@ -1,4 +1,4 @@
-"""Large UI details of tool results live in attachments (seed §2.2).
+"""Large UI details of tool results live in attachments.
 
 A ``tool_result`` payload is ``{itemId, ok, contentForLlm, details?}``; ``details`` is
 free-form data for the UI (a page dump, a DOM tree, a table...). When its compact JSON

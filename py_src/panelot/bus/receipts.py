@@ -1,4 +1,4 @@
-"""Command receipts (seed §2.4): fingerprints, lookup, writing once, expiry.
+"""Command receipts: fingerprints, lookup, writing once, expiry.
 
 A receipt is keyed by ``[clientId+submissionId]`` and written in the same transaction
 as the command's effect. It holds the command type, its status, the terminal

@@ -9,7 +9,6 @@ is refused with :class:`DataCloneError`, as the browser's structured clone would
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -165,11 +164,6 @@ def _absent(value: dict[str, Any], path: str) -> bool:
             return True
         target = target[part]
     return False
-
-
-def is_number_key(key: Key) -> bool:
-    """True for a finite or infinite number key (what bumps a key generator)."""
-    return isinstance(key, int | float) and not isinstance(key, bool) and not math.isnan(key)
 
 
 def project(value: Any, fields: Sequence[str], omit: bool = False) -> Any:

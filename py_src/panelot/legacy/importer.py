@@ -19,7 +19,7 @@ the index as they are. A session name longer than a title may be is cut to
 Thread ids are derived from the source (``uuid5``), so a second import — with the same
 submission (the receipt answers) or a new one (existing threads are skipped) — imports
 once; ``messages`` .. ``skippedEntries`` count what this run imported.
-The source keys are read, never changed (beyond the seed's own migration, which
+The source keys are read, never changed (beyond the layout's own migration, which
 keeps every message). Sessions keep their name (as the title), ``createdAt`` and
 ``pinned``; the global history becomes one thread titled after its first question.
 Images become ``image`` attachments (provenance ``import``) with their exact bytes; an

@@ -1,4 +1,4 @@
-"""Shared ground of the library repositories: skills, memories and plugins (issue 4).
+"""Shared ground of the library repositories: skills, memories and plugins.
 
 The repositories live in :mod:`panelot.library.skills`, :mod:`panelot.library.memories`,
 :mod:`.plugins` and :mod:`.plugin_assets`; their commands and queries in
@@ -9,7 +9,7 @@ which case it works inside that transaction and awaits nothing else.
 
 Booleans as 1/0: IndexedDB cannot index booleans (a record whose index key is
 ``true`` or ``false`` is simply left out of that index), so a boolean ``enabled``
-would make the seed's ``enabled`` indexes of ``skills`` and ``plugins`` inert. The
+would make the declared ``enabled`` indexes of ``skills`` and ``plugins`` inert. The
 stored records therefore hold ``enabled`` as the number ``1`` or ``0``, and
 ``where("enabled").equals(1)`` finds the enabled ones. The Python API and the wire
 use ``bool``; :func:`flag_from_db` also reads a boolean written by other code (such a

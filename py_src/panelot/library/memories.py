@@ -1,4 +1,4 @@
-"""The memories repository (seed §2 ``memories: 'id, key, updatedAt'``), for ``memory_write``.
+"""The memories repository (``memories: 'id, key, updatedAt'``), for ``memory_write``.
 
 A stored memory is ``{id, key, value, createdAt, updatedAt}``; ``value`` is plain
 JSON data of at most :data:`MAX_MEMORY_VALUE_BYTES` (compact UTF-8 JSON). There is one

@@ -1,4 +1,4 @@
-"""Plugin assets (seed §2 ``pluginAssets: 'id, pluginId, [pluginId+path], kind, createdAt'``).
+"""Plugin assets (``pluginAssets: 'id, pluginId, [pluginId+path], kind, createdAt'``).
 
 A stored asset is ``{id, pluginId, path, kind, mime, bytes, sha256, size, createdAt}``
 with ``id = pluginId + ":" + path`` (plugin ids may not contain ``:``, so ids never

@@ -1,4 +1,4 @@
-"""The plugins repository (seed §2 ``plugins: 'id, name, enabled, updatedAt'``).
+"""The plugins repository (``plugins: 'id, name, enabled, updatedAt'``).
 
 A stored plugin is ``{id, name, version, enabled, manifest, installedAt, updatedAt}``.
 ``enabled`` is stored as the number 1 or 0 so that the ``enabled`` index works
@@ -42,7 +42,6 @@ __all__ = [
     "PluginInput",
     "check_assets",
     "check_plugin_input",
-    "get_plugin",
     "install_plugin",
     "list_plugins",
     "plugin_from_record",
@@ -186,16 +185,6 @@ async def uninstall_plugin(target: Target, plugin_id: str) -> int:
         return removed
 
     return await within(target, "rw", PLUGIN_TABLES, body)
-
-
-async def get_plugin(target: Target, plugin_id: str) -> Plugin | None:
-    """Return the installed plugin ``plugin_id``, or ``None``."""
-
-    async def body(tx: Transaction) -> Any:
-        return await tx.table("plugins").get(plugin_id)
-
-    record = await within(target, "r", PLUGIN_TABLES, body)
-    return None if record is None else plugin_from_record(record)
 
 
 async def list_plugins(target: Target, *, enabled: bool | None = None) -> list[Plugin]:

@@ -1,4 +1,4 @@
-"""The skills repository (seed §2 ``skills: 'id, name, enabled, sourceRef'``).
+"""The skills repository (``skills: 'id, name, enabled, sourceRef'``).
 
 A stored skill is ``{id, name, description?, body, enabled, sourceRef?, createdAt,
 updatedAt}``. ``enabled`` is stored as the number 1 or 0, never as a boolean:

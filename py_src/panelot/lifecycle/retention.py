@@ -1,4 +1,4 @@
-"""Retention (seed §5, the "target" policy): archive threads untouched for N days.
+"""Retention: archive threads untouched for N days.
 
 Opt-in: ``retention_days`` is ``None`` (off) or a positive number of days; where the
 setting lives (chrome.storage) is the settings module's business, this one only

@@ -1,4 +1,4 @@
-"""``thread.delete`` (seed §3.3): stop admission, stop executions, then one cascade.
+"""``thread.delete``: stop admission, stop executions, then one cascade.
 
 1. One transaction marks the thread ``deleting`` (from then on every command for it
    is refused with :class:`AdmissionError`, in every context) and cancels its active

@@ -1,4 +1,4 @@
-"""Request-side context slimming (issue 6): a pure, deterministic plan over a session context.
+"""Request-side context slimming: a pure, deterministic plan over a session context.
 
 Stored records and bytes are never changed; only the request derived from
 :func:`panelot.tree.context.session_context` is slimmed. :func:`slim_context` is a pure

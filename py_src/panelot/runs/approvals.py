@@ -1,4 +1,4 @@
-"""Approvals and interactions (seed §2, §2.2): requests that wait, and their one claim.
+"""Approvals and interactions: requests that wait, and their one claim.
 
 Records of both tables are ``{id, threadId, runId, status, requestedAt, request,
 resolvedAt?, nodeId?, closedReason?}`` plus ``decision`` (approvals: ``approved`` or
@@ -38,8 +38,6 @@ __all__ = [
     "claim_interaction",
     "pending",
     "request",
-    "request_approval",
-    "request_interaction",
 ]
 
 Kind = Literal["approval", "interaction"]
@@ -125,20 +123,6 @@ async def request(
     await tx.table(_TABLE[kind]).add(record)
     await _settle(tx, run, clock)
     return record
-
-
-async def request_approval(
-    tx: Transaction, thread_id: str, run_id: str, body: Any, clock: Clock = now_ms
-) -> dict[str, Any]:
-    """Create a pending approval; the run goes to ``awaiting_approval`` (see :func:`request`)."""
-    return await request(tx, "approval", thread_id, run_id, body, clock)
-
-
-async def request_interaction(
-    tx: Transaction, thread_id: str, run_id: str, body: Any, clock: Clock = now_ms
-) -> dict[str, Any]:
-    """Create a pending interaction; the run waits for it (see :func:`request`)."""
-    return await request(tx, "interaction", thread_id, run_id, body, clock)
 
 
 def _check_value(kind: Kind, value: Any) -> Any:

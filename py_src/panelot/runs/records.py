@@ -1,4 +1,4 @@
-"""Runs (seed §2, §4): one record per agent run, its state machine and its recovery.
+"""Runs: one record per agent run, its state machine and its recovery.
 
 A run record is ``{id, threadId, submissionId?, createdAt, updatedAt, state, input,
 snapshot, error?}``. :func:`start_run` stores the normalized input and the versioned

@@ -1,4 +1,4 @@
-"""RunEnvironmentSnapshot (seed §4): the frozen environment of one run.
+"""RunEnvironmentSnapshot: the frozen environment of one run.
 
 Before a run enters ``preparing`` its normalized input and this snapshot are stored
 in one transaction. The snapshot pins the actual connection, model, parameters and

@@ -5,7 +5,7 @@ A secret is stored in ``chrome.storage.local`` under its reference ``cred:<id>``
 (base64 IV and ciphertext; the reference is bound as additional data). The key is a
 non-extractable WebCrypto ``CryptoKey`` in the IndexedDB database ``panelot_keys``
 (see ``web/panelot_crypto.mjs``). The light list of references lives under
-``credentials.index`` as ``[{ref, createdAt, updatedAt}]``; as in the seed's session
+``credentials.index`` as ``[{ref, createdAt, updatedAt}]``; as in the browsa layout's session
 layout, the body is written before the index, so a crash leaves at worst a body the
 index does not list yet. Rotating writes a new ciphertext under the same reference.
 

@@ -1,4 +1,4 @@
-"""Derived views of a loaded thread (seed §4): model context, UI snapshot, Markdown.
+"""Derived views of a loaded thread: model context, UI snapshot, Markdown.
 
 All three are pure functions of a :class:`~panelot.tree.loading.LoadedThread`, sharing the
 same leaf→root path and its bounds; none of them reads storage or changes it.

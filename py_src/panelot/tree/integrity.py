@@ -1,4 +1,4 @@
-"""Walking a thread's tree safely, whatever is stored (seed §3.4).
+"""Walking a thread's tree safely, whatever is stored.
 
 Nodes are handled here as raw stored dicts with only a light structural check, so a
 10,000-node thread is indexed quickly and a malformed record is reported rather than

@@ -1,4 +1,4 @@
-"""Loading a thread for reading, with the integrity repair of seed §3.4.
+"""Loading a thread for reading, with the integrity repair.
 
 :func:`load_thread` reads a thread and all its nodes in one read-only transaction and
 walks from the leaf. When the leaf cannot reach a root (missing node, missing
@@ -36,7 +36,7 @@ class LoadedThread:
 
 
 def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | None]:
-    """The thread, and a problem when its stored ``leafId`` is not even an id (§3.4 repairs it)."""
+    """The thread, and a problem when its stored ``leafId`` is not even an id (to repair)."""
     try:
         return thread_of(raw, thread_id), None
     except ValidationError as exc:
@@ -50,7 +50,7 @@ async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> 
     raw, raw_nodes = await load_thread_records(tx, thread_id)
     thread, bad_leaf = _thread_and_problem(raw, thread_id)
     index = index_nodes(thread_id, raw_nodes)
-    if index.problems:  # reported in the order of the threadId read, as they always were
+    if index.problems:  # report the problems in the order of the threadId read
         index = index_nodes(thread_id, await load_nodes(tx, thread_id))
     walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
     problem = bad_leaf if bad_leaf and leaf_id is None else walk.problem

@@ -1,4 +1,4 @@
-"""Tree operations on ``threads`` and ``nodes`` (seed §3), inside a caller's transaction.
+"""Tree operations on ``threads`` and ``nodes``, inside a caller's transaction.
 
 Each function takes a running :class:`~panelot.idb.Transaction` over at least
 ``threads`` and ``nodes`` so that callers (the store facade, the command bus with its

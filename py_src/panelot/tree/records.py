@@ -1,8 +1,8 @@
-"""Typed records of the ``threads`` and ``nodes`` tables (seed §2.1, §2.2).
+"""Typed records of the ``threads`` and ``nodes`` tables.
 
 Python code uses these dataclasses with snake_case names; IndexedDB holds their wire
-form with the seed's camelCase names (``threadId``, ``parentId``, ``leafId`` ...), so
-Dexie code reads the same records. :func:`node_from_wire` and :func:`thread_from_wire`
+form with the data model's camelCase names (``threadId``, ``parentId``, ``leafId``
+...), so Dexie code reads the same records. :func:`node_from_wire` and :func:`thread_from_wire`
 validate at the boundary; errors name the wire field. :func:`check_thread_bounds`
 holds the length limits of titles, tags and folder names, which every write applies.
 """
@@ -44,7 +44,6 @@ __all__ = [
     "UserMessage",
     "check_thread_bounds",
     "node_from_wire",
-    "node_to_wire",
     "payload_from_wire",
     "thread_from_wire",
     "thread_to_wire",
@@ -322,12 +321,6 @@ class _NodeEnvelope:
     ts: int
     type: NodeType
     payload: dict[str, Any]
-
-
-def node_to_wire(node: ThreadNode) -> dict[str, Any]:
-    """Return the stored (camelCase) form of a node."""
-    out: dict[str, Any] = encode(node)
-    return out
 
 
 def thread_from_wire(data: Any, path: str = "thread") -> ThreadMeta:
