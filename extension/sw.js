@@ -9,7 +9,7 @@
 import createPyodideModule from "./pyodide/pyodide.asm.mjs";
 import { activeThreadId, loadRuntime } from "./runtime.mjs";
 
-const RETENTION_ALARM = "panelot.lifecycle.retention";
+const RETENTION_ALARM = "panelot.retention";
 const DAY_MINUTES = 24 * 60;
 // The retention setting as panelot.settings stores it: {version, value: {days}}. Read
 // here only to decide whether to load Pyodide; Python reads it again and decides.

@@ -99,11 +99,11 @@ def test_the_daily_alarm_is_registered(extension: tuple[BrowserContext, Worker, 
     _, worker, _ = extension
     alarm = None
     for _ in range(100):  # onInstalled may still be creating it
-        alarm = worker.evaluate("() => chrome.alarms.get('panelot.lifecycle.retention')")
+        alarm = worker.evaluate("() => chrome.alarms.get('panelot.retention')")
         if alarm:
             break
         time.sleep(0.1)
-    assert alarm is not None, "no panelot.lifecycle.retention alarm"
+    assert alarm is not None, "no panelot.retention alarm"
     assert alarm["periodInMinutes"] == 1440
     assert alarm["scheduledTime"] > time.time() * 1000
 

@@ -164,7 +164,7 @@ try {
     run: (source) => run(source),
   };
   print(session.banner(), "banner");
-  const start = panelot.runs.snapshot === "restored" ? "from the memory snapshot" : "loaded normally";
+  const start = panelot.snapshot === "restored" ? "from the memory snapshot" : "loaded normally";
   stateEl.textContent = `ready in ${panelot.timings.total_ms} ms (${start}) · database panelot_v1`;
   input.disabled = false;
   input.placeholder = "threads()   ·   tree(id)   ·   help_panelot()";

@@ -1,9 +1,9 @@
 // Boots Pyodide, installs the bundled wheels and opens the Panelot store.
 // Shared by the extension pages and the plain-page harness (dist/web).
 import { loadPyodide } from "./pyodide/pyodide.mjs";
-import * as panelotJs from "./panelot_js.mjs";
-import * as panelotCrypto from "./panelot_crypto.mjs";
-import * as panelotImages from "./panelot_images.mjs";
+import * as panelotJs from "./wiring.mjs";
+import * as panelotCrypto from "./crypto.mjs";
+import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
@@ -192,6 +192,14 @@ export function bootRuntime({
       if (bad) return { status: "failed", error: bad };
       return JSON.parse(await rt.send(JSON.stringify(command)));
     },
+    /**
+     * The decrypted secret of a credential reference ("cred:…"), for one provider
+     * request; no query returns a secret. Rejects with the error when it cannot.
+     */
+    async revealSecret(ref) {
+      await panelot.ready;
+      return String(await rt.reveal_secret(String(ref)));
+    },
   };
 
   const enter = (stage) => {
@@ -217,7 +225,7 @@ export function bootRuntime({
     };
     const loaded = await loadRuntime({ base, stage, snapshot });
     rt = loaded.rt;
-    panelot.runs.snapshot = loaded.snapshot;
+    panelot.snapshot = loaded.snapshot;
 
     // Start-up retention (the `retention` setting) spares the thread a panel has open.
     await stage("database", async () => rt.start(dbName, await activeThreadId()));

@@ -94,3 +94,12 @@ async def send(command_json: str) -> str:
     except Exception as exc:  # defensive: the bus itself reports domain errors
         response = {"status": "failed", "error": _error(exc)}
     return json.dumps(response)
+
+
+async def reveal_secret(ref: str) -> str:
+    """The decrypted secret of a credential reference, for the one request that needs it.
+
+    No query returns a secret; this is the runtime's only way to one, and
+    ``panelot.revealSecret`` in ``web/runtime.mjs`` is its only caller.
+    """
+    return await store().services.credentials.reveal(ref)

@@ -1,7 +1,7 @@
 """Large plain results come back exactly, value type for value type.
 
 The browser core passes a large plain result to Python as marshal data written in JS
-(``web/panelot_js.mjs``), where every number, string and nesting is encoded by hand.
+(``web/wiring.mjs``), where every number, string and nesting is encoded by hand.
 These cases read many records holding every plain value kind, in results large enough
 to take that path, and compare them with what was written, on both cores.
 """

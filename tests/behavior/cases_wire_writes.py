@@ -1,7 +1,7 @@
 """Values written cross into the store exactly, whichever way the core captures them.
 
 The browser core snapshots a write's values as marshal data and builds the JS records
-from it (``web/panelot_unmarshal.mjs``); values marshal or the reader will not take
+from it (``web/marshal_reader.mjs``); values marshal or the reader will not take
 fall back to a Python deep copy. These cases pin what both paths store, on both cores:
 every plain kind, shared and repeated objects, the refusals and their field names, and
 that a value changed after the write began is stored as it was.

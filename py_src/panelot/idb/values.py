@@ -172,7 +172,7 @@ def project(value: Any, fields: Sequence[str], omit: bool = False) -> Any:
     A field is a top-level name or a dotted key path, kept nested as it was; a path
     that does not resolve through objects is left out, and so is an absent field.
     Values that are not objects come back as they are. The browser core's helper
-    (``projector`` in ``web/panelot_js.mjs``) projects the same way in JS.
+    (``projector`` in ``web/wiring.mjs``) projects the same way in JS.
     """
     if not isinstance(value, dict):
         return value

@@ -3,7 +3,7 @@
 A :class:`Thumbnailer` turns a stored image (its Blob: a JS ``Blob`` handle on the
 browser core, a :class:`~panelot.attachments.blobs.MemoryBlob` on the memory core) into a small
 JPEG. In a page, :class:`BrowserThumbnailer` does it with the browser's own decoder and
-encoder (``web/panelot_images.mjs``: ``createImageBitmap``, an ``OffscreenCanvas`` and
+encoder (``web/images.mjs``: ``createImageBitmap``, an ``OffscreenCanvas`` and
 ``convertToBlob``), so no image library is bundled and any format the browser shows
 can be thumbnailed. CPython has no image decoder here, so there
 :class:`UnavailableThumbnailer` raises :class:`ThumbnailerUnavailableError`: tests of
@@ -86,7 +86,7 @@ class UnavailableThumbnailer:
 
 
 class BrowserThumbnailer:
-    """Thumbnails made in the page by ``web/panelot_images.mjs`` (registered by runtime.mjs)."""
+    """Thumbnails made in the page by ``web/images.mjs`` (registered by runtime.mjs)."""
 
     def __init__(self) -> None:
         self._images = importlib.import_module("panelot_images")

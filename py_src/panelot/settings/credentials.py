@@ -4,7 +4,7 @@ A secret is stored in ``chrome.storage.local`` under its reference ``cred:<id>``
 ``{"v": 1, "alg": "AES-GCM", "keyId", "iv", "data", "createdAt", "updatedAt"}``
 (base64 IV and ciphertext; the reference is bound as additional data). The key is a
 non-extractable WebCrypto ``CryptoKey`` in the IndexedDB database ``panelot_keys``
-(see ``web/panelot_crypto.mjs``). The light list of references lives under
+(see ``web/crypto.mjs``). The light list of references lives under
 ``credentials.index`` as ``[{ref, createdAt, updatedAt}]``; as in the browsa layout's session
 layout, the body is written before the index, so a crash leaves at worst a body the
 index does not list yet. Rotating writes a new ciphertext under the same reference.
@@ -107,7 +107,7 @@ def _crypto_module() -> Any:
 
 
 class WebCryptoKeyStore:
-    """AES-GCM under the non-extractable key of ``web/panelot_crypto.mjs``."""
+    """AES-GCM under the non-extractable key of ``web/crypto.mjs``."""
 
     async def encrypt(self, plaintext: str, ref: str) -> dict[str, str]:
         """Encrypt with a fresh 96-bit IV."""

@@ -61,7 +61,7 @@ def decode_json(text: str) -> Any:
 def decode_marshal(data: Any) -> Any:
     """Decode a large plain result the JS helper wrote as marshal data (a ``Uint8Array``).
 
-    The helper writes only the codes of plain values (see ``web/panelot_js.mjs``), with
+    The helper writes only the codes of plain values (see ``web/wiring.mjs``), with
     numbers mapped as JSON text maps them; ``marshal.loads`` builds the objects several
     times faster than the JSON scanner does under Pyodide.
     """

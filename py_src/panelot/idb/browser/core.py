@@ -5,7 +5,7 @@ IndexedDB callbacks: the success handler of one request converts its result and
 resumes the body, which issues the next request before the handler returns. The
 transaction therefore never idles and survives any number of sequential awaits.
 
-Requests are issued by the small JS wiring helper ``panelot_js`` (``web/panelot_js.mjs``)
+Requests are issued by the small JS wiring helper ``panelot_js`` (``web/wiring.mjs``)
 and never handed to Python: a JsProxy per ``IDBRequest`` was measured at ~100 µs,
 against ~3 µs for a plain call. The helper calls back with the transaction id, the
 request's position and the result as JSON text (UTF-8 bytes when large, or the raw

@@ -4,7 +4,7 @@ A write must capture its values when it is called. Copying them in Python (with 
 checks :func:`~panelot.idb.values.clone_value` makes) and then encoding them as JSON
 for the JS side cost ~120 + ~90 ms for 10,000 records under Pyodide. ``marshal.dumps``
 walks them in C instead (~8 ms), and the helper's marshal reader
-(``web/panelot_unmarshal.mjs``) builds the JS records from those bytes at once (~45 ms,
+(``web/marshal_reader.mjs``) builds the JS records from those bytes at once (~45 ms,
 against ~25 ms for ``JSON.parse`` of the same records).
 
 marshal takes more than a record may hold (sets, complex numbers, ``int`` keys, huge

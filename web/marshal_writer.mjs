@@ -1,5 +1,24 @@
 // CPython marshal writer for large plain results read from IndexedDB (used by
-// panelot_js.mjs). Transport only: no storage logic.
+// wiring.mjs). Transport only: no storage logic.
+import {
+  ASCII,
+  ASCII_INTERNED,
+  BINARY_FLOAT,
+  DICT,
+  FALSE,
+  FLAG_REF,
+  INT,
+  INTERNED,
+  LIST,
+  LONG,
+  NONE,
+  NULL,
+  REF,
+  SHORT_ASCII,
+  SHORT_ASCII_INTERNED,
+  TRUE,
+  UNICODE,
+} from "./marshal_format.mjs";
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
 
@@ -54,10 +73,10 @@ function writeString(s) {
   reserve(len * 3 + 5);
   const start = mLen;
   if (len < 256) {
-    mBuf[mLen++] = 0x7a; // z: short ASCII
+    mBuf[mLen++] = SHORT_ASCII;
     mBuf[mLen++] = len;
   } else {
-    mBuf[mLen++] = 0x61; // a: ASCII
+    mBuf[mLen++] = ASCII;
     writeInt32(len);
   }
   // ASCII is copied by this loop: for a few hundred characters it beats encodeInto
@@ -80,12 +99,12 @@ function writeString(s) {
     // such strings take the loop below, which keeps them. The destination is bounded:
     // encodeInto into the rest of a large buffer was measured twice as slow.
     const { written } = utf8.encodeInto(s, mBuf.subarray(start + 5, start + 5 + len * 3));
-    mBuf[start] = 0x75;
+    mBuf[start] = UNICODE;
     mView.setInt32(start + 1, written, true);
     mLen = start + 5 + written;
     return;
   }
-  buf[start] = 0x75;
+  buf[start] = UNICODE;
   let p = start + 5; // a local cursor, as above
   for (i = 0; i < len; i++) {
     let c = s.charCodeAt(i);
@@ -115,8 +134,7 @@ function writeString(s) {
   mLen = p;
 }
 
-const INTERNED = { 0x7a: 0x5a, 0x61: 0x41, 0x75: 0x74 }; // z->Z, a->A, u->t
-const FLAG_REF = 0x80;
+const INTERNED_CODE = { [SHORT_ASCII]: SHORT_ASCII_INTERNED, [ASCII]: ASCII_INTERNED, [UNICODE]: INTERNED };
 
 // Short string values repeat under the same key across records (a thread id, a node
 // type, a model name): each key keeps the first few distinct short values it had, and a
@@ -136,7 +154,7 @@ class KeyEntry {
 /** Writes a reference (r) to the object flagged `ref`-th in this result. */
 function writeRef(ref) {
   reserve(5);
-  mBuf[mLen++] = 0x72;
+  mBuf[mLen++] = REF;
   writeInt32(ref);
 }
 
@@ -151,7 +169,7 @@ function writeKey(key) {
   keyRefs.set(key, fresh);
   const at = mLen;
   writeString(key);
-  mBuf[at] = INTERNED[mBuf[at]] | FLAG_REF;
+  mBuf[at] = INTERNED_CODE[mBuf[at]] | FLAG_REF;
   return fresh;
 }
 
@@ -178,11 +196,11 @@ function writeNumber(x) {
   reserve(32);
   if (Number.isInteger(x) && Math.abs(x) < 1e21) {
     if (x >= -2147483648 && x <= 2147483647) {
-      mBuf[mLen++] = 0x69; // i
+      mBuf[mLen++] = INT;
       writeInt32(x | 0);
       return;
     }
-    mBuf[mLen++] = 0x6c; // l: sign and count of 15-bit digits, least significant first
+    mBuf[mLen++] = LONG;
     let a = Math.abs(x);
     const countAt = mLen;
     mLen += 4;
@@ -196,7 +214,7 @@ function writeNumber(x) {
     mView.setInt32(countAt, x < 0 ? -digits : digits, true);
     return;
   }
-  mBuf[mLen++] = 0x67; // g: binary double
+  mBuf[mLen++] = BINARY_FLOAT;
   mView.setFloat64(mLen, x, true);
   mLen += 8;
 }
@@ -210,12 +228,12 @@ function writeValue(v, depth) {
     writeNumber(v);
   } else if (type === "boolean" || v === null) {
     reserve(1);
-    mBuf[mLen++] = v === null ? 0x4e : v ? 0x54 : 0x46;
+    mBuf[mLen++] = v === null ? NONE : v ? TRUE : FALSE;
   } else if (type !== "object") return false; // undefined, bigint, function, symbol
   else if (depth > MAX_DEPTH) return null;
   else if (Array.isArray(v)) {
     reserve(5);
-    mBuf[mLen++] = 0x5b; // [
+    mBuf[mLen++] = LIST;
     writeInt32(v.length);
     for (let i = 0; i < v.length; i++) {
       const ok = writeValue(v[i], depth + 1);
@@ -225,7 +243,7 @@ function writeValue(v, depth) {
     const proto = getPrototypeOf(v);
     if (proto !== OBJECT && proto !== null) return false; // Date, Blob, typed arrays, Map...
     reserve(1);
-    mBuf[mLen++] = 0x7b; // {
+    mBuf[mLen++] = DICT;
     for (const key in v) {
       const entry = writeKey(key);
       const item = v[key];
@@ -237,7 +255,7 @@ function writeValue(v, depth) {
       if (ok !== true) return ok;
     }
     reserve(1);
-    mBuf[mLen++] = 0x30; // end of dict
+    mBuf[mLen++] = NULL;
   }
   return true;
 }

@@ -5,9 +5,9 @@
 // value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers), in
 // which case Python falls back to to_py(). No storage logic lives here.
 
-import { marshalValue } from "./panelot_marshal.mjs";
+import { marshalValue } from "./marshal_writer.mjs";
 
-export { unmarshalValues } from "./panelot_unmarshal.mjs";
+export { unmarshalValues } from "./marshal_reader.mjs";
 
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
@@ -62,7 +62,7 @@ export function encodeValue(value) {
 
 const BYTES = 1;
 const RAW = 2;
-const MARSHAL = 3; // marshal bytes (panelot_marshal.mjs), for large plain results
+const MARSHAL = 3; // marshal bytes (marshal_writer.mjs), for large plain results
 /** Results longer than this (in UTF-16 units) cross as UTF-8 bytes instead of a string. */
 const LARGE_TEXT = 8192;
 const utf8 = new TextEncoder();

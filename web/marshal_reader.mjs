@@ -1,4 +1,4 @@
-// CPython marshal reader for values Python writes (used by panelot_js.mjs). Transport
+// CPython marshal reader for values Python writes (used by wiring.mjs). Transport
 // only: no storage logic.
 //
 // Python snapshots the values of a write with marshal.dumps, which walks them in C and
@@ -15,9 +15,30 @@
 // Refused: other types, non-str keys, unsafe integers, values nested deeper than Python
 // allows (MAX_DEPTH), and references to containers (a value holding the same list or
 // dict twice, or itself: Python's copy separates the first and refuses the second).
+import {
+  ASCII,
+  ASCII_INTERNED,
+  BINARY_FLOAT,
+  DICT,
+  FALSE,
+  FLAG_REF,
+  INT,
+  INTERNED,
+  LIST,
+  LONG,
+  NONE,
+  NULL,
+  REF,
+  SHORT_ASCII,
+  SHORT_ASCII_INTERNED,
+  SMALL_TUPLE,
+  STRING,
+  TRUE,
+  TUPLE,
+  UNICODE,
+} from "./marshal_format.mjs";
 
 const MAX_DEPTH = 200; // as panelot.idb.values: containers nested deeper are refused
-const FLAG_REF = 0x80;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const REFUSED = Symbol("refused");
 const CONTAINER = Symbol("container"); // the reference slot of a list, tuple or dict
@@ -121,12 +142,12 @@ function items(n, depth) {
 function container(code, flagged, depth) {
   if (depth > MAX_DEPTH) throw REFUSED;
   if (flagged) refs.push(CONTAINER); // its slot comes before those of its items
-  if (code === 0x5b || code === 0x28) return items(int32(), depth); // [ list, ( tuple
-  if (code === 0x29) return items(buf[at++], depth); // ) small tuple
+  if (code === LIST || code === TUPLE) return items(int32(), depth);
+  if (code === SMALL_TUPLE) return items(buf[at++], depth);
   const obj = {};
   for (;;) {
     // { dict: key/value pairs up to the null code 0
-    if (buf[at] === 0x30) {
+    if (buf[at] === NULL) {
       at++;
       return obj;
     }
@@ -143,54 +164,54 @@ function read(depth) {
   const code = byte & ~FLAG_REF;
   let v;
   switch (code) {
-    case 0x4e: // N
+    case NONE:
       v = null;
       break;
-    case 0x54: // T
+    case TRUE:
       v = true;
       break;
-    case 0x46: // F
+    case FALSE:
       v = false;
       break;
-    case 0x69: // i
+    case INT:
       v = int32();
       break;
-    case 0x6c: // l
+    case LONG:
       v = long();
       break;
-    case 0x67: // g
+    case BINARY_FLOAT:
       v = view.getFloat64(at, true);
       at += 8;
       break;
-    case 0x7a: // z, Z: short ASCII
-    case 0x5a:
+    case SHORT_ASCII:
+    case SHORT_ASCII_INTERNED:
       v = asciiString(buf[at++]);
       break;
-    case 0x61: // a, A: ASCII
-    case 0x41:
+    case ASCII:
+    case ASCII_INTERNED:
       v = asciiString(int32());
       break;
-    case 0x75: // u, t: UTF-8
-    case 0x74:
+    case UNICODE:
+    case INTERNED:
       v = utf8String(int32());
       break;
-    case 0x73: {
+    case STRING: {
       // s: bytes
       const n = int32();
       const start = skip(n);
       v = buf.slice(start, at);
       break;
     }
-    case 0x72: {
+    case REF: {
       // r: a reference to an earlier scalar
       v = refs[int32()];
       if (v === undefined || v === CONTAINER) throw REFUSED;
       return v;
     }
-    case 0x5b:
-    case 0x28:
-    case 0x29:
-    case 0x7b:
+    case LIST:
+    case TUPLE:
+    case SMALL_TUPLE:
+    case DICT:
       return container(code, flagged, depth);
     default:
       throw REFUSED; // set, frozenset, complex, code, slice, Ellipsis, ...
