@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from hypothesis_support import examples
-from panelot.api.registry import COMMANDS
+from panelot.api.registry import COMMANDS, QUERIES
 from panelot.errors import SnapshotError
 from panelot.idb import MemoryFactory
 from panelot.idb.errors import PanelotError, ValidationError
@@ -45,7 +45,6 @@ from panelot.runs.snapshot import make_snapshot, verify_snapshot
 from panelot.schema import PANELOT_V1_STORES
 from panelot.settings import MemoryStorageBackend, use_backend
 from panelot.settings.credentials import MemoryKeyStore
-from panelot.api.registry import QUERIES
 from panelot.store import PanelotStore
 from panelot.tree.records import payload_from_wire
 

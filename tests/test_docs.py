@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from panelot.api.registry import COMMANDS
-from panelot.api.registry import QUERIES
+from panelot.api.registry import COMMANDS, QUERIES
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

@@ -121,7 +121,9 @@ async def case_settings_and_secrets_refuse_lone_surrogates(ctx: Ctx) -> None:
         {"type": "settings.set", "payload": {"group": "ui", "value": {"language": "e\ud800"}}},
         "payload.value.language",
     )
-    await _refused(store, {"type": "credential.set", "payload": {"secret": "sk-\udc00"}}, "payload.secret")
+    await _refused(
+        store, {"type": "credential.set", "payload": {"secret": "sk-\udc00"}}, "payload.secret"
+    )
     assert backend.dump() == {}
     # the same free text is stored where IndexedDB holds it: a thread title
     assert (await store.query("thread.get", {"threadId": await store.create_thread("e\ud800")}))[

@@ -73,7 +73,7 @@ def _js() -> dict[str, Any]:
     if not _JS and sys.platform == "emscripten":
         from pyodide.ffi import JsProxy
 
-        from panelot.idb import browser_convert
+        from panelot.idb.browser import convert as browser_convert
 
         helper = browser_convert._ENCODER
         if helper is not None:
