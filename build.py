@@ -520,10 +520,14 @@ def serve(port: int) -> None:
 
 
 def test(pytest_args: Sequence[str]) -> None:
-    """Lint, format-check, type-check, then run pytest with the derandomized ``ci`` profile."""
+    """Lint, format-check, type-check, check the layers, then pytest (the ``ci`` profile)."""
     run([VENV_PYTHON, "-m", "ruff", "check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "ruff", "format", "--check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "mypy"])
+    # import-linter's contracts (pyproject.toml): imports run downward, the API modules
+    # stay apart, the domain keeps out of the cores' internals.
+    env = {**os.environ, "PYTHONPATH": str(PY_SRC)}
+    run([VENV / "bin" / "lint-imports", ROOT / "pyproject.toml"], env=env)
     run_pytest(["--hypothesis-profile=ci", *pytest_args])
 
 

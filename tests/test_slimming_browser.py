@@ -56,7 +56,7 @@ _SCENE = (
 import hashlib, json, js
 import panelot.runtime as rt
 from panelot.attachments.budget import put_within_budget
-from panelot.attachments.blobs import blob_bytes
+from panelot.idb.blobs import blob_bytes
 
 store = rt.store()  # the page's own store: what panelot.query reads
 tid, other = await store.create_thread("slim"), await store.create_thread("other")

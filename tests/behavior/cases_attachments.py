@@ -5,10 +5,10 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from panelot.attachments.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.attachments.budget import put_within_budget
 from panelot.attachments.records import get_blob, read_bytes
 from panelot.faults import FAULTS, InjectedFault
+from panelot.idb.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.attachments.blobs import make_blob
 from panelot.attachments.eviction import current_budget, evict, set_budget
+from panelot.idb.blobs import make_blob
 from panelot.idb.errors import NotFoundError
 from panelot.store import PanelotStore
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.attachments.blobs import make_blob
 from panelot.attachments.eviction import FEW_IDS, evict, mark_for_eviction
 from panelot.idb import Transaction
+from panelot.idb.blobs import make_blob
 from panelot.store import PanelotStore
 
 from . import Ctx

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from panelot.attachments.blobs import blob_bytes, is_blob, make_blob
+from panelot.idb.blobs import blob_bytes, is_blob, make_blob
 
 from . import Ctx
 

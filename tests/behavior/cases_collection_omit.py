@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from panelot.attachments.blobs import blob_size, is_blob, make_blob
+from panelot.idb.blobs import blob_size, is_blob, make_blob
 from panelot.idb.errors import DataError
 
 from . import Ctx, raises

@@ -16,8 +16,8 @@ import struct
 import zlib
 from typing import Any
 
-from panelot.attachments.blobs import blob_bytes
 from panelot.attachments.records import read_bytes
+from panelot.idb.blobs import blob_bytes
 from panelot.idb.errors import ValidationError
 from panelot.request.build import thumbnail_ref
 from panelot.request.slimming import SlimOptions, slim_context

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from panelot.attachments.blobs import blob_bytes, blob_size, is_blob
 from panelot.attachments.tool_details import DETAILS_INLINE_LIMIT
+from panelot.idb.blobs import blob_bytes, blob_size, is_blob
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.attachments.blobs import blob_size
 from panelot.attachments.eviction import current_budget, evict
 from panelot.attachments.records import ATTACHMENT_TABLES, attachment_meta, put_attachment
 from panelot.idb import Database
+from panelot.idb.blobs import blob_size
 
 __all__ = ["put_within_budget"]
 

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.attachments.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.clock import Clock, new_id, now_ms
 from panelot.idb import Database, Transaction
+from panelot.idb.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.tree.nodes import get_node, get_thread
 

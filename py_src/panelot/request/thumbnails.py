@@ -1,7 +1,7 @@
 """Image thumbnails for the unseen-image budget: the protocol and its implementations.
 
 A :class:`Thumbnailer` turns a stored image (its Blob: a JS ``Blob`` handle on the
-browser core, a :class:`~panelot.attachments.blobs.MemoryBlob` on the memory core) into a small
+browser core, a :class:`~panelot.idb.blobs.MemoryBlob` on the memory core) into a small
 JPEG. In a page, :class:`BrowserThumbnailer` does it with the browser's own decoder and
 encoder (``web/images.mjs``: ``createImageBitmap``, an ``OffscreenCanvas`` and
 ``convertToBlob``), so no image library is bundled and any format the browser shows
@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from panelot.attachments.blobs import MemoryBlob
+from panelot.idb.blobs import MemoryBlob, js_blob
 from panelot.idb.errors import PanelotError
 
 __all__ = [
@@ -97,9 +97,7 @@ class BrowserThumbnailer:
 
         source = blob
         if isinstance(blob, MemoryBlob):
-            from panelot.idb.browser.convert import wiring_helper
-
-            source = wiring_helper().blobFromBytes(blob.data, blob.type)
+            source = js_blob(blob)
         try:
             made = await self._images.thumbnail(source, max_dim)
             buffer = await made.blob.arrayBuffer()

@@ -1,6 +1,6 @@
-"""Binary attachment contents as Blobs, alike on both cores.
+"""Blob values, alike on both cores.
 
-In the browser the ``bytes`` field of an attachment record holds a real JS ``Blob``
+In the browser a record's Blob field (an attachment's ``bytes``) holds a real JS ``Blob``
 (stored by IndexedDB as a Blob, so Dexie code can hand it to
 ``URL.createObjectURL``); Python holds it as a ``JsProxy`` handle and never copies
 its contents unless asked. The memory core stores a :class:`MemoryBlob` (the bytes
@@ -22,7 +22,15 @@ from panelot.idb import Database
 from panelot.idb.errors import ValidationError
 from panelot.idb.values import EXTRA_STORABLE
 
-__all__ = ["BlobLike", "MemoryBlob", "blob_bytes", "blob_size", "is_blob", "make_blob"]
+__all__ = [
+    "BlobLike",
+    "MemoryBlob",
+    "blob_bytes",
+    "blob_size",
+    "is_blob",
+    "js_blob",
+    "make_blob",
+]
 
 
 @runtime_checkable
@@ -135,3 +143,13 @@ async def blob_bytes(value: Any) -> bytes:
         data: bytes = buffer.to_bytes()
         return data
     raise ValidationError("not a Blob", field="bytes")
+
+
+def js_blob(blob: MemoryBlob) -> Any:
+    """A JS Blob holding a :class:`MemoryBlob`'s bytes, for browser APIs that take one.
+
+    Only in a page with the wiring helper (the browser runtime).
+    """
+    from panelot.idb.browser.convert import wiring_helper
+
+    return wiring_helper().blobFromBytes(blob.data, blob.type)
