@@ -32,7 +32,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from panelot.bus import Call, Env, Handler, Query
 from panelot.idb import Transaction
@@ -149,26 +149,50 @@ def _asset_from_wire(asset: _AssetWire, path: str) -> AssetInput:
 # -- commands -----------------------------------------------------------------------------
 
 
-async def _skill_put(tx: Transaction, call: Call[_SkillPut]) -> dict[str, Any]:
+class SkillStored(TypedDict):
+    """The stored skill."""
+
+    skillId: str
+
+
+class MemoryStored(TypedDict):
+    """The stored memory and when."""
+
+    memoryId: str
+    updatedAt: int
+
+
+class PluginInstalled(TypedDict):
+    """The installed plugin and how many assets it carries."""
+
+    pluginId: str
+    assets: int
+
+
+class Done(TypedDict):
+    """A command with nothing to report but its success."""
+
+
+async def _skill_put(tx: Transaction, call: Call[_SkillPut]) -> SkillStored:
     args, clock = call.payload, call.clock
     skill = await put_skill(tx, check_skill_input(args.skill, "payload.skill"), clock)
     return {"skillId": skill.id}
 
 
-async def _skill_delete(tx: Transaction, call: Call[_SkillDelete]) -> dict[str, Any]:
+async def _skill_delete(tx: Transaction, call: Call[_SkillDelete]) -> Done:
     args = call.payload
     if not await delete_skill(tx, args.skill_id):
         raise NotFoundError(f"payload.skillId: no skill {args.skill_id!r}", field="payload.skillId")
     return {}
 
 
-async def _memory_write(tx: Transaction, call: Call[_MemoryWrite]) -> dict[str, Any]:
+async def _memory_write(tx: Transaction, call: Call[_MemoryWrite]) -> MemoryStored:
     args, clock = call.payload, call.clock
     memory = await write_memory(tx, args.key, args.value, clock, path="payload.")
     return {"memoryId": memory.id, "updatedAt": memory.updated_at}
 
 
-async def _memory_delete(tx: Transaction, call: Call[_MemoryDelete]) -> dict[str, Any]:
+async def _memory_delete(tx: Transaction, call: Call[_MemoryDelete]) -> Done:
     args = call.payload
     check_key(args.key, "payload.key")
     if not await memory_delete(tx, args.key):
@@ -176,7 +200,7 @@ async def _memory_delete(tx: Transaction, call: Call[_MemoryDelete]) -> dict[str
     return {}
 
 
-async def _plugin_install(tx: Transaction, call: Call[_PluginInstall]) -> dict[str, Any]:
+async def _plugin_install(tx: Transaction, call: Call[_PluginInstall]) -> PluginInstalled:
     args, clock = call.payload, call.clock
     if len(args.assets) > MAX_ASSETS_PER_PLUGIN:
         raise ValidationError(
@@ -187,7 +211,7 @@ async def _plugin_install(tx: Transaction, call: Call[_PluginInstall]) -> dict[s
     return {"pluginId": plugin.id, "assets": len(assets)}
 
 
-async def _plugin_uninstall(tx: Transaction, call: Call[_PluginUninstall]) -> dict[str, Any]:
+async def _plugin_uninstall(tx: Transaction, call: Call[_PluginUninstall]) -> Done:
     args = call.payload
     check_plugin_id(args.plugin_id, "payload.pluginId")
     try:

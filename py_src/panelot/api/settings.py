@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 from panelot.bus import Call, Env, Handler, Query
 from panelot.codec import Raw, encode
@@ -49,6 +49,29 @@ async def _handed_over(tx: Transaction, call: Call[Any]) -> Any:
 def external(payload: type[P], action: Callable[[Env, P], Awaitable[Any]]) -> Handler[P]:
     """A command whose work is ``action``, run before the receipt's transaction."""
     return Handler(payload=payload, tables=(), run=_handed_over, prepare=action)
+
+
+class GroupSaved(TypedDict):
+    """The group written and the version of its shape."""
+
+    group: str
+    version: int
+
+
+class GroupReset(TypedDict):
+    """The group reset to its defaults."""
+
+    group: str
+
+
+class CredentialStored(TypedDict):
+    """The credential's reference (never its secret)."""
+
+    ref: str
+
+
+class Done(TypedDict):
+    """A command with nothing to report but its success."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +113,7 @@ class CredentialRef:
     ref: str
 
 
-async def _settings_set(env: Env, p: SettingsSet) -> dict[str, Any]:
+async def _settings_set(env: Env, p: SettingsSet) -> GroupSaved:
     group = group_named(p.group)
     settings = env.services.settings
     if p.expect is not None:  # the value the caller read and changed: refuse if it moved
@@ -111,21 +134,21 @@ async def _settings_set(env: Env, p: SettingsSet) -> dict[str, Any]:
     return {"group": group.name, "version": group.version}
 
 
-async def _settings_reset(env: Env, p: SettingsReset) -> dict[str, Any]:
+async def _settings_reset(env: Env, p: SettingsReset) -> GroupReset:
     group = group_named(p.group)
     await env.services.settings.reset(group.name)
     return {"group": group.name}
 
 
-async def _credential_set(env: Env, p: CredentialSet) -> dict[str, Any]:
+async def _credential_set(env: Env, p: CredentialSet) -> CredentialStored:
     return {"ref": await env.services.credentials.set(p.secret, p.ref)}
 
 
-async def _credential_rotate(env: Env, p: CredentialRotate) -> dict[str, Any]:
+async def _credential_rotate(env: Env, p: CredentialRotate) -> CredentialStored:
     return {"ref": await env.services.credentials.rotate(p.ref, p.secret)}
 
 
-async def _credential_delete(env: Env, p: CredentialRef) -> dict[str, Any]:
+async def _credential_delete(env: Env, p: CredentialRef) -> Done:
     await env.services.credentials.delete(p.ref)
     return {}
 
