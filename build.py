@@ -535,7 +535,7 @@ def fuzz(pytest_args: Sequence[str]) -> None:
     """Run only the property and fuzz tests, with random seeds and more examples.
 
     The ``fuzz`` marker and profile are defined in tests/conftest.py and
-    tests/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
+    tests/support/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
     by the next ``fuzz`` run.
     """
     run_pytest(["-m", "fuzz", "--hypothesis-profile=fuzz", *pytest_args])

@@ -1,4 +1,4 @@
-// Image thumbnails for request-side slimming (py_src/panelot/thumbnails.py calls this).
+// Image thumbnails for request-side slimming (py_src/panelot/request/thumbnails.py calls this).
 // Decoding and encoding use the browser's own codecs: createImageBitmap, an
 // OffscreenCanvas and convertToBlob. Works in pages and workers; needs no eval.
 

@@ -3,7 +3,7 @@
 Each ``cases_*.py`` module holds ``async def case_<name>(ctx)`` functions that use only
 ``panelot`` and plain ``assert``. pytest runs every case on the memory core in CPython
 (``tests/test_behavior_memory.py``) and, copied into Pyodide's file system, on the
-browser core against real IndexedDB in Chromium (``tests/test_behavior_browser.py``).
+browser core against real IndexedDB in Chromium (``tests/browser/test_behavior_browser.py``).
 Nothing here imports pytest, so the same files run unchanged in the page.
 """
 

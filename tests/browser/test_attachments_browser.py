@@ -1,7 +1,7 @@
 """Attachments on real IndexedDB in Chromium: a kill between eviction steps, and quota.
 
 Each test gets a browser context of its own (its own storage and quota), on the
-dist/web harness. The behavior cases (tests/behavior/cases_attachments*.py) cover
+dist/web harness. The behavior cases (tests/behavior/attachments/) cover
 the rest on both cores.
 """
 

@@ -1,4 +1,4 @@
-"""A planted API key never appears anywhere (issue 9), end to end in the real extension.
+"""A planted API key never appears anywhere, end to end in the real extension.
 
 ``test_credentials.py`` plants a key through ``credential.set`` and scans IndexedDB,
 the settings keys of ``chrome.storage.local``, some queries and the page's console.

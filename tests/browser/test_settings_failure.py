@@ -6,7 +6,7 @@ does when the area is full (``QUOTA_BYTES quota exceeded``) or on a disk error. 
 failure must reach the caller as the project's error, leave the stored value intact
 and readable, fire no change event, write no receipt, and the panel must say so.
 (The memory backend's quota is covered on both cores by
-tests/behavior/cases_settings_failure.py.)
+tests/behavior/settings/cases_settings_failure.py.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Bad input at every boundary (issue 9): every bus command, every query, and the parsers.
+"""Bad input at every boundary: every bus command, every query, and the parsers.
 
-For each registered command type (``panelot.bus.bus.COMMANDS``) hypothesis builds
+For each registered command type (``panelot.api.registry.COMMANDS``) hypothesis builds
 payloads from the command's own field names plus unknown ones, with hostile values:
 missing fields, wrong types, oversized strings, NaN and infinities, integers beyond
 2^53, objects with non-string keys, deep nesting, and ids that do exist in the store (so
@@ -14,7 +14,7 @@ store on the memory core, and:
   are dumped before and after and compared. A failed command leaves no receipt (the
   receipt is written in the command's own transaction, which is rolled back).
 
-The same for every named query (``store.QUERIES``), unknown command and query names,
+The same for every named query (``panelot.api.registry.QUERIES``), unknown command and query names,
 malformed envelopes, the legacy import over hostile ``chrome.storage.local`` layouts,
 ``providerState`` validation and snapshot recovery. A last test sends a sample through
 ``panelot.send`` / ``panelot.query`` in Chromium with JS-only values (NaN, undefined,

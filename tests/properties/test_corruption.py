@@ -1,4 +1,4 @@
-"""Corrupt and hostile stored data (issue 9): property-based, on both cores.
+"""Corrupt and hostile stored data: property-based, on both cores.
 
 Hypothesis generates corruptions of a base scenario (``corruption_check.build_base``):
 cycles, dangling parents, parents in another thread, a missing or wrongly typed leaf,

@@ -1,6 +1,6 @@
 """Loading a thread's nodes in parts gives what one read gives, for any seqs.
 
-``panelot.tree.nodes.load_thread_records`` reads the first ``FIRST_NODES`` nodes with the
+``panelot.tree.reading.load_thread_records`` reads the first ``FIRST_NODES`` nodes with the
 thread, then the rest as parts split by a guess at the seqs, and falls back to a plain
 ``threadId`` read when the count says something was missed. With the sizes made small,
 hypothesis tries seq layouts of every kind (ties, gaps, fractions, infinities, strings,

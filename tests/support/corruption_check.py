@@ -1,7 +1,7 @@
 r"""Corrupt stored threads and check that every reader copes (seed §3.4).
 
 This module imports only ``panelot``, so it runs unchanged on the memory core in
-CPython (``tests/test_corruption.py``) and, copied into Pyodide, on real IndexedDB.
+CPython (``tests/properties/test_corruption.py``) and, copied into Pyodide, on real IndexedDB.
 
 A corruption is a list of plain JSON operations (generated with hypothesis on the host
 and sent to the page as JSON). :func:`apply_ops` writes them as raw records through

@@ -4,7 +4,7 @@ A table from ``db.table(name)`` runs each call in a transaction of its own; a ta
 from ``tx.table(name)`` runs its calls inside the transaction ``tx``. Bulk calls issue
 all their requests together, as Dexie does, and report failures by position in a
 :class:`~panelot.idb.errors.BulkError`; the enclosing transaction aborts unless the
-body catches it. Outside a transaction, as in Dexie, the items that succeeded are kept.
+body catches it. Outside a transaction it is all-or-nothing too (stricter than Dexie).
 """
 
 from __future__ import annotations

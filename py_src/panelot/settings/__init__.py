@@ -2,9 +2,12 @@
 
 * :mod:`.backend` — the async key-value contract, and the in-memory backend;
 * :mod:`.chrome` — ``chrome.storage.local`` through JS proxies;
-* :mod:`.groups` — the groups (providers, permissions, ui), defaults, migrations, repair;
+* :mod:`.groups` — the groups (providers, permissions, ui, retention), defaults,
+  migrations, repair;
 * :mod:`.service` — :class:`Settings` (reads, writes, typed change events);
-* :mod:`.active` — this context's services; :mod:`.api` — bus commands and queries.
+* :mod:`.credentials` — encrypted credentials behind references;
+* :mod:`.active` — this context's services. Their commands and queries are in
+  :mod:`panelot.api.settings`.
 """
 
 from panelot.settings.active import Services, services, use_backend

@@ -1,4 +1,4 @@
-"""The library repositories: skills and memories (issue 4); plugins are in cases_library_plugins."""
+"""The library repositories: skills and memories; plugins are in cases_library_plugins."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The library repositories: plugins and their read-only, verified assets (issue 4)."""
+"""The library repositories: plugins and their read-only, verified assets."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""Request-side context slimming (issue 6): seen images, the image budget, stale stubs.
+"""Request-side context slimming: seen images, the image budget, stale stubs.
 
 Thumbnails here come from a fake thumbnailer (deterministic bytes) so that both cores
 run every rule; the last case uses the default one: a real JPEG made by the browser in
-Chromium, a clear error in CPython. tests/test_slimming_browser.py covers real images.
+Chromium, a clear error in CPython. tests/browser/test_slimming_browser.py covers real images.
 """
 
 from __future__ import annotations
