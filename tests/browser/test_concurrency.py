@@ -154,7 +154,7 @@ def test_two_contexts_claim_the_same_approval_exactly_once(two_pages: tuple[Page
         lost = pair["denied" if won == ["approved"] else "approved"]
         assert lost["status"] == "failed", pair
         assert lost["error"]["name"] == "AlreadyResolvedError"  # ... the other is told why
-        assert lost["error"]["field"] == "approvalId"
+        assert lost["error"]["field"] == "payload.approvalId"
         winners[approval_id] = won[0]
         assert pair[won[0]]["response"]["runState"] == "running"
     data = query(b, "thread.export", {"threadId": tid})["data"]

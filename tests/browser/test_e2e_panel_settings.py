@@ -228,5 +228,5 @@ def test_a_store_failure_toast_is_a_sentence_with_the_detail_behind_a_click(pane
     page.click("#toast details summary")
     page.wait_for_selector("#toast pre", state="visible")
     technical = page.inner_text("#toast pre")
-    assert technical.startswith("NotFoundError [threadId]: ") and thread_id in technical
+    assert technical.startswith("NotFoundError [payload.threadId]: ") and thread_id in technical
     shot(page, "panel-error-toast")

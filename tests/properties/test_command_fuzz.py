@@ -624,7 +624,7 @@ def test_js_values_at_the_boundary(harness_page: Page) -> None:
     assert all(out["status"] == "failed" for out in sent), sent
     fields = [out["error"].get("field") for out in sent]
     assert fields[0] == "payload.title", fields  # NaN: refused, not turned into null
-    assert fields[1:4] == ["payload.tags[0]", "title", "payload.threadId"], fields
+    assert fields[1:4] == ["payload.tags[0]", "payload.title", "payload.threadId"], fields
     assert fields[4] == "payload.payload.content[0].text", fields
     assert fields[5:8] == ["payload.key", "payload.value.[object Object]", "payload.budget"]
     assert fields[8] == "payload", fields  # beyond 2^53: refused when fingerprinted

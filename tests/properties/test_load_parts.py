@@ -22,9 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
-from panelot import tree
-from panelot.idb import MemoryFactory
+from panelot.idb import MemoryFactory, Transaction
 from panelot.schema import panelot_database
+from panelot.tree import reading as tree
+from panelot.tree.nodes import TREE_TABLES
 
 TID = "t-1"
 
@@ -57,7 +58,7 @@ async def _load(seqs: list[Any], reference: bool = True) -> tuple[list[Any], lis
                 return rows, [], []
             return rows, await tree._by_seq(tx, TID), await tree.load_nodes(tx, TID)
 
-        return await db.transaction("r", tree.TREE_TABLES, body)
+        return await db.transaction("r", TREE_TABLES, body)
     finally:
         db.close()
         await factory.delete("parts")
@@ -115,13 +116,13 @@ def test_distinct_numeric_seqs_need_no_fallback(seqs: set[Any], first: int, part
 def test_a_long_thread_is_read_in_parallel_parts() -> None:
     # 5 first, then 23 more as parts of about 4: six reads gathered in one round trip.
     gathered: list[int] = []
-    real = tree.Transaction.gather
+    real = Transaction.gather
 
     async def spy(self: Any, *ops: Any) -> list[Any]:
         gathered.append(len(ops))
         return await real(self, *ops)
 
-    with _small(5, 4, 16), mock.patch.object(tree.Transaction, "gather", spy):
+    with _small(5, 4, 16), mock.patch.object(Transaction, "gather", spy):
         rows, whole, _ = _run(list(range(1, 29)))
     assert rows == whole and len(rows) == 28
     assert gathered == [3, 6]  # thread + first nodes + count, then the six parts
