@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 #: The examples of a test that sets no count (Hypothesis' own default, 100).
 BASE_EXAMPLES = 100
 #: How many times more examples ``fuzz`` runs than ``ci``.
 FUZZ_FACTOR = 10
+#: Where ``fuzz`` keeps the failures it finds, in the checkout (git ignores it).
+FUZZ_DATABASE = Path(__file__).resolve().parents[2] / ".hypothesis" / "examples"
 
 
 def register_profiles() -> None:
@@ -41,6 +45,9 @@ def register_profiles() -> None:
         "fuzz",
         max_examples=BASE_EXAMPLES * FUZZ_FACTOR,
         derandomize=False,
+        # Named, not inherited: with CI set in the environment, Hypothesis' default
+        # settings carry no database, and fuzz would forget what it found.
+        database=DirectoryBasedExampleDatabase(FUZZ_DATABASE),
         deadline=None,
         print_blob=True,
     )
