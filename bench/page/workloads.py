@@ -126,6 +126,7 @@ def context_summary(ctx: dict[str, Any]) -> list[Any]:
         sum(len(m.get("toolCalls", [])) for m in messages),
         ctx["turnContext"]["turnId"] if ctx["turnContext"] else None,
         roles,
+        len(ctx["pendingCalls"]),
     ]
 
 
