@@ -520,10 +520,14 @@ def serve(port: int) -> None:
 
 
 def test(pytest_args: Sequence[str]) -> None:
-    """Lint, format-check, type-check, then run pytest with the derandomized ``ci`` profile."""
+    """Lint, format-check, type-check, check the layers, then pytest (the ``ci`` profile)."""
     run([VENV_PYTHON, "-m", "ruff", "check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "ruff", "format", "--check", "py_src", "tests", "build.py", "tools"])
     run([VENV_PYTHON, "-m", "mypy"])
+    # import-linter's contracts (pyproject.toml): imports run downward, the API modules
+    # stay apart, the domain keeps out of the cores' internals.
+    env = {**os.environ, "PYTHONPATH": str(PY_SRC)}
+    run([VENV / "bin" / "lint-imports", ROOT / "pyproject.toml"], env=env)
     run_pytest(["--hypothesis-profile=ci", *pytest_args])
 
 
@@ -531,7 +535,7 @@ def fuzz(pytest_args: Sequence[str]) -> None:
     """Run only the property and fuzz tests, with random seeds and more examples.
 
     The ``fuzz`` marker and profile are defined in tests/conftest.py and
-    tests/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
+    tests/support/hypothesis_support.py; a failure is saved in .hypothesis/ and replayed first
     by the next ``fuzz`` run.
     """
     run_pytest(["-m", "fuzz", "--hypothesis-profile=fuzz", *pytest_args])

@@ -1,20 +1,10 @@
 // The API key of a provider request. Credentials live encrypted in chrome.storage.local
-// and no query returns a secret, so the key is decrypted by the Python credentials
-// service directly (the one place the panel does not go through send/query); callers
-// hold it only for the one request.
+// and no query returns a secret, so the key comes from `panelot.revealSecret` (the one
+// call besides send/query the panel makes); callers hold it only for the one request.
 
-/** Decrypt the secret of a credential reference ("cred:…") through Pyodide. */
+/** Decrypt the secret of a credential reference ("cred:…"): `panelot.revealSecret`. */
 export async function revealKey(ref) {
-  const settings = window.panelot.py.pyimport("panelot.settings");
-  const services = settings.services();
-  const credentials = services.credentials;
-  try {
-    return String(await credentials.reveal(ref));
-  } finally {
-    credentials.destroy();
-    services.destroy();
-    settings.destroy();
-  }
+  return window.panelot.revealSecret(ref);
 }
 
 /**

@@ -76,13 +76,16 @@ BEHAVIOR_DIR = Path(__file__).parent / "behavior"
 @pytest.fixture(scope="session")
 def behavior_page(harness_page: Page) -> Page:
     """The harness page with tests/behavior/ copied into Pyodide and importable."""
-    files = {p.name: p.read_text() for p in BEHAVIOR_DIR.glob("*.py")}
+    files = {
+        p.relative_to(BEHAVIOR_DIR).as_posix(): p.read_text() for p in BEHAVIOR_DIR.rglob("*.py")
+    }
     code = f"""
 import json, os, sys
 files = json.loads({json.dumps(json.dumps(files))})
-os.makedirs("/home/pyodide/bt/behavior", exist_ok=True)
 for name, text in files.items():
-    with open("/home/pyodide/bt/behavior/" + name, "w") as f:
+    path = "/home/pyodide/bt/behavior/" + name
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
         f.write(text)
 if "/home/pyodide/bt" not in sys.path:
     sys.path.insert(0, "/home/pyodide/bt")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_snapshot import unpack
 
 from browser_harness import (
     DIST_EXTENSION,
@@ -17,7 +18,6 @@ from browser_harness import (
     extension_id_from_key,
     require_dist,
 )
-from test_snapshot import unpack
 
 CSP = "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';"
 URL = re.compile(r"https?://")

@@ -1,9 +1,9 @@
 // Boots Pyodide, installs the bundled wheels and opens the Panelot store.
 // Shared by the extension pages and the plain-page harness (dist/web).
 import { loadPyodide } from "./pyodide/pyodide.mjs";
-import * as panelotJs from "./panelot_js.mjs";
-import * as panelotCrypto from "./panelot_crypto.mjs";
-import * as panelotImages from "./panelot_images.mjs";
+import * as panelotJs from "./wiring.mjs";
+import * as panelotCrypto from "./crypto.mjs";
+import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
@@ -191,6 +191,14 @@ export function bootRuntime({
       const bad = notJSON(command, "command");
       if (bad) return { status: "failed", error: bad };
       return JSON.parse(await rt.send(JSON.stringify(command)));
+    },
+    /**
+     * The decrypted secret of a credential reference ("cred:…"), for one provider
+     * request; no query returns a secret. Rejects with the error when it cannot.
+     */
+    async revealSecret(ref) {
+      await panelot.ready;
+      return String(await rt.reveal_secret(String(ref)));
     },
   };
 

@@ -104,7 +104,7 @@ async function prepare(dbName, seed) {
 // --- the API run.py calls ---------------------------------------------------------------
 
 const byName = new Map(WORKLOADS.map((w) => [w.name, w]));
-/** Workloads with a Python implementation in this build (blob needs panelot.attachments). */
+/** Workloads with a Python implementation in this build (blob needs panelot.attachments.records). */
 let available = [];
 
 bench.info = () => ({

@@ -1,5 +1,5 @@
 // Benchmark data and shared JS helpers: seeded generators of realistic panelot_v1 records
-// (node payloads in the wire form that panelot.records validates), plain-IndexedDB
+// (node payloads in the wire form that panelot.tree.records validates), plain-IndexedDB
 // promise helpers, the schema builder, the receipt fingerprint and session context.
 // Used by workloads.mjs (all three implementations) and the startup pages.
 
@@ -212,9 +212,15 @@ function turnTypes(rng) {
 /** `count` (type, payload) pairs of a conversation, turn after turn. */
 export function makeMessages(rng, count) {
   const out = [];
+  let callId = null;
   while (out.length < count) {
     for (const type of turnTypes(rng)) {
-      if (out.length < count) out.push({ type, payload: makePayload(rng, type) });
+      if (out.length >= count) break;
+      const payload = makePayload(rng, type);
+      // A result answers the call before it, as a tool run records it.
+      if (type === "tool_call") callId = payload.itemId;
+      if (type === "tool_result") payload.itemId = callId;
+      out.push({ type, payload });
     }
   }
   return out;
@@ -330,7 +336,7 @@ export function makeThreads(rng, count) {
 
 // --- shared behaviour of the JS implementations ---------------------------------------
 
-/** Apply the thread stats change of an appended node (as panelot.tree.append_node). */
+/** Apply the thread stats change of an appended node (as panelot.tree.nodes.append_node). */
 export function applyStats(thread, type, payload) {
   if (type !== "assistant_message") return;
   const stats = thread.stats;
@@ -352,7 +358,7 @@ export function canonical(value) {
 
 const HEX_BYTES = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
 
-/** SHA-256 of the canonical command without type, clientId, submissionId (panelot.receipts). */
+/** SHA-256 of the canonical command without type, clientId, submissionId (panelot.bus.receipts). */
 export async function fingerprint(command) {
   const { type, clientId, submissionId, ...rest } = command;
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(canonical(rest)));
@@ -387,9 +393,90 @@ const NOT_FOR_MODEL = new Set([
 const contentOf = (payload, key = "content") =>
   Array.isArray(payload[key]) ? [...payload[key]] : [];
 
+const NOT_COMPLETED = "no result: the call was not completed";
+
 /**
- * build_session_context over loaded records, as panelot.context.session_context: walk
- * leaf→root through a Map, skip tombstones, map messages.
+ * The pairing of tool calls and results, as panelot.tree.tool_steps.ToolSteps: a call
+ * rides on the assistant message before it, a result answers an open call of the current
+ * step or is left out, a closed step gives each unanswered call a fixed result, and the
+ * calls still open at the end of the path are pending (not sent).
+ */
+class ToolSteps {
+  constructor(messages) {
+    this.messages = messages;
+    this.open = new Map();
+    this.carrier = null;
+    this.answered = false;
+    this.used = new Set();
+  }
+
+  message(msg) {
+    this.close();
+    this.messages.push(msg);
+  }
+
+  call(call) {
+    const item = call.itemId;
+    if (typeof item !== "string" || this.used.has(item)) return;
+    this.used.add(item);
+    if (this.carrier === null || this.answered) {
+      this.close();
+      let last = this.messages[this.messages.length - 1];
+      if (!last || last.role !== "assistant") {
+        last = { role: "assistant", content: [] };
+        this.messages.push(last);
+      }
+      this.carrier = last;
+    }
+    (this.carrier.toolCalls ??= []).push(call);
+    this.open.set(item, call);
+  }
+
+  result(msg) {
+    const item = msg.itemId;
+    if (typeof item !== "string" || !this.open.delete(item)) return;
+    this.answered = true;
+    this.messages.push(msg);
+  }
+
+  close() {
+    for (const item of this.open.keys()) {
+      this.messages.push({
+        role: "tool",
+        itemId: item,
+        ok: false,
+        content: [{ type: "text", text: NOT_COMPLETED }],
+        notCompleted: true,
+      });
+    }
+    this.open = new Map();
+    this.carrier = null;
+    this.answered = false;
+  }
+
+  pending() {
+    const calls = [...this.open.values()];
+    const carrier = this.carrier;
+    if (calls.length && carrier !== null) {
+      const kept = carrier.toolCalls.filter((c) => !this.open.has(c.itemId));
+      if (kept.length) carrier.toolCalls = kept;
+      else {
+        delete carrier.toolCalls;
+        if (!carrier.content.length && carrier === this.messages[this.messages.length - 1]) {
+          this.messages.pop();
+        }
+      }
+    }
+    this.open = new Map();
+    this.carrier = null;
+    this.answered = false;
+    return calls;
+  }
+}
+
+/**
+ * build_session_context over loaded records, as panelot.tree.context.session_context: walk
+ * leaf→root through a Map, skip tombstones, map messages, pair tool calls and results.
  */
 export function sessionContext(thread, nodes) {
   const byId = new Map();
@@ -405,6 +492,7 @@ export function sessionContext(thread, nodes) {
   path.reverse();
   const visible = path.filter((n) => !n.payload.deleted);
   const messages = [];
+  const steps = new ToolSteps(messages);
   let turnContext = null;
   for (const { type, payload } of visible) {
     if (type === "turn_context") {
@@ -415,25 +503,20 @@ export function sessionContext(thread, nodes) {
     if (type === "user_message") {
       const msg = { role: "user", content: contentOf(payload) };
       if (payload.attachedContext) msg.attachedContext = payload.attachedContext;
-      messages.push(msg);
+      steps.message(msg);
     } else if (type === "assistant_message") {
       const msg = { role: "assistant", content: contentOf(payload), model: payload.model ?? null };
       if (payload.reasoning != null) msg.reasoning = payload.reasoning;
       if (payload.providerState != null) msg.providerState = payload.providerState;
-      messages.push(msg);
+      steps.message(msg);
     } else if (type === "tool_call") {
-      const call = {
+      steps.call({
         itemId: payload.itemId ?? null,
         toolName: payload.toolName ?? null,
         params: payload.params ?? null,
-      };
-      if (messages.length === 0 || messages[messages.length - 1].role !== "assistant") {
-        messages.push({ role: "assistant", content: [] });
-      }
-      const last = messages[messages.length - 1];
-      (last.toolCalls ??= []).push(call);
+      });
     } else if (type === "tool_result") {
-      messages.push({
+      steps.result({
         role: "tool",
         itemId: payload.itemId ?? null,
         ok: payload.ok ?? null,
@@ -441,7 +524,8 @@ export function sessionContext(thread, nodes) {
       });
     }
   }
-  return { messages, turnContext, path: visible.map((n) => n.id) };
+  const pendingCalls = steps.pending();
+  return { messages, turnContext, path: visible.map((n) => n.id), pendingCalls };
 }
 
 /** What every implementation's context check reports. */
@@ -456,6 +540,7 @@ export function contextCheck(ctx) {
     calls,
     ctx.turnContext ? ctx.turnContext.turnId : null,
     roles,
+    ctx.pendingCalls.length,
   ];
 }
 

@@ -24,7 +24,7 @@ from typing import Any
 from panelot.idb import Database, Transaction
 from panelot.schema import PANELOT_VERSIONS
 from panelot.store import PanelotStore
-from panelot.tree import TREE_TABLES, append_node, siblings, switch_branch
+from panelot.tree.nodes import TREE_TABLES, append_node, siblings, switch_branch
 
 Args = dict[str, Any]
 Run = Callable[[Database, Args, Any], Awaitable[Any]]
@@ -126,6 +126,7 @@ def context_summary(ctx: dict[str, Any]) -> list[Any]:
         sum(len(m.get("toolCalls", [])) for m in messages),
         ctx["turnContext"]["turnId"] if ctx["turnContext"] else None,
         roles,
+        len(ctx["pendingCalls"]),
     ]
 
 
@@ -213,7 +214,7 @@ async def delete_check(db: Database, args: Args, response: Any) -> list[Any]:
     ]
 
 
-# --- blob (panelot.attachments, when present) ---------------------------------------
+# --- blob (panelot.attachments.records, when present) ---------------------------------------
 
 BLOB_MIME = "image/png"
 
@@ -223,13 +224,13 @@ async def blob_setup(db: Database, args: Args) -> bytes:
 
 
 def _put_body(thread_id: str, data: bytes) -> Callable[[Transaction], Awaitable[Any]]:
-    from panelot.attachments import put_attachment
+    from panelot.attachments.records import put_attachment
 
     return lambda tx: put_attachment(tx, thread_id, "image", BLOB_MIME, data)
 
 
 async def blob_run(db: Database, args: Args, data: bytes) -> list[int]:
-    from panelot.attachments import ATTACHMENT_TABLES, read_bytes
+    from panelot.attachments.records import ATTACHMENT_TABLES, read_bytes
 
     sizes = []
     for _ in range(args["times"]):
@@ -243,11 +244,11 @@ async def blob_check(db: Database, args: Args, sizes: list[int]) -> list[int]:
     return [len(sizes), sum(sizes), await _count(db, "attachments")]
 
 
-# --- evict (panelot.eviction: plan, step 1 marks, step 2 deletes) ---------------------
+# --- evict (panelot.attachments.eviction: plan, step 1 marks, step 2 deletes) ---------------------
 
 
 async def evict_run(db: Database, args: Args, ctx: Any) -> int:
-    from panelot.eviction import evict
+    from panelot.attachments.eviction import evict
 
     out = await evict(db, 0, None)
     return int(out["evicted"])
@@ -312,7 +313,7 @@ WORKLOADS: dict[str, Workload] = {
             "blob": Workload(blob_run, blob_setup, blob_check),
             "evict": Workload(evict_run, check=evict_check),
         }
-        if importlib.util.find_spec("panelot.attachments") is not None
+        if importlib.util.find_spec("panelot.attachments.records") is not None
         else {}
     ),
     "bulk_put": Workload(bulk_put_run, check=nodes_count),

@@ -23,7 +23,7 @@ from typing import Any
 
 import rfc8785
 
-from .surrogates import escape_lone_surrogates
+from panelot.surrogates import escape_lone_surrogates
 
 __all__ = ["canonical_json"]
 

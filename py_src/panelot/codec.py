@@ -17,14 +17,18 @@ import math
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args, get_origin
 
-from .idb.errors import ValidationError
-from .surrogates import check_well_formed
+from panelot.idb.errors import ValidationError
+from panelot.surrogates import check_well_formed
 
-__all__ = ["camel", "decode", "encode", "id_field", "plain_json"]
+__all__ = ["Raw", "camel", "decode", "decode_args", "encode", "id_field", "plain_json"]
 
 T = TypeVar("T")
+_RAW = "raw: passed on as it is"
+Raw: TypeAlias = Annotated[Any, _RAW]
+"""A field the decoder passes on unchecked: the section that takes it validates it itself
+(a node's payload, a run's snapshot), with its own bounds and its own errors."""
 MAX_SAFE_INTEGER = 2**53 - 1
 """Largest integer a JS number holds exactly; larger ones are refused."""
 MAX_JSON_DEPTH = 32
@@ -40,7 +44,7 @@ def camel(name: str) -> str:
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, include_extras=True)
 
 
 def _fail(path: str, message: str) -> ValidationError:
@@ -132,10 +136,27 @@ def decode(cls: type[T], data: Any, path: str = "") -> T:
     return typing.cast(T, _decoder(typing.cast(Any, cls))(data, path or cls.__name__))
 
 
+def decode_args(cls: type[T], data: Any) -> T:
+    """:func:`decode` for a query's arguments: their fields are named bare (``threadId``)."""
+    return typing.cast(T, _decoder(typing.cast(Any, cls))(data, ""))
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _passed_on(value: Any, path: str) -> Any:
+    return value
+
+
 @functools.cache
 def _decoder(tp: Any) -> Decoder:
     """A decoder compiled once per annotation: no type introspection per value."""
     origin = get_origin(tp)
+    if origin is Annotated:
+        if _RAW in tp.__metadata__:
+            return _passed_on
+        return _decoder(get_args(tp)[0])
     if tp is Any:
         return plain_json
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
@@ -253,7 +274,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
 
     def dataclass_decoder(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
-            raise _fail(path, f"must be an object, got {type(value).__name__}")
+            raise _fail(path or "args", f"must be an object, got {type(value).__name__}")
         if not specs:  # compiled on first use, so self-referencing records work
             hints = _hints(cls)
             for f in dataclasses.fields(cls):
@@ -264,13 +285,13 @@ def _dataclass_decoder(cls: type) -> Decoder:
                 known.add(camel(f.name))
         if not known.issuperset(value):
             unknown = sorted(str(k) for k in value if k not in known)
-            raise _fail(f"{path}.{unknown[0]}", "is not a known field")
+            raise _fail(_join(path, unknown[0]), "is not a known field")
         kwargs = {}
         for wire, name, required, tp in specs:
             if wire in value:
-                kwargs[name] = _decoder(tp)(value[wire], f"{path}.{wire}")
+                kwargs[name] = _decoder(tp)(value[wire], _join(path, wire))
             elif required:
-                raise _fail(f"{path}.{wire}", "is required")
+                raise _fail(_join(path, wire), "is required")
         return cls(**kwargs)
 
     return dataclass_decoder

@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from .idb import MAX_KEY, MIN_KEY
-from .runtime import store as _store
-from .store import PanelotStore
+from panelot.idb import MAX_KEY, MIN_KEY
+from panelot.runtime import store as _store
+from panelot.store import PanelotStore
 
 __all__ = [
     "HELP",

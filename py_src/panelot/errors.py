@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .idb.errors import PanelotError, ValidationError
+from panelot.idb.errors import PanelotError, ValidationError
 
 __all__ = [
     "AlreadyResolvedError",

@@ -7,7 +7,7 @@ nothing happens unless a test armed that point. An armed point raises
 
 from __future__ import annotations
 
-from .idb.errors import PanelotError
+from panelot.idb.errors import PanelotError
 
 __all__ = ["FAULTS", "Faults", "InjectedFault"]
 

@@ -15,11 +15,11 @@ import gc
 import json
 from typing import Any
 
-from .idb import PanelotError
-from .idb.errors import NotFoundError, ValidationError
-from .retention import configured_days, run_configured
-from .schema import DB_NAME
-from .store import PanelotStore
+from panelot.idb import PanelotError
+from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.lifecycle.retention import configured_days, run_configured
+from panelot.schema import DB_NAME
+from panelot.store import PanelotStore
 
 __all__ = ["query", "run_retention", "send", "start", "store"]
 
@@ -37,7 +37,7 @@ async def start(
     global _store
     if _store is not None and _store.db.name == db_name:
         return
-    from .idb.browser import BrowserFactory
+    from panelot.idb.browser.core import BrowserFactory
 
     days = await configured_days() if retention else None
     _store = await PanelotStore.open(
@@ -94,3 +94,12 @@ async def send(command_json: str) -> str:
     except Exception as exc:  # defensive: the bus itself reports domain errors
         response = {"status": "failed", "error": _error(exc)}
     return json.dumps(response)
+
+
+async def reveal_secret(ref: str) -> str:
+    """The decrypted secret of a credential reference, for the one request that needs it.
+
+    No query returns a secret; this is the runtime's only way to one, and
+    ``panelot.revealSecret`` in ``web/runtime.mjs`` is its only caller.
+    """
+    return await store().services.credentials.reveal(ref)

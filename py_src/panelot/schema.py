@@ -1,4 +1,4 @@
-"""The ``panelot_v1`` database declaration, table for table as the seed's Dexie schema.
+"""The ``panelot_v1`` database declaration, table for table as the data model's Dexie schema.
 
 The index strings are verbatim from the data-model spec, so a Dexie app declaring
 ``db.version(1).stores(PANELOT_V1_STORES)`` opens the same database unchanged.
@@ -6,7 +6,7 @@ The index strings are verbatim from the data-model spec, so a Dexie app declarin
 
 from __future__ import annotations
 
-from .idb import Database, SchemaVersion
+from panelot.idb import Database, SchemaVersion
 
 __all__ = ["DB_NAME", "PANELOT_V1_STORES", "PANELOT_VERSIONS", "panelot_database"]
 
@@ -26,7 +26,7 @@ PANELOT_V1_STORES: dict[str, str | None] = {
     "plugins": "id, name, enabled, updatedAt",
     "pluginAssets": "id, pluginId, [pluginId+path], kind, createdAt",
 }
-"""``db.version(1).stores({...})`` of the seed, verbatim."""
+"""``db.version(1).stores({...})`` of the data model, verbatim."""
 
 PANELOT_VERSIONS = [SchemaVersion(1, PANELOT_V1_STORES)]
 """Every declared version (only version 1 so far; native version 10)."""

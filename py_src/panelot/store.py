@@ -1,61 +1,80 @@
 """``PanelotStore``: the Python API over one open ``panelot_v1`` database.
 
 Writes go through the command bus, so the Python API, ``panelot.send`` and the
-console share receipts and rules; reads are plain methods, also reachable by name
-through :meth:`PanelotStore.query` (which is what ``panelot.query`` calls).
+console share receipts and rules; reads are named queries (:meth:`PanelotStore.query`,
+which is what ``panelot.query`` calls), with a few plain methods for the common ones.
+The store is the :class:`~panelot.bus.Env` its handlers and queries are handed; the
+commands and queries it knows come from :mod:`panelot.api.registry` unless others are
+passed in.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Mapping
 from typing import Any
 
-from .attachments_api import ATTACHMENT_QUERIES, start_up
-from .commands import CommandBus
-from .context import session_context, thread_markdown, ui_snapshot
-from .errors import UnknownCommandError
-from .idb import CoreFactory, Database
-from .idb.errors import NotFoundError, ValidationError
-from .library_api import LIBRARY_QUERIES
-from .loading import check_thread, load_thread
-from .receipts import cleanup_receipts, list_receipts
-from .records import thread_to_wire
-from .request import REQUEST_QUERIES, build_request
-from .runs_api import RUN_QUERIES
-from .schema import DB_NAME, panelot_database
-from .settings.api import SETTINGS_QUERIES
-from .slimming import SlimOptions
-from .thread_delete import release_stale_deletes
-from .thread_list import list_threads
-from .thumbnails import Thumbnailer
-from .transfer import export_thread
-from .tree import TREE_TABLES, Clock, get_thread, now_ms, siblings
+from panelot.api.registry import COMMANDS, QUERIES
+from panelot.bus import CommandBus, Handler, Query
+from panelot.bus.executions import ExecutionRegistry
+from panelot.clock import Clock, now_ms
+from panelot.codec import decode_args
+from panelot.errors import UnknownCommandError
+from panelot.idb import CoreFactory, Database
+from panelot.idb.errors import ValidationError
+from panelot.lifecycle.startup import StartUp, start_up
+from panelot.request.build import build_request
+from panelot.request.slimming import SlimOptions
+from panelot.request.thumbnails import Thumbnailer
+from panelot.schema import DB_NAME, panelot_database
+from panelot.settings.active import Services, services
+from panelot.tree.views import context_of, markdown_of, snapshot_of
 
 __all__ = ["PanelotStore"]
-
-QueryFn = Callable[["PanelotStore", dict[str, Any]], Awaitable[Any]]
-
-
-def _str(args: dict[str, Any], name: str, required: bool = True) -> Any:
-    value = args.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str):
-        raise ValidationError(f"{name}: must be a string", field=name)
-    return value
 
 
 class PanelotStore:
     """The store: commands with receipts for writes, named queries for reads."""
 
-    def __init__(self, db: Database, clock: Clock = now_ms, client_id: str | None = None) -> None:
-        self.db = db
-        self.clock = clock
-        self.bus = CommandBus(db, clock)
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock = now_ms,
+        client_id: str | None = None,
+        *,
+        commands: Mapping[str, Handler[Any]] = COMMANDS,
+        queries: Mapping[str, Query[Any]] = QUERIES,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._executions = ExecutionRegistry()
+        self.queries = queries
+        self.bus = CommandBus(self, commands)
         self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
-        self.startup: dict[str, Any] = {}
+        self.startup: StartUp = {"finished": 0, "archived": 0, "evicted": 0}
         """What start-up housekeeping did: ``{finished, archived, evicted}``."""
+
+    # -- the Env handlers and queries are handed ------------------------------------------
+
+    @property
+    def db(self) -> Database:
+        """The open database."""
+        return self._db
+
+    @property
+    def clock(self) -> Clock:
+        """The store's clock."""
+        return self._clock
+
+    @property
+    def executions(self) -> ExecutionRegistry:
+        """The executions registered in this context."""
+        return self._executions
+
+    @property
+    def services(self) -> Services:
+        """This context's settings and credentials (:func:`panelot.settings.services`)."""
+        return services()
 
     @classmethod
     async def open(
@@ -67,17 +86,15 @@ class PanelotStore:
         retention_days: int | None = None,
         active_thread_id: str | None = None,
     ) -> PanelotStore:
-        """Open (or create) the database, clean up expired receipts and stale delete marks.
+        """Open (or create) the database and run the start-up housekeeping.
 
-        Start-up housekeeping (:func:`~panelot.attachments_api.start_up`) then finishes
-        interrupted attachment evictions, archives threads older than ``retention_days``
-        (``None``: retention off) and enforces the attachment budget, sparing
-        ``active_thread_id``.
+        :func:`~panelot.lifecycle.startup.start_up` deletes expired receipts, lifts
+        stale delete marks, finishes interrupted attachment evictions, archives threads
+        older than ``retention_days`` (``None``: retention off) and enforces the
+        attachment budget, sparing ``active_thread_id``.
         """
         db = await panelot_database(name).open(factory)
         store = cls(db, clock)
-        await cleanup_receipts(db, clock())
-        await release_stale_deletes(db, clock())
         store.startup = await start_up(db, clock, retention_days, active_thread_id)
         return store
 
@@ -115,22 +132,19 @@ class PanelotStore:
     # -- reads: queries --------------------------------------------------------------
 
     async def query(self, name: str, args: dict[str, Any] | None = None) -> Any:
-        """Run a named read query (see :data:`QUERIES`)."""
-        fn = QUERIES.get(name)
-        if fn is None:
+        """Run a named read query (see :mod:`panelot.api.registry`)."""
+        query = self.queries.get(name)
+        if query is None:
             raise UnknownCommandError(
-                f"unknown query {name!r}; known: {sorted(QUERIES)}", field="name"
+                f"unknown query {name!r}; known: {sorted(self.queries)}", field="name"
             )
         if args is not None and not isinstance(args, dict):
             raise ValidationError("args: must be an object", field="args")
-        return await fn(self, args or {})
+        return await query.run(self, decode_args(query.args, args or {}))
 
     async def context(self, thread_id: str, leaf_id: str | None = None) -> dict[str, Any]:
         """``build_session_context``: provider-neutral messages, turn context and path."""
-        loaded = await load_thread(self.db, thread_id, leaf_id, self.clock)
-        if loaded.problem:
-            raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
-        return session_context(loaded)
+        return await context_of(self.db, thread_id, leaf_id, self.clock)
 
     async def request_context(
         self,
@@ -139,96 +153,18 @@ class PanelotStore:
         options: SlimOptions | None = None,
         thumbnailer: Thumbnailer | None = None,
     ) -> dict[str, Any]:
-        """The slimmed model request: the context with image bytes (``panelot.request``)."""
+        """The slimmed model request: the context with image bytes (``thread.request``)."""
         context = await self.context(thread_id, leaf_id)
         return await build_request(self.db, context, options, thumbnailer)
 
     async def snapshot(self, thread_id: str) -> dict[str, Any]:
         """The UI snapshot of the current leaf."""
-        return ui_snapshot(await load_thread(self.db, thread_id, None, self.clock))
+        return await snapshot_of(self.db, thread_id, self.clock)
 
     async def markdown(self, thread_id: str) -> str:
         """Markdown export of the visible path."""
-        return thread_markdown(await load_thread(self.db, thread_id, None, self.clock))
+        return await markdown_of(self.db, thread_id, self.clock)
 
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()
-
-
-async def _q_list(s: PanelotStore, a: dict[str, Any]) -> Any:
-    archived = a.get("archived", False)
-    if archived is not None and not isinstance(archived, bool):
-        raise ValidationError("archived: must be true, false or null", field="archived")
-    return await list_threads(
-        s.db,
-        archived=archived,
-        folder_id=_str(a, "folderId", False),
-        tag=_str(a, "tag", False),
-        limit=a.get("limit"),
-    )
-
-
-async def _q_get(s: PanelotStore, a: dict[str, Any]) -> Any:
-    thread_id = _str(a, "threadId")
-    return thread_to_wire(
-        await s.db.transaction("r", TREE_TABLES, lambda tx: get_thread(tx, thread_id))
-    )
-
-
-async def _q_context(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await s.context(_str(a, "threadId"), _str(a, "leafId", False))
-
-
-async def _q_snapshot(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await s.snapshot(_str(a, "threadId"))
-
-
-async def _q_siblings(s: PanelotStore, a: dict[str, Any]) -> Any:
-    node_id = _str(a, "nodeId")
-    return await s.db.transaction("r", TREE_TABLES, lambda tx: siblings(tx, node_id))
-
-
-async def _q_export(s: PanelotStore, a: dict[str, Any]) -> Any:
-    fmt = a.get("format", "json")
-    if fmt == "json":
-        return {"data": await export_thread(s.db, _str(a, "threadId"), s.clock)}
-    if fmt == "markdown":
-        return {"markdown": await s.markdown(_str(a, "threadId"))}
-    raise ValidationError("format: must be 'json' or 'markdown'", field="format")
-
-
-async def _q_check(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return await check_thread(s.db, _str(a, "threadId"))
-
-
-async def _q_describe(s: PanelotStore, a: dict[str, Any]) -> Any:
-    return s.db.describe()
-
-
-async def _q_receipts(s: PanelotStore, a: dict[str, Any]) -> Any:
-    limit = a.get("limit")
-    if limit is None:
-        limit = 50
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-        raise ValidationError("limit: must be a non-negative integer", field="limit")
-    return await list_receipts(s.db, _str(a, "clientId", False), limit)
-
-
-QUERIES: dict[str, QueryFn] = {
-    "thread.list": _q_list,
-    "thread.get": _q_get,
-    "thread.context": _q_context,
-    "thread.snapshot": _q_snapshot,
-    "thread.siblings": _q_siblings,
-    "thread.export": _q_export,
-    "thread.check": _q_check,
-    "db.describe": _q_describe,
-    "receipts.list": _q_receipts,
-    **LIBRARY_QUERIES,
-    **RUN_QUERIES,
-    **ATTACHMENT_QUERIES,
-    **REQUEST_QUERIES,
-    **SETTINGS_QUERIES,
-}
-"""Every read query by name, as ``panelot.query`` exposes them."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .idb.errors import ValidationError
+from panelot.idb.errors import ValidationError
 
 __all__ = [
     "check_well_formed",

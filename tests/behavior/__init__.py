@@ -3,7 +3,7 @@
 Each ``cases_*.py`` module holds ``async def case_<name>(ctx)`` functions that use only
 ``panelot`` and plain ``assert``. pytest runs every case on the memory core in CPython
 (``tests/test_behavior_memory.py``) and, copied into Pyodide's file system, on the
-browser core against real IndexedDB in Chromium (``tests/test_behavior_browser.py``).
+browser core against real IndexedDB in Chromium (``tests/browser/test_behavior_browser.py``).
 Nothing here imports pytest, so the same files run unchanged in the page.
 """
 
@@ -81,15 +81,21 @@ async def raises(kind: type[BaseException], awaitable: Awaitable[Any]) -> BaseEx
 
 
 def discover() -> list[tuple[str, str]]:
-    """Return ``(module, case)`` for every case, in a stable order."""
+    """Return ``(module, case)`` for every case, in a stable order.
+
+    ``module`` is relative to this package (``tree.cases_tree``): the cases of each
+    section live in a subpackage named after it.
+    """
     found = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if not info.name.startswith("cases_"):
+    modules = pkgutil.walk_packages(__path__, f"{__name__}.")
+    for info in sorted(modules, key=lambda m: m.name):
+        name = info.name.removeprefix(f"{__name__}.")
+        if not name.rsplit(".", 1)[-1].startswith("cases_"):
             continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        for name in sorted(vars(module)):
-            if name.startswith("case_"):
-                found.append((info.name, name))
+        module = importlib.import_module(info.name)
+        for case in sorted(vars(module)):
+            if case.startswith("case_"):
+                found.append((name, case))
     return found
 
 

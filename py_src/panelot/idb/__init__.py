@@ -4,10 +4,10 @@ It knows nothing of conversations. See :mod:`panelot.idb.database` for the trans
 rules and :mod:`panelot.idb.core` for the protocol both cores implement.
 """
 
-from .collection import Collection
-from .core import Core, CoreFactory
-from .database import Database, Transaction
-from .errors import (
+from panelot.idb.collection import Collection
+from panelot.idb.core import Core, CoreFactory
+from panelot.idb.database import Database, Transaction
+from panelot.idb.errors import (
     AbortError,
     BulkError,
     ConstraintError,
@@ -26,10 +26,10 @@ from .errors import (
     ValidationError,
     VersionError,
 )
-from .keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_key
-from .memory import MemoryFactory
-from .schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
-from .table import Table, WhereClause
+from panelot.idb.keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_key
+from panelot.idb.memory.core import MemoryFactory
+from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
+from panelot.idb.table import Table, WhereClause
 
 __all__ = [
     "MAX_KEY",

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .core import Batch, Count, Mutate, Query, QueryWant
-from .errors import DataError
-from .keys import Key, KeyRange, compare_keys
-from .values import resolve_primary_key
+from panelot.idb.core import Batch, Count, Mutate, Query, QueryWant
+from panelot.idb.errors import DataError
+from panelot.idb.keys import Key, KeyRange, compare_keys
+from panelot.idb.values import resolve_primary_key
 
 if TYPE_CHECKING:
-    from .table import Table
+    from panelot.idb.table import Table
 
 __all__ = ["Collection"]
 
@@ -167,7 +167,7 @@ class Collection:
 
         Returns how many records were written. The primary key may not change.
         """
-        from .table import _keys_or_raise, apply_changes
+        from panelot.idb.table import _keys_or_raise, apply_changes
 
         async def body(t: Table) -> int:
             rows = await self._fetch(t, "records")

@@ -14,9 +14,9 @@ from collections.abc import Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
-from .errors import PanelotError
-from .keys import Key, KeyRange
-from .schema import SchemaVersion, TableSpec
+from panelot.idb.errors import PanelotError
+from panelot.idb.keys import Key, KeyRange
+from panelot.idb.schema import SchemaVersion, TableSpec
 
 __all__ = [
     "Batch",

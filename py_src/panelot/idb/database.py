@@ -19,17 +19,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from .core import Core, CoreFactory, Mode, Request
-from .driver import gather, in_body
-from .errors import (
+from panelot.idb.core import Core, CoreFactory, Mode, Request
+from panelot.idb.driver import gather, in_body
+from panelot.idb.errors import (
     AbortError,
     InvalidStateError,
     InvalidTableError,
     PrematureCommitError,
     ReadOnlyError,
 )
-from .schema import SchemaVersion, TableSpec
-from .table import Table
+from panelot.idb.schema import SchemaVersion, TableSpec
+from panelot.idb.table import Table
 
 __all__ = ["Database", "Transaction"]
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any
 
-from .core import Batch, Request
-from .errors import PanelotError, PrematureCommitError
+from panelot.idb.core import Batch, Request
+from panelot.idb.errors import PanelotError, PrematureCommitError
 
 __all__ = ["Stepper", "gather", "in_body"]
 

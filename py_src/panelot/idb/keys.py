@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import cmp_to_key
 from typing import Any, TypeAlias
 
-from .errors import DataError
+from panelot.idb.errors import DataError
 
 __all__ = [
     "MAX_KEY",

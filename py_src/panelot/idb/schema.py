@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .errors import SchemaError
-from .keys import KeyPath
+from panelot.idb.errors import SchemaError
+from panelot.idb.keys import KeyPath
 
 __all__ = [
     "IndexSpec",

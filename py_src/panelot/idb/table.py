@@ -4,7 +4,7 @@ A table from ``db.table(name)`` runs each call in a transaction of its own; a ta
 from ``tx.table(name)`` runs its calls inside the transaction ``tx``. Bulk calls issue
 all their requests together, as Dexie does, and report failures by position in a
 :class:`~panelot.idb.errors.BulkError`; the enclosing transaction aborts unless the
-body catches it. Outside a transaction, as in Dexie, the items that succeeded are kept.
+body catches it. Outside a transaction it is all-or-nothing too (stricter than Dexie).
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .collection import Collection
-from .core import Count, GetMany, Mode, Mutate, MutateResult
-from .errors import BulkError, DataError, SchemaError
-from .keys import Key, KeyRange, compare_keys, key_sort_key, validate_key
-from .schema import TableSpec
-from .values import clone_value, resolve_primary_key
+from panelot.idb.collection import Collection
+from panelot.idb.core import Count, GetMany, Mode, Mutate, MutateResult
+from panelot.idb.errors import BulkError, DataError, SchemaError
+from panelot.idb.keys import Key, KeyRange, compare_keys, key_sort_key, validate_key
+from panelot.idb.schema import TableSpec
+from panelot.idb.values import clone_value, resolve_primary_key
 
 if TYPE_CHECKING:
-    from .database import Database, Transaction
+    from panelot.idb.database import Database, Transaction
 
 __all__ = ["Table", "WhereClause", "apply_changes"]
 

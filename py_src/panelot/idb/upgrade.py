@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import SchemaError
-from .schema import IndexSpec, SchemaVersion, TableSpec, declared_tables, parse_table
+from panelot.idb.errors import SchemaError
+from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, declared_tables, parse_table
 
 __all__ = [
     "CreateIndex",

@@ -9,14 +9,13 @@ is refused with :class:`DataCloneError`, as the browser's structured clone would
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from .errors import DataCloneError, DataError
-from .keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
-from .schema import TableSpec
+from panelot.idb.errors import DataCloneError, DataError
+from panelot.idb.keys import MAX_SAFE_INTEGER, Key, evaluate_key_path, js_date, validate_key
+from panelot.idb.schema import TableSpec
 
 __all__ = [
     "EXTRA_STORABLE",
@@ -167,18 +166,13 @@ def _absent(value: dict[str, Any], path: str) -> bool:
     return False
 
 
-def is_number_key(key: Key) -> bool:
-    """True for a finite or infinite number key (what bumps a key generator)."""
-    return isinstance(key, int | float) and not isinstance(key, bool) and not math.isnan(key)
-
-
 def project(value: Any, fields: Sequence[str], omit: bool = False) -> Any:
     """``value`` with only ``fields`` (or, with ``omit``, all top-level fields but them).
 
     A field is a top-level name or a dotted key path, kept nested as it was; a path
     that does not resolve through objects is left out, and so is an absent field.
     Values that are not objects come back as they are. The browser core's helper
-    (``projector`` in ``web/panelot_js.mjs``) projects the same way in JS.
+    (``projector`` in ``web/wiring.mjs``) projects the same way in JS.
     """
     if not isinstance(value, dict):
         return value

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..idb.errors import ValidationError
+from panelot.idb.errors import ValidationError
 
 __all__ = [
     "MAX_LEGACY_CHARS",

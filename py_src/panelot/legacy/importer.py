@@ -1,10 +1,10 @@
-"""``legacy.import``: the browsa layout into Panelot threads, as a command with a receipt.
+"""The browsa layout into Panelot threads: a plan read first, then written in one go.
 
-Payload ``{migrate?: true, includeHistory?: true}``. The prepare step (outside any
-IndexedDB transaction) reads ``chrome.storage.local`` by explicit keys only — runs the
-seed's legacy → split migration unless ``migrate`` is false — and plans every thread.
-The transaction then writes the threads, nodes and image attachments and the receipt,
-all or nothing. Response::
+:func:`plan_import` (outside any IndexedDB transaction) reads ``chrome.storage.local``
+by explicit keys only — runs the legacy → split migration unless told not to — and
+plans every thread. :func:`write_plan` then writes the threads, nodes and image
+attachments inside one transaction (``legacy.import`` puts its receipt in it), all or
+nothing. The result::
 
     {threads, skippedThreads, sessions, skippedSessions, historyImported, migrated,
      messages, images, imagesWithoutBytes, externalImages, pageContexts, skippedEntries,
@@ -14,50 +14,43 @@ all or nothing. Response::
 an object, or without a non-empty id free of lone surrogates (the id is a storage key
 and a ``uuid5`` input). They are skipped like malformed history entries, and left in
 the index as they are. A session name longer than a title may be is cut to
-:data:`~panelot.records.MAX_TITLE_CHARS`; names keep lone surrogates, as free text does.
+:data:`~panelot.tree.records.MAX_TITLE_CHARS`; names keep lone surrogates, as free text does.
 
 Thread ids are derived from the source (``uuid5``), so a second import — with the same
 submission (the receipt answers) or a new one (existing threads are skipped) — imports
 once; ``messages`` .. ``skippedEntries`` count what this run imported.
-The source keys are read, never changed (beyond the seed's own migration, which
+The source keys are read, never changed (beyond the layout's own migration, which
 keeps every message). Sessions keep their name (as the title), ``createdAt`` and
 ``pinned``; the global history becomes one thread titled after its first question.
-Images become ``image`` attachments (provenance ``import``) with their exact bytes when
-:mod:`panelot.attachments` is present; without it an image block keeps an empty
-``attachmentId`` with ``evicted: true`` and is counted in ``imagesWithoutBytes``.
+Images become ``image`` attachments (provenance ``import``) with their exact bytes; an
+image whose bytes the layout does not hold keeps an empty ``attachmentId`` with
+``evicted: true`` and is counted in ``imagesWithoutBytes``.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..idb import Transaction
-from ..idb.errors import ValidationError
-from ..records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
-from ..settings.active import services
-from ..settings.api import Spec, external
-from ..tree import LEAF, Clock, append_node
-from .bounds import Budget, check_history
-from .convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
-from .layout import (
+from panelot.attachments.records import attach, put_attachment
+from panelot.clock import Clock
+from panelot.idb import Transaction
+from panelot.idb.errors import ValidationError
+from panelot.legacy.bounds import Budget, check_history
+from panelot.legacy.convert import PAGE_CONTEXT_PREFIX, PlannedNode, plan_history
+from panelot.legacy.layout import (
     HISTORY_KEY,
     body_key,
     read_history,
     read_session_bodies,
     read_session_index,
 )
+from panelot.settings.backend import StorageBackend
+from panelot.tree.nodes import LEAF, append_node
+from panelot.tree.records import MAX_TITLE_CHARS, ThreadMeta, thread_to_wire
 
-if TYPE_CHECKING:
-    from ..commands import CommandBus
-
-try:  # written concurrently by another module owner; optional here
-    from ..attachments import attach, put_attachment
-except ImportError:  # pragma: no cover - depends on the tree
-    attach = put_attachment = None  # type: ignore[assignment]
-
-__all__ = ["LEGACY_COMMANDS", "NAMESPACE", "PlannedThread", "plan_import"]
+__all__ = ["NAMESPACE", "Plan", "PlannedThread", "plan_import", "write_plan"]
 
 NAMESPACE = uuid.UUID("6f7c2a2e-5b1d-4c8e-9a57-0b7a1f2e3d4c")
 """uuid5 namespace of imported thread ids."""
@@ -91,11 +84,12 @@ def _auto_title(history: list[Any]) -> str:
     return "Browsa history"
 
 
-async def plan_import(
-    migrate: bool, include_history: bool
-) -> tuple[list[PlannedThread], dict[str, Any]]:
-    """Read the layout (migrating unless told not to) and plan every thread."""
-    backend = services().backend
+Plan = tuple[list["PlannedThread"], dict[str, Any]]
+"""The threads to write and the totals the plan already knows."""
+
+
+async def plan_import(backend: StorageBackend, migrate: bool, include_history: bool) -> Plan:
+    """Read the layout in ``backend`` (migrating unless told not to); plan every thread."""
     try:  # a value nested too deeply for the JSON decoder is refused, not raised
         entries, inline, migrated, unusable = await read_session_index(backend, migrate)
         bodies = await read_session_bodies(backend, [e["id"] for e in entries], inline)
@@ -136,16 +130,6 @@ async def plan_import(
     return threads, totals
 
 
-async def _prepare(bus: CommandBus, p: dict[str, Any]) -> Any:
-    flags = {}
-    for name in ("migrate", "includeHistory"):
-        value = p.get(name, True)
-        if not isinstance(value, bool):
-            raise ValidationError(f"payload.{name}: must be true or false", field=f"payload.{name}")
-        flags[name] = value
-    return await plan_import(flags["migrate"], flags["includeHistory"])
-
-
 async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
     created = t.created_at if t.created_at is not None else clock()
     meta = ThreadMeta(t.id, t.title, created, created, None, list(TAGS), t.pinned)
@@ -155,9 +139,6 @@ async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
         payload = node.payload
         ids: list[str] = []
         for image in node.images:
-            if put_attachment is None:
-                missing += 1
-                continue
             record = await put_attachment(
                 tx,
                 t.id,
@@ -182,8 +163,9 @@ async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
     return missing
 
 
-async def _finish(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
-    threads, totals = p["\0prepared"]
+async def write_plan(tx: Transaction, plan: Plan, clock: Clock) -> dict[str, Any]:
+    """Write a plan's threads inside ``tx`` (those already there are skipped); the result."""
+    threads, totals = plan
     created = skipped = missing = 0
     counts = dict.fromkeys(
         ("messages", "images", "externalImages", "pageContexts", "skippedEntries"), 0
@@ -210,9 +192,3 @@ async def _finish(tx: Transaction, p: dict[str, Any], clock: Clock) -> Any:
         **counts,
         "threadIds": ids,
     }
-
-
-LEGACY_COMMANDS: dict[str, Spec] = {
-    "legacy.import": external(_prepare, ("threads", "nodes", "attachments"), _finish),
-}
-"""Command type -> Handler arguments; merged into :data:`panelot.commands.COMMANDS`."""

@@ -1,4 +1,4 @@
-"""The second seed system's (``browsa``) layout in ``chrome.storage.local``, and its migration.
+"""The previous extension's (``browsa``) layout in ``chrome.storage.local``, and its migration.
 
 Keys:
 
@@ -11,7 +11,7 @@ Keys:
   entry itself (``{id, name, createdAt, pinned?, history}``); it reads that, or a bare
   history array.
 
-:func:`read_session_index` is the seed's ``readSessionIndex()``: it migrates legacy
+:func:`read_session_index` is that extension's ``readSessionIndex()``: it migrates legacy
 entries in place, writing **every body before rewriting the index**. It is idempotent
 (a rerun finds nothing legacy, or rewrites identical bodies) and crash-safe: a crash
 between the two writes leaves the inline index, still complete, and a rerun finishes.
@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..faults import FAULTS
-from ..settings.backend import StorageBackend
-from ..surrogates import well_formed
-from .bounds import Budget, check_history, check_sessions
+from panelot.faults import FAULTS
+from panelot.legacy.bounds import Budget, check_history, check_sessions
+from panelot.settings.backend import StorageBackend
+from panelot.surrogates import well_formed
 
 __all__ = [
     "BODY_PREFIX",

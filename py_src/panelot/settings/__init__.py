@@ -2,16 +2,25 @@
 
 * :mod:`.backend` — the async key-value contract, and the in-memory backend;
 * :mod:`.chrome` — ``chrome.storage.local`` through JS proxies;
-* :mod:`.groups` — the groups (providers, permissions, ui), defaults, migrations, repair;
+* :mod:`.groups` — the groups (providers, permissions, ui, retention), defaults,
+  migrations, repair;
 * :mod:`.service` — :class:`Settings` (reads, writes, typed change events);
-* :mod:`.active` — this context's services; :mod:`.api` — bus commands and queries.
+* :mod:`.credentials` — encrypted credentials behind references;
+* :mod:`.active` — this context's services. Their commands and queries are in
+  :mod:`panelot.api.settings`.
 """
 
-from .active import Services, services, use_backend
-from .backend import ABSENT, Change, MemoryArea, MemoryStorageBackend, StorageBackend
-from .chrome import ChromeStorageBackend, chrome_storage_available
-from .groups import GROUPS, SETTINGS_KEYS, Problem
-from .service import Settings
+from panelot.settings.active import Services, services, use_backend
+from panelot.settings.backend import (
+    ABSENT,
+    Change,
+    MemoryArea,
+    MemoryStorageBackend,
+    StorageBackend,
+)
+from panelot.settings.chrome import ChromeStorageBackend, chrome_storage_available
+from panelot.settings.groups import GROUPS, SETTINGS_KEYS, Problem
+from panelot.settings.service import Settings
 
 __all__ = [
     "ABSENT",

@@ -10,14 +10,17 @@ when the page has them (the harness does), else the test-only memory key store.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .backend import MemoryStorageBackend, StorageBackend
-from .chrome import ChromeStorageBackend, chrome_storage_available
-from .service import Settings
-
-if TYPE_CHECKING:
-    from ..credentials import Credentials, KeyStore
+from panelot.settings.backend import MemoryStorageBackend, StorageBackend
+from panelot.settings.chrome import ChromeStorageBackend, chrome_storage_available
+from panelot.settings.credentials import (
+    Credentials,
+    KeyStore,
+    MemoryKeyStore,
+    WebCryptoKeyStore,
+    webcrypto_available,
+)
+from panelot.settings.service import Settings
 
 __all__ = ["Services", "services", "use_backend"]
 
@@ -35,15 +38,11 @@ _current: Services | None = None
 
 
 def _default_keystore() -> KeyStore:
-    from ..credentials import MemoryKeyStore, WebCryptoKeyStore, webcrypto_available
-
     return WebCryptoKeyStore() if webcrypto_available() else MemoryKeyStore()
 
 
 def use_backend(backend: StorageBackend, keystore: KeyStore | None = None) -> Services:
     """Make ``backend`` (and ``keystore``) this context's settings storage; return it."""
-    from ..credentials import Credentials
-
     global _current
     if _current is not None:
         _current.settings.close()  # its subscribers belong to the old backend

@@ -6,7 +6,7 @@ The contract (:class:`StorageBackend`), shared by both implementations:
   stored values of those present (absent keys are left out). There is no "get
   everything": ``get(None)`` / ``get([])`` raise :class:`ValidationError`, so a
   ``chrome.storage.local.get(null)`` can never be issued through this layer (the
-  second seed's fixed-key-list contract).
+  fixed-key-list contract of the storage layout).
 * ``set(items)`` writes JSON values; ``remove(keys)`` deletes keys.
 * ``subscribe(listener)`` calls ``listener(changes)`` after every change made by
   *any* context on the same area, with ``changes = {key: Change(old, new)}`` (``ABSENT``
@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..idb.errors import QuotaExceededError, ValidationError
-from ..surrogates import replace_lone_surrogates, well_formed
+from panelot.idb.errors import QuotaExceededError, ValidationError
+from panelot.surrogates import replace_lone_surrogates, well_formed
 
 __all__ = [
     "ABSENT",

@@ -21,8 +21,8 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..idb.errors import PanelotError, QuotaExceededError, UnknownError, ValidationError
-from .backend import ABSENT, Change, Listener, Unsubscribe, check_keys
+from panelot.idb.errors import PanelotError, QuotaExceededError, UnknownError, ValidationError
+from panelot.settings.backend import ABSENT, Change, Listener, Unsubscribe, check_keys
 
 __all__ = ["ChromeStorageBackend", "chrome_storage_available", "storage_error"]
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..codec import decode, encode
-from ..idb.errors import ValidationError
-from ..surrogates import check_well_formed_data
+from panelot.codec import decode, encode
+from panelot.idb.errors import ValidationError
+from panelot.surrogates import check_well_formed_data
 
 __all__ = [
     "GROUPS",

@@ -17,10 +17,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..codec import encode
-from ..idb.errors import ValidationError
-from .backend import ABSENT, Change, StorageBackend, Unsubscribe
-from .groups import GROUPS, SETTINGS_KEYS, Group, Problem, read_group, validate_group
+from panelot.codec import encode
+from panelot.idb.errors import ValidationError
+from panelot.settings.backend import ABSENT, Change, StorageBackend, Unsubscribe
+from panelot.settings.groups import (
+    GROUPS,
+    SETTINGS_KEYS,
+    Group,
+    Problem,
+    read_group,
+    validate_group,
+)
 
 __all__ = ["Callback", "Settings", "group_named"]
 

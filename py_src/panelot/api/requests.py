@@ -1,0 +1,39 @@
+"""``thread.request``: the slimmed model request of a thread's path.
+
+Query ``{threadId, leafId?, seenImages?, imageBudget?, staleStubs?}`` → the context with
+its images' bytes, slimmed (:mod:`panelot.request.build`). ``imageBudget`` null turns
+the unseen-image budget off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from panelot.bus import Env, Query
+from panelot.request.build import build_request
+from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
+from panelot.tree.views import context_of
+
+__all__ = ["QUERIES"]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestArgs:
+    """``thread.request``."""
+
+    thread_id: str
+    leaf_id: str | None = None
+    seen_images: bool = True
+    image_budget: int | None = DEFAULT_IMAGE_BUDGET
+    stale_stubs: bool = True
+
+
+async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
+    options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
+    context = await context_of(env.db, a.thread_id, a.leaf_id, env.clock)
+    return await build_request(env.db, context, options)
+
+
+QUERIES: dict[str, Query[Any]] = {"thread.request": Query(args=RequestArgs, run=_request)}
+"""The request query."""

@@ -1,0 +1,35 @@
+"""Writing an attachment within the budget: evict down to it first, then write.
+
+The Python API's put (no receipt); the ``attachment.put`` command does the same with
+one (:mod:`panelot.api.attachments`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from panelot.attachments.eviction import current_budget, evict
+from panelot.attachments.records import ATTACHMENT_TABLES, attachment_meta, put_attachment
+from panelot.idb import Database
+from panelot.idb.blobs import blob_size
+
+__all__ = ["put_within_budget"]
+
+
+async def put_within_budget(
+    db: Database, thread_id: str, kind: str, mime: str, data: Any, **options: Any
+) -> dict[str, Any]:
+    """Put bytes or a Blob handle as an attachment of ``thread_id``, within the budget.
+
+    First evicts down to ``budget - size`` (sparing ``thread_id``, the active thread),
+    then writes the record in a transaction of its own. ``options`` are
+    :func:`~panelot.attachments.records.put_attachment`'s. Returns the record's metadata.
+    """
+    size = len(data) if isinstance(data, bytes | bytearray | memoryview) else blob_size(data)
+    await evict(db, max(current_budget() - size, 0), thread_id)
+    record = await db.transaction(
+        "rw",
+        ATTACHMENT_TABLES,
+        lambda tx: put_attachment(tx, thread_id, kind, mime, data, **options),
+    )
+    return attachment_meta(record)

@@ -1,0 +1,40 @@
+"""What handlers and queries are handed: the store's database, clock and services.
+
+A handler never reaches for a module-level store or settings singleton: it works with
+the :class:`Env` the bus passes it (a :class:`panelot.store.PanelotStore` is one).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from panelot.bus.executions import ExecutionRegistry
+from panelot.clock import Clock
+from panelot.idb import Database
+from panelot.settings.active import Services
+
+__all__ = ["Env"]
+
+
+class Env(Protocol):
+    """The store a command or query runs against."""
+
+    @property
+    def db(self) -> Database:
+        """The open ``panelot_v1`` database."""
+        ...
+
+    @property
+    def clock(self) -> Clock:
+        """The store's clock."""
+        ...
+
+    @property
+    def executions(self) -> ExecutionRegistry:
+        """The executions running in this context (``thread.delete`` waits for them)."""
+        ...
+
+    @property
+    def services(self) -> Services:
+        """Settings and credentials in ``chrome.storage.local`` (or their memory twin)."""
+        ...

@@ -1,0 +1,89 @@
+"""What a command type and a query are: their payload, their tables and what they do.
+
+A section's API module (:mod:`panelot.api`) declares each command as a
+:class:`Handler` and each query as a :class:`Query`. The bus decodes the payload once,
+strictly, into the handler's payload dataclass (:func:`panelot.codec.decode`), so a
+field is named the same way in every error: by its path in the command
+(``payload.threadId``, ``payload.patch.title``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from panelot.bus.env import Env
+from panelot.clock import Clock
+from panelot.idb import Transaction
+
+__all__ = ["Call", "Handler", "Query", "Staged"]
+
+P = TypeVar("P")
+A = TypeVar("A")
+
+
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """A handler's response with the writes it has not awaited yet.
+
+    The bus issues them together with the receipt, in one round trip of the same
+    transaction; if any fails, the transaction aborts and nothing is written.
+    """
+
+    response: Any
+    writes: tuple[Awaitable[Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[P]):
+    """What a handler's ``run`` gets besides its transaction.
+
+    ``prepared`` is what the handler's ``prepare`` returned (``None`` without one).
+    ``thread`` is the record of the payload's ``threadId`` when the bus read it for its
+    admission check in this transaction (``read`` tells whether it did), so the handler
+    need not read it again.
+    """
+
+    payload: P
+    env: Env
+    prepared: Any = None
+    thread: Any = None
+    read: bool = False
+
+    @property
+    def clock(self) -> Clock:
+        """The store's clock."""
+        return self.env.clock
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Handler(Generic[P]):
+    """One command type.
+
+    ``payload`` is the dataclass its payload decodes into; ``tables`` the tables its
+    transaction needs (``extra_tables`` adds those a given payload needs); ``run`` its
+    work inside the transaction with the receipt. ``prepare``, when given, runs first,
+    outside that transaction (steps that must finish before it, like stopping a
+    thread's executions, or work in ``chrome.storage.local``); what it returns is
+    handed to ``run`` as ``call.prepared``, and ``undo`` reverses it if the transaction
+    then fails. ``status`` is what the receipt records. A command for a thread marked
+    ``deleting`` is refused unless ``admits_deleting`` (only ``thread.delete``).
+    """
+
+    payload: type[P]
+    tables: tuple[str, ...]
+    run: Callable[[Transaction, Call[P]], Awaitable[Any]]
+    prepare: Callable[[Env, P], Awaitable[Any]] | None = None
+    undo: Callable[[Env, P], Awaitable[None]] | None = None
+    status: str = "completed"
+    extra_tables: Callable[[P], tuple[str, ...]] | None = None
+    admits_deleting: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Query(Generic[A]):
+    """One named read: ``args`` is the dataclass its arguments decode into."""
+
+    args: type[A]
+    run: Callable[[Env, A], Awaitable[Any]]

@@ -1,0 +1,42 @@
+"""What a store does when it opens: finish what was interrupted, then keep the bounds.
+
+Expired receipts are deleted, delete marks left by a context that died are lifted,
+interrupted attachment evictions are finished, threads older than the retention
+setting are archived, and the attachment budget is enforced.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from panelot.attachments.eviction import evict, finish_interrupted
+from panelot.bus.receipts import cleanup_receipts
+from panelot.clock import Clock
+from panelot.idb import Database
+from panelot.lifecycle.retention import archive_old_threads
+from panelot.lifecycle.thread_delete import release_stale_deletes
+
+__all__ = ["StartUp", "start_up"]
+
+
+class StartUp(TypedDict):
+    """How many interrupted evictions were finished, threads archived, records evicted."""
+
+    finished: int
+    archived: int
+    evicted: int
+
+
+async def start_up(
+    db: Database,
+    clock: Clock,
+    retention_days: int | None = None,
+    active_thread_id: str | None = None,
+) -> StartUp:
+    """Start-up housekeeping (see the module docstring); ``None`` days: retention off."""
+    await cleanup_receipts(db, clock())
+    await release_stale_deletes(db, clock())
+    finished = await finish_interrupted(db)
+    archived = await archive_old_threads(db, retention_days, active_thread_id, clock)
+    evicted = await evict(db, None, active_thread_id)
+    return {"finished": finished, "archived": len(archived), "evicted": evicted["evicted"]}

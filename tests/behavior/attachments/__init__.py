@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.attachments``, run on both cores."""

@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.bus``, run on both cores."""

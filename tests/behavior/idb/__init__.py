@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.idb``, run on both cores."""

@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.legacy``, run on both cores."""

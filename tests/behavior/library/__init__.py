@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.library``, run on both cores."""

@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.lifecycle``, run on both cores."""

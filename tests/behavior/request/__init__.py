@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.request``, run on both cores."""

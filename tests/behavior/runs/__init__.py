@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.runs``, run on both cores."""

@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.settings``, run on both cores."""

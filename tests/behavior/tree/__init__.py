@@ -1,0 +1,1 @@
+"""Behavior cases of ``panelot.tree``, run on both cores."""

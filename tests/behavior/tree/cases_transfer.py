@@ -1,0 +1,123 @@
+"""JSON export and import with its pre-check."""
+
+from __future__ import annotations
+
+import copy
+
+from behavior import Ctx
+from behavior.tree.cases_tree import answer, text
+
+
+async def _exported(ctx: Ctx) -> tuple[object, str, dict]:
+    store = await ctx.store()
+    tid = await store.create_thread("exported")
+    await store.append(
+        tid,
+        "turn_context",
+        {"turnId": "t", "model": "m", "permissionPolicy": "ask", "activeSkills": []},
+    )
+    u = await store.append(tid, "user_message", text("q"))
+    a = await store.append(tid, "assistant_message", answer("a"))
+    await store.command(
+        "message.edit", {"threadId": tid, "nodeId": u["nodeId"], "payload": text("q2")}
+    )
+    await store.command("message.delete", {"threadId": tid, "nodeId": a["nodeId"]})
+    data = (await store.query("thread.export", {"threadId": tid, "format": "json"}))["data"]
+    return store, tid, data
+
+
+async def case_export_then_import_round_trip(ctx: Ctx) -> None:
+    store, tid, data = await _exported(ctx)
+    assert data["format"] == "panelot.thread" and len(data["nodes"]) == 4
+    assert {n["type"] for n in data["nodes"]} == {
+        "turn_context",
+        "user_message",
+        "assistant_message",
+    }
+    out = await store.command("thread.import", {"data": data})  # type: ignore[attr-defined]
+    assert out["nodes"] == 4 and out["threadId"] != tid
+    copy_ = (await store.query("thread.export", {"threadId": out["threadId"]}))["data"]  # type: ignore[attr-defined]
+    strip = lambda nodes: [(n["seq"], n["type"], n["payload"]) for n in nodes]  # noqa: E731
+    assert strip(copy_["nodes"]) == strip(data["nodes"])
+    assert copy_["thread"]["title"] == "exported"
+    original_ctx = await store.context(tid)  # type: ignore[attr-defined]
+    copied_ctx = await store.context(out["threadId"])  # type: ignore[attr-defined]
+    assert original_ctx["messages"] == copied_ctx["messages"]
+
+
+async def case_import_refuses_bad_data_and_writes_nothing(ctx: Ctx) -> None:
+    store, tid, data = await _exported(ctx)
+    before = await store.db.table("nodes").count()  # type: ignore[attr-defined]
+    threads_before = await store.db.table("threads").count()  # type: ignore[attr-defined]
+    broken = []
+    d = copy.deepcopy(data)
+    d["nodes"][1]["payload"]["content"] = "nope"
+    broken.append((d, "content"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["nodes"][2]["parentId"] = "ghost"
+    broken.append((d, "outside the thread"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["nodes"][0]["parentId"] = d["nodes"][1]["id"]
+    d["nodes"][1]["parentId"] = d["nodes"][0]["id"]
+    broken.append((d, "cycle"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["nodes"][3]["id"] = d["nodes"][1]["id"]
+    broken.append((d, "twice"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["thread"]["leafId"] = "ghost"
+    broken.append((d, "leafId"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["nodes"][1]["type"] = "alien"
+    broken.append((d, "unknown node type"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["format"] = "other"
+    broken.append((d, "format"))  # noqa: E702
+    d = copy.deepcopy(data)
+    d["nodes"][1]["threadId"] = "elsewhere"
+    broken.append((d, "threadId"))  # noqa: E702
+    for i, (bad, why) in enumerate(broken):
+        out = await store.send(
+            {
+                "type": "thread.import",
+                "clientId": "c",
+                "submissionId": f"b{i}",
+                "payload": {"data": bad},
+            }
+        )  # type: ignore[attr-defined]
+        assert out["status"] == "failed", why
+        assert out["error"]["name"] == "ImportError" and why in out["error"]["message"], (
+            why,
+            out["error"],
+        )
+    assert await store.db.table("nodes").count() == before  # type: ignore[attr-defined]
+    assert await store.db.table("threads").count() == threads_before  # type: ignore[attr-defined]
+
+
+async def case_a_bundle_imports_all_or_nothing(ctx: Ctx) -> None:
+    store, tid, data = await _exported(ctx)
+    second = copy.deepcopy(data)
+    second["thread"]["title"] = "second"
+    bundle = {"format": "panelot.all", "version": 1, "threads": [data, second]}
+    out = await store.command("thread.import", {"data": bundle})  # type: ignore[attr-defined]
+    assert out["threads"] == 2 and out["nodes"] == 8 and len(set(out["threadIds"])) == 2
+    titles = {
+        (await store.query("thread.get", {"threadId": t}))["title"]  # type: ignore[attr-defined]
+        for t in out["threadIds"]
+    }
+    assert titles == {"exported", "second"}
+    counts = [await store.db.table(t).count() for t in ("threads", "nodes")]  # type: ignore[attr-defined]
+    bad = copy.deepcopy(second)
+    bad["nodes"][2]["payload"]["content"] = "nope"
+    refused = await store.send(  # type: ignore[attr-defined]
+        {
+            "type": "thread.import",
+            "clientId": "c",
+            "submissionId": "bundle-bad",
+            "payload": {"data": {**bundle, "threads": [data, data, bad]}},
+        }
+    )
+    assert refused["status"] == "failed" and refused["error"]["name"] == "ImportError"
+    assert refused["error"]["field"].startswith("payload.data.threads[2].nodes[2].payload.content")
+    assert "'second'" in refused["error"]["message"]  # the thread is named by its title
+    # the two good threads before it were not written either
+    assert [await store.db.table(t).count() for t in ("threads", "nodes")] == counts  # type: ignore[attr-defined]

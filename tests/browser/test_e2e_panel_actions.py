@@ -1,0 +1,765 @@
+"""End-to-end tests of side-panel features no other test drives, in the real extension.
+
+* Boot failure: a 404 wheel manifest, then a corrupt wheel (Playwright routes, which do
+  intercept ``chrome-extension://`` requests), each show the error and Retry; the third
+  attempt loads normally and Retry brings up the app.
+* Drag-and-drop and paste attach images; the stored attachments hold the exact bytes.
+* Copy puts a message's exact source text on the (real) clipboard.
+* The legacy (browsa) import button, twice; the attachment clean-up button, over budget
+  and after an interrupted eviction.
+* "Archive old conversations" archives an old thread, sparing the open and pinned ones.
+* Tool calls and results render as text, never as markup.
+
+The module runs in its own browser profile (a fresh database and
+``chrome.storage.local``), so counts shown by the panel can be asserted exactly.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Locator, Page, Route
+
+from behavior.legacy.browsa_fixture import KEYS, png, storage
+from browser_harness import (
+    READY_TIMEOUT_MS,
+    query,
+    run_py,
+)
+from e2e_support import (
+    StubProvider,
+    new_thread,
+    open_configured_panel,
+    raw_nodes,
+    send,
+    shot,
+    snapshot,
+    tiny_png,
+    wait_reply,
+)
+
+TIMEOUT = 60_000
+#: The stub's reply to a message containing "markdown" (tools/stub_provider.py).
+MARKDOWN_REPLY: str = importlib.import_module(StubProvider.__module__).MARKDOWN_REPLY
+XSS = "<img src=x onerror=window.__pwned=1>"
+
+
+@pytest.fixture(scope="module")
+def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
+    """The side panel page (in a tab, at panel size) with the stub provider configured."""
+    context, extension_id = ext
+    page = open_configured_panel(context, extension_id, stub.base_url)
+    page.evaluate(RECORD_TOASTS)
+    yield page
+    page.close()
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+#: Keeps every toast text in window.__toasts (a toast hides itself after 2.6 s), and every
+#: Content-Security-Policy violation (e.g. a blocked inline handler) in window.__violations.
+RECORD_TOASTS = """() => {
+  window.__violations = [];
+  document.addEventListener("securitypolicyviolation", (e) =>
+    window.__violations.push(`${e.violatedDirective}: ${e.sample}`));
+  window.__toasts = [];
+  const el = document.getElementById("toast");
+  new MutationObserver(() => window.__toasts.push(el.textContent))
+    .observe(el, {childList: true, characterData: true, subtree: true});
+}"""
+
+
+def wait_toast(page: Page, text: str) -> None:
+    """Wait until a toast has said exactly ``text``."""
+    page.wait_for_function("(text) => window.__toasts.includes(text)", arg=text)
+
+
+def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
+    """Run a bus command through ``panelot.send``; return its response (it must complete)."""
+    envelope = page.evaluate(
+        """([type, payload]) => window.panelot.send({
+             type, clientId: "e2e-more", submissionId: crypto.randomUUID(), payload})""",
+        [kind, payload],
+    )
+    assert envelope["status"] == "completed", envelope
+    return envelope["response"]
+
+
+def to_list(page: Page) -> None:
+    """Back to the (refreshed) thread list."""
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.wait_for_selector("#view-threads:not([hidden])")
+
+
+def wipe(page: Page) -> None:
+    """Delete every thread (and so every attachment), close the chat, show the list."""
+    for thread in query(page, "thread.list", {"archived": None}):
+        command(page, "thread.delete", {"threadId": thread["id"]})
+    page.evaluate("() => window.panelotApp.chat.close()")
+    to_list(page)
+    page.evaluate("() => window.panelotApp.refreshThreads()")
+    assert query(page, "attachment.usage")["count"] == 0
+
+
+def open_from_list(page: Page, thread_id: str) -> None:
+    """Open a thread with a click in the (refreshed) thread list."""
+    to_list(page)
+    page.evaluate("() => window.panelotApp.refreshThreads()")
+    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
+    page.wait_for_function(
+        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.view === 'chat'",
+        arg=thread_id,
+    )
+
+
+def open_settings(page: Page) -> None:
+    """Open Settings and wait until the storage section has been filled."""
+    page.click("#nav-settings")
+    page.wait_for_selector("#attachment-usage")
+
+
+def sidepanel_receipts(page: Page, kind: str) -> list[dict[str, Any]]:
+    """The panel's own receipts of one command type, oldest first."""
+    rows = query(page, "receipts.list", {"clientId": "sidepanel", "limit": 200})
+    return [r for r in reversed(rows) if r["commandType"] == kind]
+
+
+def attachment_bytes(page: Page, attachment_id: str) -> tuple[dict[str, Any], bytes]:
+    """``attachment.get``: the metadata and the decoded bytes."""
+    got = query(page, "attachment.get", {"attachmentId": attachment_id})
+    return got, base64.b64decode(got["dataBase64"])
+
+
+def human(n: int) -> str:
+    """The panel's ``bytes()`` for sizes under 1 KiB."""
+    assert n < 1024
+    return f"{n} B"
+
+
+def set_budget(page: Page, budget: int | None) -> None:
+    """Set this page's attachment budget (``None``: back to the default)."""
+    value = "DEFAULT_BUDGET" if budget is None else str(budget)
+    run_py(
+        page,
+        "import json\nfrom panelot.attachments.eviction import DEFAULT_BUDGET, set_budget\n"
+        f"set_budget({value})\njson.dumps(1)",
+    )
+
+
+def backdate(page: Page, thread_id: str, days: int) -> None:
+    """Move a thread's ``updatedAt`` ``days`` back (a raw write; no command can do it)."""
+    run_py(
+        page,
+        f"""
+import json, time
+from panelot.runtime import store
+stamp = int(time.time() * 1000) - {days} * 86_400_000
+await store().db.table("threads").update({json.dumps(thread_id)}, {{"updatedAt": stamp}})
+json.dumps(stamp)
+""",
+    )
+
+
+def user_turn(page: Page, thread_id: str, text: str) -> str:
+    """Append a user message and an assistant reply through the bus; return the reply id."""
+    command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "user_message",
+            "payload": {"content": [{"type": "text", "text": text}]},
+        },
+    )
+    reply = command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "assistant_message",
+            "payload": {
+                "content": [{"type": "text", "text": f"About {text}"}],
+                "model": "m",
+                "connectionId": "c",
+            },
+        },
+    )
+    return str(reply["nodeId"])
+
+
+# ---- boot failure and Retry ------------------------------------------------------------
+
+FAILED = "() => !document.getElementById('failure').hidden"
+
+
+def test_boot_failure_shows_the_error_and_retry_boots_the_app(
+    ext: tuple[BrowserContext, str],
+) -> None:
+    context, extension_id = ext
+    page = context.new_page()
+    page.set_viewport_size({"width": 400, "height": 720})
+    hits: list[str] = []
+
+    def missing(route: Route) -> None:
+        hits.append(route.request.url)
+        route.fulfill(status=404, body="gone")
+
+    def corrupt(route: Route) -> None:
+        hits.append(route.request.url)
+        route.fulfill(status=200, body=b"PK\x03\x04 this is not a wheel", content_type="x/y")
+
+    def no_snapshot(route: Route) -> None:
+        route.fulfill(status=404, body="gone")
+
+    # The first two attempts load normally (no memory snapshot), and installing fails.
+    # First attempt: the wheel manifest is missing.
+    page.route("**/snapshot/manifest.json", no_snapshot, times=1)
+    page.route("**/wheels/manifest.json", missing, times=1)
+    page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+    page.wait_for_function(FAILED, timeout=READY_TIMEOUT_MS)
+    assert hits == [f"chrome-extension://{extension_id}/wheels/manifest.json"]
+    assert page.inner_text("#error") == "wheels/manifest.json: HTTP 404"
+    assert page.is_visible("#retry") and page.is_visible("#boot") and page.is_hidden("#app")
+    assert page.evaluate("() => window.__bootStages") == ["runtime", "package", "error"]
+    assert page.locator("#stages li.failed").count() == 1
+    assert page.get_attribute("#stages li.failed", "data-stage") == "package"
+    assert page.locator("#stages li.done").count() == 1  # the runtime loaded
+    shot(page, "panel-boot-failed")
+
+    # Retry reloads the page; this time our wheel is corrupt.
+    page.route("**/snapshot/manifest.json", no_snapshot, times=1)
+    page.route("**/wheels/panelot-*.whl", corrupt, times=1)
+    with page.expect_navigation():
+        page.click("#retry")
+    page.wait_for_function(FAILED, timeout=READY_TIMEOUT_MS)
+    assert len(hits) == 2 and re.search(r"/wheels/panelot-[^/]+\.whl$", hits[1])
+    error = page.inner_text("#error")
+    assert error.startswith("installing wheels failed: ") and "is not a zip file" in error
+    assert page.get_attribute("#stages li.failed", "data-stage") == "package"
+    assert page.is_hidden("#app") and page.is_visible("#retry")
+    assert page.evaluate("() => document.body.dataset.ready") is None
+
+    # Retry again: nothing is intercepted any more, and the app comes up (restored from
+    # the snapshot).
+    with page.expect_navigation():
+        page.click("#retry")
+    page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
+    assert len(hits) == 2
+    assert page.evaluate("() => window.__bootStages") == ["runtime", "package", "database", "ready"]
+    assert page.evaluate("() => window.panelot.snapshot") == "restored"
+    assert page.is_hidden("#boot") and page.is_hidden("#failure")
+    assert page.is_visible("#app") and page.is_visible("#thread-list")
+    assert page.is_visible("#nav-new")
+    # The store works: a thread made now is listed.
+    thread_id = command(page, "thread.create", {"title": "after retry"})["threadId"]
+    assert thread_id in [t["id"] for t in query(page, "thread.list", {})]
+    command(page, "thread.delete", {"threadId": thread_id})
+    page.close()
+
+
+# ---- drag-and-drop and paste -----------------------------------------------------------
+
+DROP = """({bytes, name}) => {
+  const file = new File([new Uint8Array(bytes)], name, {type: "image/png"});
+  const data = new DataTransfer();
+  data.items.add(file);
+  const input = document.getElementById("input");
+  const composer = document.getElementById("composer");
+  const over = new DragEvent("dragover", {bubbles: true, cancelable: true, dataTransfer: data});
+  input.dispatchEvent(over);
+  const dragging = composer.classList.contains("dragging");
+  const drop = new DragEvent("drop", {bubbles: true, cancelable: true, dataTransfer: data});
+  input.dispatchEvent(drop);
+  return {overPrevented: over.defaultPrevented, dragging, dropPrevented: drop.defaultPrevented,
+          stillDragging: composer.classList.contains("dragging")};
+}"""
+
+PASTE = """({bytes, text}) => {
+  const data = new DataTransfer();
+  if (bytes) data.items.add(new File([new Uint8Array(bytes)], "", {type: "image/png"}));
+  if (text) data.setData("text/plain", text);
+  const paste = new ClipboardEvent("paste", {bubbles: true, cancelable: true, clipboardData: data});
+  document.getElementById("input").dispatchEvent(paste);
+  return paste.defaultPrevented;
+}"""
+
+
+def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: StubProvider) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    dropped = png(20, 12, 5)
+    pasted = tiny_png(8)
+    assert dropped != pasted
+
+    # A paste of plain text is left to the textarea: no attachment.
+    assert page.evaluate(PASTE, {"bytes": None, "text": "just text"}) is False
+    assert page.locator("#pending li").count() == 0
+
+    out = page.evaluate(DROP, {"bytes": list(dropped), "name": "dropped.png"})
+    assert out == {
+        "overPrevented": True,
+        "dragging": True,
+        "dropPrevented": True,
+        "stillDragging": False,
+    }
+    page.wait_for_selector("#pending li[data-name='dropped.png'] img")
+
+    assert page.evaluate(PASTE, {"bytes": list(pasted), "text": None}) is True
+    page.wait_for_selector("#pending li[data-name='pasted-image.png'] img")
+    assert [li.get_attribute("data-name") for li in page.locator("#pending li").all()] == [
+        "dropped.png",
+        "pasted-image.png",
+    ]
+    assert page.input_value("#input") == ""  # the pasted file did not become text
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#pending img')].map(i => i.naturalWidth).join()"
+        " === '20,8'"
+    )
+    shot(page, "panel-drop-paste")
+
+    before = len(stub.requests)
+    previous = page.evaluate(
+        "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
+    )
+    page.fill("#input", "Two squares")
+    page.press("#input", "Enter")
+    wait_reply(page, previous)
+    assert page.locator("#pending li").count() == 0
+
+    user = snapshot(page, thread_id)["nodes"][0]
+    assert user["type"] == "user_message"
+    content = user["payload"]["content"]
+    assert content[0] == {"type": "text", "text": "Two squares"}
+    assert [(b["type"], b["name"], b["mime"]) for b in content[1:]] == [
+        ("image", "dropped.png", "image/png"),
+        ("image", "pasted-image.png", "image/png"),
+    ]
+    for block, expected in zip(content[1:], (dropped, pasted), strict=True):
+        meta, data = attachment_bytes(page, block["attachmentId"])
+        assert data == expected
+        assert (meta["kind"], meta["mime"], meta["size"]) == ("image", "image/png", len(expected))
+        assert meta["threadId"] == thread_id
+        assert user["id"] in meta["refs"]["nodeIds"]
+    # Both images went to the provider with exactly those bytes.
+    sent = stub.requests[before]["body"]["messages"][-1]["content"]
+    urls = [part["image_url"]["url"] for part in sent if part.get("type") == "image_url"]
+    assert urls == [
+        f"data:image/png;base64,{base64.b64encode(b).decode()}" for b in (dropped, pasted)
+    ]
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.user .attachments img')]"
+        ".map(i => i.naturalWidth).join() === '20,8'"
+    )
+
+
+# ---- copy ------------------------------------------------------------------------------
+
+
+def test_copy_puts_the_exact_message_text_on_the_clipboard(
+    panel: Page, ext: tuple[BrowserContext, str]
+) -> None:
+    context, _ = ext
+    # Chromium refuses a grant for the extension's (opaque) origin; a context-wide one
+    # applies to it. This context is the module's own.
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page = panel
+    thread_id = new_thread(page)
+    question = "Please answer in markdown:\n  keep *these* two lines"
+    send(page, question)
+    stored = [n["payload"]["content"][0]["text"] for n in snapshot(page, thread_id)["nodes"]]
+    assert stored == [question, MARKDOWN_REPLY]
+    # The reply is shown rendered (no Markdown syntax left) ...
+    shown = page.inner_text(".msg.assistant .msg-body")
+    assert "## Plan" not in shown and "**bold**" not in shown
+
+    page.evaluate("() => navigator.clipboard.writeText('before')")
+    assistant = page.locator(".msg.assistant").first
+    assistant.hover()
+    assistant.locator("[data-action=copy]").click()
+    wait_toast(page, "Copied")
+    # ... but Copy gives its source text, exactly.
+    assert page.evaluate("() => navigator.clipboard.readText()") == MARKDOWN_REPLY
+
+    user = page.locator(".msg.user").first
+    user.hover()
+    user.locator("[data-action=copy]").click()
+    page.wait_for_function(
+        "(want) => navigator.clipboard.readText().then(t => t === want)", arg=question
+    )
+    assert page.evaluate("() => navigator.clipboard.readText()") == question
+
+
+# ---- legacy import and clean-up --------------------------------------------------------
+
+
+def test_legacy_import_button_imports_once(panel: Page) -> None:
+    page = panel
+    wipe(page)
+    page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
+    page.evaluate("(items) => chrome.storage.local.set(items)", storage())
+    try:
+        open_settings(page)
+        page.click("#legacy-import")
+        page.wait_for_selector("#data-status.ok")
+        [first] = sidepanel_receipts(page, "legacy.import")
+        r = first["response"]
+        assert (r["threads"], r["sessions"], r["migrated"], r["images"]) == (3, 2, 1, 3)
+        assert page.inner_text("#data-status") == (
+            f"Legacy import: 3 conversations, {r['messages']} messages, 3 images."
+        )
+        ids = [r["threadIds"]["history"], *r["threadIds"]["sessions"].values()]
+        assert r["messages"] == sum(len(raw_nodes(page, tid)) for tid in ids)
+
+        # The thread list shows them, pinned first, with their titles and pin marks.
+        to_list(page)
+        page.wait_for_function("() => document.querySelectorAll('#thread-list li').length === 3")
+        items = page.locator("#thread-list li").all()
+        listed = [
+            (
+                li.get_attribute("data-thread-id"),
+                li.locator(".thread-title").inner_text(),
+                li.locator(".pin-mark").count(),
+            )
+            for li in items
+        ]
+        legacy_id = r["threadIds"]["sessions"]["s-legacy"]
+        assert listed[0] == (legacy_id, "Old pinned chat", 1)
+        assert sorted(listed[1:]) == sorted(
+            [
+                (r["threadIds"]["sessions"]["s-split"], "Split chat", 0),
+                (r["threadIds"]["history"], "Summarize this paper", 0),
+            ]
+        )
+        shot(page, "panel-legacy-import")
+        page.click(f"[data-thread-id='{legacy_id}'] .thread-open")
+        page.wait_for_selector(".msg.user >> text=two images")
+        page.wait_for_function(
+            "() => document.querySelectorAll('.msg.user .attachments img').length === 2"
+        )
+        assert page.is_visible("#chat-pin")
+
+        # Again: every thread exists already, so nothing new is imported.
+        open_settings(page)
+        page.click("#legacy-import")
+        page.wait_for_selector("#data-status.ok")
+        assert page.inner_text("#data-status") == (
+            "Legacy import: 0 conversations, 0 messages, 0 images"
+            " (3 conversations already here, skipped)."
+        )
+        first_again, second = sidepanel_receipts(page, "legacy.import")
+        assert first_again == first
+        assert (second["response"]["threads"], second["response"]["skippedThreads"]) == (0, 3)
+        assert sorted(t["id"] for t in query(page, "thread.list", {"archived": None})) == sorted(
+            ids
+        )
+        assert query(page, "attachment.usage")["count"] == 3
+    finally:
+        page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
+        wipe(page)
+
+
+def put_image(page: Page, thread_id: str, data: bytes, name: str) -> str:
+    """Store an image attachment and a user message holding it; return the attachment id."""
+    attachment_id = command(
+        page,
+        "attachment.put",
+        {
+            "threadId": thread_id,
+            "kind": "image",
+            "mime": "image/png",
+            "dataBase64": base64.b64encode(data).decode(),
+            "meta": {"title": name},
+        },
+    )["attachmentId"]
+    node = command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "user_message",
+            "payload": {
+                "content": [
+                    {"type": "text", "text": f"look at {name}"},
+                    {"type": "image", "attachmentId": attachment_id, "name": name},
+                ]
+            },
+        },
+    )
+    command(page, "attachment.attach", {"attachmentId": attachment_id, "nodeId": node["nodeId"]})
+    return str(attachment_id)
+
+
+def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: Page) -> None:
+    page = panel
+    wipe(page)
+    open_id = command(page, "thread.create", {"title": "Open chat"})["threadId"]
+    old_id = command(page, "thread.create", {"title": "Old pictures"})["threadId"]
+    mid_id = command(page, "thread.create", {"title": "Newer pictures"})["threadId"]
+    images = {name: png(6 + i, 5, i) for i, name in enumerate("dabc")}
+    # Oldest first: d (in the open thread), a and b (old thread), c (newer thread).
+    ids = {
+        "d": put_image(page, open_id, images["d"], "d.png"),
+        "a": put_image(page, old_id, images["a"], "a.png"),
+        "b": put_image(page, old_id, images["b"], "b.png"),
+        "c": put_image(page, mid_id, images["c"], "c.png"),
+    }
+    created = {a["id"]: a["createdAt"] for a in query(page, "attachment.list", {})["attachments"]}
+    order = [created[ids[k]] for k in "dabc"]
+    assert order == sorted(order) and len(set(order)) == 4, "precondition: distinct ages"
+    size = {k: len(v) for k, v in images.items()}
+    budget = size["d"] + size["c"]
+    set_budget(page, budget)
+    try:
+        open_from_list(page, open_id)
+        open_settings(page)
+        assert page.inner_text("#attachment-usage") == (
+            f"Attachments: 4 files, {human(sum(size.values()))} of a {human(budget)} budget"
+        )
+        page.click("#attachment-cleanup")
+        # The open thread's attachment is the oldest but spared; a and b go, c fits.
+        wait_toast(page, f"Removed 2 attachments, freed {human(size['a'] + size['b'])}")
+        page.wait_for_selector(
+            f"#attachment-usage >> text=Attachments: 2 files, {human(budget)} of a"
+        )
+        left = {a["id"] for a in query(page, "attachment.list", {})["attachments"]}
+        assert left == {ids["d"], ids["c"]}
+        for key in "ab":
+            error = page.evaluate(
+                "(id) => window.panelot.query('attachment.get', {attachmentId: id})"
+                ".then(() => null, e => e.name)",
+                ids[key],
+            )
+            assert error == "NotFoundError"
+        blocks = [n["payload"]["content"][1] for n in snapshot(page, old_id)["nodes"]]
+        assert [(b["attachmentId"], b.get("evicted")) for b in blocks] == [
+            (ids["a"], True),
+            (ids["b"], True),
+        ]
+        assert attachment_bytes(page, ids["d"])[1] == images["d"]
+        assert attachment_bytes(page, ids["c"])[1] == images["c"]
+        [receipt] = sidepanel_receipts(page, "attachment.evict")
+        assert receipt["response"]["evicted"] == 2
+        # The old thread shows placeholders where its images were.
+        open_from_list(page, old_id)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.msg.user .evicted')].map(e => e.textContent)"
+            ".join('|') === 'a.png (removed to save space)|b.png (removed to save space)'"
+        )
+
+        # An eviction interrupted between its two steps leaves c marked `deleting`;
+        # the button finishes it (with the budget now met, it only cleans up).
+        run_py(
+            page,
+            'import json\nfrom panelot.faults import FAULTS\nFAULTS.arm("attachment.evict.between")'
+            "\njson.dumps(1)",
+        )
+        failed = page.evaluate(
+            """(active) => window.panelot.send({type: "attachment.evict", clientId: "e2e-more",
+                 submissionId: crypto.randomUUID(), payload: {budget: 0, activeThreadId: active}})""",
+            open_id,
+        )
+        assert failed["status"] == "failed" and failed["error"]["name"] == "InjectedFault"
+        marked = run_py(
+            page,
+            "import json\nfrom panelot.runtime import store\n"
+            'rows = await store().db.table("attachments").to_list()\n'
+            'json.dumps(sorted(r["id"] for r in rows if r.get("deleting")))',
+        )
+        assert marked == [ids["c"]]
+        open_settings(page)
+        page.click("#attachment-cleanup")
+        wait_toast(page, f"Removed 1 attachment, freed {human(size['c'])}")
+        page.wait_for_selector("#attachment-usage >> text=Attachments: 1 file,")
+        assert {a["id"] for a in query(page, "attachment.list", {})["attachments"]} == {ids["d"]}
+        assert (
+            run_py(
+                page,
+                "import json\nfrom panelot.runtime import store\n"
+                'json.dumps(len(await store().db.table("attachments").to_list()))',
+            )
+            == 1
+        )
+        assert snapshot(page, mid_id)["nodes"][0]["payload"]["content"][1]["evicted"] is True
+    finally:
+        set_budget(page, None)
+        wipe(page)
+
+
+# ---- archive old conversations -----------------------------------------------------------
+
+
+def test_archive_old_conversations_spares_the_open_and_pinned_ones(panel: Page) -> None:
+    page = panel
+    wipe(page)
+    threads = {}
+    for name in ("old", "pinned", "active", "recent"):
+        threads[name] = command(page, "thread.create", {"title": f"{name} thread"})["threadId"]
+        user_turn(page, threads[name], f"the {name} question")
+    command(page, "thread.update", {"threadId": threads["pinned"], "patch": {"pinned": True}})
+    for name in ("old", "pinned", "active"):
+        backdate(page, threads[name], 40)
+    backdate(page, threads["recent"], 10)
+    open_from_list(page, threads["active"])
+    open_settings(page)
+    state = page.locator("#settings-retention > p.status")
+
+    for bad in ("0", "1.5"):
+        page.fill("#retention-days", bad)
+        page.click("#retention-run")
+        page.wait_for_selector("#settings-retention > p.status.error")
+        assert state.inner_text() == "Enter a whole number of days."
+        page.evaluate(
+            "() => document.querySelector('#settings-retention > p.status').className = ''"
+        )
+    assert sidepanel_receipts(page, "thread.archive_old") == []
+
+    page.fill("#retention-days", "30")
+    page.click("#retention-run")
+    page.wait_for_selector("#settings-retention > p.status.ok")
+    assert state.inner_text() == "Archived 1 conversation."
+    [receipt] = sidepanel_receipts(page, "thread.archive_old")
+    [archived] = receipt["response"]["archived"]
+    assert archived["threadId"] == threads["old"]
+
+    meta = {name: query(page, "thread.get", {"threadId": tid}) for name, tid in threads.items()}
+    assert {name: m["archived"] for name, m in meta.items()} == {
+        "old": True,
+        "pinned": False,
+        "active": False,
+        "recent": False,
+    }
+    assert raw_nodes(page, threads["old"]) == []
+    for name in ("pinned", "active", "recent"):
+        assert len(raw_nodes(page, threads[name])) == 2
+    [summary] = query(page, "attachment.list", {"threadId": threads["old"]})["attachments"]
+    assert (summary["id"], summary["kind"], summary["sourceRef"]) == (
+        archived["summaryId"],
+        "page_text",
+        "retention:summary",
+    )
+    assert "the old question" in attachment_bytes(page, summary["id"])[1].decode()
+
+    # The list (refreshed by the button) no longer shows it among the active ones.
+    to_list(page)
+    page.wait_for_selector(f"[data-thread-id='{threads['active']}']")
+    assert page.locator(f"[data-thread-id='{threads['old']}']").count() == 0
+    page.select_option("#filter-archived", "archived")
+    page.wait_for_selector(f"[data-thread-id='{threads['old']}'] >> text=archived")
+    assert page.locator("#thread-list li").count() == 1
+    page.select_option("#filter-archived", "active")
+    page.wait_for_selector(f"[data-thread-id='{threads['recent']}']")
+    wipe(page)
+
+
+# ---- tool calls ------------------------------------------------------------------------
+
+
+def summary(el: Locator) -> str:
+    """A tool node's summary line as text, whitespace collapsed."""
+    return " ".join((el.locator("summary").text_content() or "").split())
+
+
+def test_tool_calls_and_results_render_as_text(panel: Page) -> None:
+    page = panel
+    thread_id = command(page, "thread.create", {"title": "Tools " + XSS})["threadId"]
+    user_turn(page, thread_id, "use a tool")
+    params = {"url": XSS, "nested": {"html": "<script>window.__pwned=2</script>", "n": [1, 2]}}
+    calls = [
+        ("call-1", "fetch_page", params),
+        ("call-2", XSS, {"q": XSS}),
+    ]
+    for item, tool, args in calls:
+        command(
+            page,
+            "message.append",
+            {
+                "threadId": thread_id,
+                "type": "tool_call",
+                "payload": {"itemId": item, "toolName": tool, "params": args, "level": "builtin"},
+            },
+        )
+    command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "tool_result",
+            "payload": {
+                "itemId": "call-1",
+                "ok": True,
+                "contentForLlm": [{"type": "text", "text": f"Fetched: {XSS}\n**not bold**"}],
+            },
+        },
+    )
+    command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "tool_result",
+            "payload": {
+                "itemId": "call-2",
+                "ok": False,
+                "contentForLlm": [],
+                "details": {"error": XSS},
+            },
+        },
+    )
+    open_from_list(page, thread_id)
+    page.wait_for_selector(".msg.tool.result.failed")
+
+    rendered = page.locator(".msg.tool")
+    assert [
+        (el.get_attribute("data-type"), el.get_attribute("class")) for el in rendered.all()
+    ] == [
+        ("tool_call", "msg tool call"),
+        ("tool_call", "msg tool call"),
+        ("tool_result", "msg tool result"),
+        ("tool_result", "msg tool result failed"),
+    ]
+    for el in rendered.all():
+        el.locator("summary").click()
+        assert el.get_attribute("open") == ""
+    call_1, call_2, result_1, result_2 = rendered.all()
+    assert call_1.locator("summary strong").inner_text() == "fetch_page"
+    assert summary(call_1) == "Tool call fetch_page · builtin"
+    assert json.loads(call_1.locator("pre").inner_text()) == params
+    assert call_1.locator("pre").inner_text() == json.dumps(params, indent=2)
+    assert call_2.locator("summary strong").inner_text() == XSS
+    assert json.loads(call_2.locator("pre").inner_text()) == {"q": XSS}
+    assert summary(result_1) == "↳ Tool result call-1"
+    assert result_1.locator("pre").inner_text() == f"Fetched: {XSS}\n**not bold**"
+    assert summary(result_2) == "↳ Tool error call-2"
+    assert json.loads(result_2.locator("pre").inner_text()) == {"error": XSS}
+    shot(page, "panel-tool-calls")
+
+    # A broken image of our own fires its error event: by then an injected one would have.
+    # The extension's CSP blocks inline handlers anyway (so __pwned alone proves little):
+    # an injected handler would show up as a CSP violation, and as an element below.
+    page.evaluate(
+        """() => { const probe = new Image();
+             probe.addEventListener('error', () => { window.__probe = 1; });
+             probe.src = 'x'; }"""
+    )
+    page.wait_for_function("() => window.__probe === 1")
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.evaluate("() => window.__violations") == []
+    inert = page.evaluate(
+        """() => ({
+        imgs: document.querySelectorAll('#messages img, #view-title img').length,
+        scripts: document.querySelectorAll('#messages script').length,
+        handlers: [...document.querySelectorAll('#app *')].filter(e =>
+          [...e.attributes].some(a => a.name.startsWith('on'))).length,
+      })"""
+    )
+    assert inert == {"imgs": 0, "scripts": 0, "handlers": 0}
+    assert page.inner_text("#view-title") == "Tools " + XSS
+    command(page, "thread.delete", {"threadId": thread_id})

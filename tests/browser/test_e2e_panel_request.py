@@ -1,0 +1,271 @@
+"""End-to-end tests of three side-panel features, in the real extension in Chromium.
+
+* Provider requests are built from ``thread.request`` (the slimmed context): an image
+  the model has already answered goes as a ``[Figure N: ...]`` text placeholder.
+* Settings -> Retention has a control for the ``retention`` setting group.
+* Tool-result details stored as an attachment show "Details (N KB) — Load"; Load reads
+  them with ``node.details`` and shows the JSON as text.
+
+The stub provider (tools/stub_provider.py) records every request it gets, so the tests
+read exactly what the panel sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import READY_TIMEOUT_MS, query
+from e2e_support import (
+    StubProvider,
+    last_id,
+    new_thread,
+    open_configured_panel,
+    send,
+    shot,
+    snapshot,
+    tiny_png,
+    wait_reply,
+)
+
+
+@pytest.fixture(scope="module")
+def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
+    """The side panel page (in a tab, at panel size) with the stub provider configured."""
+    context, extension_id = extension_context
+    page = open_configured_panel(context, extension_id, stub.base_url)
+    yield page
+    page.close()
+
+
+def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
+    """Run a bus command through ``panelot.send``; return its response (it must complete)."""
+    envelope = page.evaluate(
+        """([type, payload]) => window.panelot.send({
+             type, clientId: "e2e-test", submissionId: crypto.randomUUID(), payload})""",
+        [kind, payload],
+    )
+    assert envelope["status"] == "completed", envelope
+    return envelope["response"]
+
+
+def to_settings(page: Page) -> None:
+    """Open Settings and wait until the retention control has read the setting."""
+    page.click("#nav-settings")
+    page.wait_for_selector("#retention-auto-box[data-state=loaded]")
+
+
+def stored_retention(page: Page) -> Any:
+    """The raw ``settings.retention`` entry of ``chrome.storage.local`` (None if absent)."""
+    return page.evaluate(
+        "async () => (await chrome.storage.local.get('settings.retention'))['settings.retention']"
+        " ?? null"
+    )
+
+
+def reload(page: Page) -> None:
+    """Reload the panel page and wait for the app."""
+    page.reload()
+    page.wait_for_function(
+        "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",
+        timeout=READY_TIMEOUT_MS,
+    )
+    assert page.evaluate("() => window.__panelotState") == "ready"
+
+
+# ---- 1. the provider request is the slimmed one -------------------------------------------
+
+
+def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
+    panel: Page, stub: StubProvider
+) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    png = tiny_png()
+    page.set_input_files(
+        "#file-input", files=[{"name": "square.png", "mimeType": "image/png", "buffer": png}]
+    )
+    page.wait_for_selector("#pending li[data-name='square.png'] img")
+    page.fill("#input", "What colour is this square?")
+    first = len(stub.requests)
+    previous = last_id(page)
+    page.press("#input", "Enter")
+    wait_reply(page, previous)
+    send(page, "And what shape was it?")
+    assert len(stub.requests) == first + 2
+
+    # The first request carries the image's pixels.
+    one = stub.requests[first]["body"]["messages"]
+    assert [m["role"] for m in one] == ["user"]
+    assert one[0]["content"][0] == {"type": "text", "text": "What colour is this square?"}
+    url = one[0]["content"][1]["image_url"]["url"]
+    assert url.startswith("data:image/png;base64,")
+    assert base64.b64decode(url.split(",", 1)[1]) == png
+
+    # The second: the model has answered that image, so it goes as text, not pixels.
+    two = stub.requests[first + 1]["body"]["messages"]
+    assert [m["role"] for m in two] == ["user", "assistant", "user"]
+    assert two[0]["content"] == "What colour is this square?\n[Figure 1: square.png]"
+    assert two[2]["content"] == "And what shape was it?"
+    dumped = json.dumps(stub.requests[first + 1]["body"])
+    assert "image_url" not in dumped and "base64" not in dumped
+
+    # Only the request was slimmed: the stored message still holds the image block.
+    user = snapshot(page, thread_id)["nodes"][0]["payload"]["content"]
+    assert user[1]["type"] == "image" and user[1]["name"] == "square.png"
+    # And the panel still shows the picture.
+    page.wait_for_function(
+        "() => document.querySelector('.msg.user .attachments img')?.naturalWidth === 16"
+    )
+
+
+# ---- 2. the retention setting -------------------------------------------------------------
+
+
+def test_the_retention_setting_is_saved_shown_again_and_switched_off(panel: Page) -> None:
+    page = panel
+    command(page, "settings.reset", {"group": "retention"})
+    try:
+        to_settings(page)
+        assert not page.is_checked("#retention-auto")
+        assert page.is_disabled("#retention-auto-days")
+        assert page.inner_text("#retention-auto-status").startswith("Off")
+
+        # Invalid numbers are refused in the form, and nothing is stored.
+        page.check("#retention-auto")
+        assert page.is_enabled("#retention-auto-days")
+        for bad in ("0", "36501", "2.5", ""):
+            page.fill("#retention-auto-days", bad)
+            page.click("#retention-auto-save")
+            page.wait_for_selector("#retention-auto-status.error")
+            assert "whole number of days from 1 to 36500" in page.inner_text(
+                "#retention-auto-status"
+            )
+            assert (stored_retention(page) or {}).get("value", {}).get("days") is None
+            page.evaluate(
+                "() => { document.querySelector('#retention-auto-status').className = ''; }"
+            )
+
+        page.fill("#retention-auto-days", "30")
+        page.click("#retention-auto-save")
+        page.wait_for_selector("#retention-auto-status.ok")
+        assert stored_retention(page) == {"version": 1, "value": {"days": 30}}
+        assert query(page, "settings.get", {"group": "retention"})["value"] == {"days": 30}
+        shot(page, "panel-retention-setting")
+
+        reload(page)
+        to_settings(page)
+        assert page.is_checked("#retention-auto")
+        assert page.input_value("#retention-auto-days") == "30"
+        assert "30 days" in page.inner_text("#retention-auto-status")
+
+        page.uncheck("#retention-auto")
+        assert page.is_disabled("#retention-auto-days")
+        page.click("#retention-auto-save")
+        page.wait_for_selector("#retention-auto-status.ok")
+        off = stored_retention(page)  # the settings layer leaves a null field out
+        assert off["version"] == 1 and off["value"].get("days") is None
+        assert query(page, "settings.get", {"group": "retention"})["value"].get("days") is None
+
+        reload(page)
+        to_settings(page)
+        assert not page.is_checked("#retention-auto")
+        assert page.inner_text("#retention-auto-status").startswith("Off")
+    finally:
+        command(page, "settings.reset", {"group": "retention"})
+        page.click("#nav-back")
+
+
+# ---- 3. tool-result details stored as an attachment ---------------------------------------
+
+MARKER = "<img src=x onerror=\"window.__xss='details'\"> needle-7f3a"
+
+
+def test_tool_result_details_load_on_demand_as_text(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    details = {"marker": MARKER, "rows": [{"i": i, "text": "x" * 60} for i in range(600)]}
+    size = len(json.dumps(details, separators=(",", ":")).encode())
+    assert size > 32 * 1024
+    user = command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "user_message",
+            "payload": {"content": [{"type": "text", "text": "Read the page"}]},
+        },
+    )
+    command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "tool_call",
+            "parentId": user["nodeId"],
+            "payload": {
+                "itemId": "call-1",
+                "toolName": "read_page",
+                "params": {},
+                "level": "builtin",
+            },
+        },
+    )
+    result = command(
+        page,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "tool_result",
+            "payload": {
+                "itemId": "call-1",
+                "ok": True,
+                "contentForLlm": [{"type": "text", "text": "read 600 rows"}],
+                "details": details,
+            },
+        },
+    )
+    node_id = result["nodeId"]
+    ref = snapshot(page, thread_id)["nodes"][-1]["payload"]["details"]
+    assert ref["storedAs"] == "attachment" and ref["size"] == size
+
+    # Open the thread from the list.
+    page.click("#nav-back")
+    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
+    tool = page.locator(f".msg.tool.result[data-node-id='{node_id}']")
+    tool.locator("summary").click()
+    head = tool.locator(".tool-details")
+    kib = int(size / 1024 + 0.5)  # as the panel rounds it
+    assert head.inner_text().replace("\n", " ").strip() == f"Details ({kib} KB) — Load"
+    assert "needle-7f3a" not in tool.inner_text()  # nothing loaded yet
+    tool.locator("[data-action=load-details]").click()
+    page.wait_for_selector(f".msg[data-node-id='{node_id}'] .tool-details[data-state=loaded]")
+    shot(page, "panel-tool-details")
+
+    body = tool.locator(".tool-details-body")
+    assert json.loads(body.text_content() or "") == details
+    assert json.dumps(MARKER) in body.inner_text()  # shown as text...
+    inert = page.evaluate(
+        """() => ({
+          imgs: document.querySelectorAll('#messages .tool-details img').length,
+          children: document.querySelector('#messages .tool-details-body').children.length,
+          xss: window.__xss ?? null,
+        })"""
+    )
+    assert inert == {"imgs": 0, "children": 0, "xss": None}  # ...never as markup
+
+    # Once the attachment is evicted, the reference says so and there is nothing to load.
+    command(page, "attachment.evict", {"budget": 0})
+    got = query(page, "node.details", {"nodeId": node_id})
+    assert got["details"] is None and got["evicted"] is True
+    page.click("#nav-back")
+    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
+    tool.locator("summary").click()
+    page.wait_for_selector(f".msg[data-node-id='{node_id}'] .tool-details[data-state=evicted]")
+    assert "evicted" in tool.locator(".tool-details").inner_text()
+    assert tool.locator("[data-action=load-details]").count() == 0

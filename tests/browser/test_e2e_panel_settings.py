@@ -1,0 +1,232 @@
+"""End-to-end tests of the panel's dialog, provider status, Test connection and errors.
+
+The real extension in Chromium, driven by clicks and keys, against the stub provider
+(tools/stub_provider.py) and its misbehaving modes. What a test asserts as stored is
+read back with ``panelot.query``, never from the DOM.
+
+* Enter in any field of the rename dialog saves (OK); Escape and Cancel save nothing.
+* Settings says a provider is saved, not that it works; Test connection makes a real
+  request with the stored key and reports success, an unreachable provider, an HTTP
+  error with the provider's message, and a provider that never answers (whose request
+  the stub then sees closed).
+* A failure is shown as a plain sentence with the technical detail behind "Details".
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import query
+from e2e_support import (
+    API_KEY,
+    StubProvider,
+    command,
+    new_thread,
+    open_configured_panel,
+    shot,
+    wait_query,
+)
+
+
+@pytest.fixture(scope="module")
+def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
+    """The side panel (in a tab), the store reset, the stub provider configured."""
+    context, extension_id = extension_context
+    page = open_configured_panel(context, extension_id, stub.base_url)
+    yield page
+    page.close()
+
+
+def to_list(page: Page) -> None:
+    """Back to the refreshed thread list."""
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.evaluate("() => window.panelotApp.refreshThreads()")
+
+
+def to_settings(page: Page) -> None:
+    """Settings, freshly drawn (the form shows the saved provider)."""
+    to_list(page)
+    page.click("#nav-settings")
+    page.wait_for_selector("#provider-status[data-test-count]")
+
+
+def rename_dialog(page: Page, thread_id: str) -> None:
+    """Open the rename dialog from the thread list's Rename button."""
+    to_list(page)
+    item = page.locator(f"[data-thread-id='{thread_id}']")
+    item.hover()
+    item.locator("[data-action=rename]").click()
+    page.wait_for_selector("#dialog[open]")
+
+
+def wait_stored(page: Page, thread_id: str, key: str, value: object) -> None:
+    """Wait until ``thread.get`` returns ``value`` under ``key``."""
+    wait_query(page, "thread.get", {"threadId": thread_id}, lambda t: t.get(key) == value)
+
+
+def updates(page: Page) -> int:
+    """How many ``thread.update`` commands the panel has run (its receipts)."""
+    rows = query(page, "receipts.list", {"clientId": "sidepanel", "limit": 500})
+    return sum(1 for r in rows if r["commandType"] == "thread.update")
+
+
+def test_enter_in_a_dialog_field_saves_and_escape_or_cancel_do_not(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    rename_dialog(page, thread_id)
+    page.fill("#dialog-fields input[name=title]", "Renamed with Enter")
+    page.press("#dialog-fields input[name=title]", "Enter")
+    wait_stored(page, thread_id, "title", "Renamed with Enter")
+    assert page.is_hidden("#dialog")
+
+    # Enter in another field (the last one) chooses OK as well.
+    rename_dialog(page, thread_id)
+    page.fill("#dialog-fields input[name=tags]", "alpha, beta")
+    page.press("#dialog-fields input[name=tags]", "Enter")
+    wait_stored(page, thread_id, "tags", ["alpha", "beta"])
+
+    before = updates(page)
+    rename_dialog(page, thread_id)
+    page.fill("#dialog-fields input[name=title]", "Dropped by Escape")
+    page.press("#dialog-fields input[name=title]", "Escape")
+    page.wait_for_selector("#dialog:not([open])", state="attached")
+    rename_dialog(page, thread_id)
+    page.fill("#dialog-fields input[name=title]", "Dropped by Cancel")
+    page.click("#dialog-cancel")
+    page.wait_for_selector("#dialog:not([open])", state="attached")
+    rename_dialog(page, thread_id)
+    page.fill("#dialog-fields input[name=title]", "Kept")
+    page.press("#dialog-fields input[name=folder]", "Enter")
+    wait_stored(page, thread_id, "title", "Kept")
+    # Escape and Cancel ran no command: the one update since is the last rename.
+    assert updates(page) == before + 1
+
+
+def test_settings_says_the_provider_is_saved_not_that_it_works(
+    panel: Page, stub: StubProvider
+) -> None:
+    to_settings(panel)
+    shown = panel.inner_text("#provider-status")
+    assert shown == (
+        f"Saved: stub-model at {stub.base_url} (API key stored). Not tested yet: Test connection"
+        " checks that it answers."
+    )
+    assert panel.get_attribute("#provider-status", "class") == "status saved"
+
+
+def press_test(page: Page) -> None:
+    """Press Test connection and wait until this test has finished (its count is on the line)."""
+    tests = int(page.get_attribute("#provider-status", "data-test-count") or "0")
+    page.click("#provider-test")
+    page.wait_for_selector(f"#provider-status[data-test-count='{tests + 1}']")
+    assert page.is_enabled("#provider-test")
+
+
+def status_text(page: Page) -> str:
+    """The status line's sentence: the plain text of an error, else the whole line."""
+    error = page.locator("#provider-status .error-text")
+    return error.inner_text() if error.count() else page.inner_text("#provider-status")
+
+
+def test_connection_test_against_the_stub_uses_the_stored_key(
+    panel: Page, stub: StubProvider
+) -> None:
+    to_settings(panel)
+    before = len(stub.requests)
+    press_test(panel)
+    assert status_text(panel) == f"Connection works: stub-model at {stub.base_url} answered."
+    assert panel.get_attribute("#provider-status", "class") == "status ok"
+    request = stub.requests[before]
+    # The key field was empty: the stored credential was decrypted, as for a send.
+    assert request["headers"]["Authorization"] == f"Bearer {API_KEY}"
+    assert request["body"]["model"] == "stub-model" and request["body"]["stream"] is True
+    assert len(stub.requests) == before + 1
+    shot(panel, "panel-connection-ok")
+
+
+def test_connection_test_reports_an_unreachable_provider(panel: Page, stub: StubProvider) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    to_settings(panel)
+    panel.fill("#provider-base-url", f"http://127.0.0.1:{port}/v1")
+    press_test(panel)
+    assert status_text(panel) == (
+        f"Connection failed: Cannot reach the provider at http://127.0.0.1:{port}. Check the base"
+        " URL in Settings and the network connection."
+    )
+    # A test saves nothing: the stored provider is still the stub.
+    providers = query(panel, "settings.get", {"group": "providers"})["value"]
+    assert providers["connections"][0]["baseUrl"] == stub.base_url
+
+
+def test_an_http_error_shows_the_status_the_providers_words_and_details_on_a_click(
+    panel: Page, stub: StubProvider
+) -> None:
+    to_settings(panel)
+    panel.fill("#provider-base-url", stub.url("status-401"))
+    panel.fill("#provider-key", "sk-wrong-key")
+    before = len(stub.requests)
+    press_test(panel)
+    assert status_text(panel) == (
+        "Connection failed: The provider refused the request (HTTP 401): check the API key in"
+        " Settings. It said: “Incorrect API key provided.”"
+    )
+    assert stub.requests[before]["headers"]["Authorization"] == "Bearer sk-wrong-key"
+    detail = panel.locator("#provider-status details.error-detail")
+    assert detail.get_attribute("open") is None and panel.is_hidden("#provider-status pre")
+    panel.click("#provider-status details.error-detail summary")
+    panel.wait_for_selector("#provider-status pre", state="visible")
+    technical = panel.inner_text("#provider-status pre")
+    assert technical.startswith("ProviderError (http 401): POST ")
+    assert f"{stub.url('status-401')}/chat/completions → HTTP 401" in technical
+    shot(panel, "panel-connection-http-error")
+
+
+def test_a_provider_that_never_answers_times_out_and_is_aborted(
+    panel: Page, stub: StubProvider
+) -> None:
+    to_settings(panel)
+    panel.evaluate(
+        "async () => { (await import('/panel_provider.mjs')).TIMEOUTS.connectionTestMs = 1500; }"
+    )
+    try:
+        panel.fill("#provider-base-url", stub.url("never"))
+        before = len(stub.requests)
+        press_test(panel)
+    finally:
+        panel.evaluate(
+            "async () => { (await import('/panel_provider.mjs')).TIMEOUTS.connectionTestMs = 15000; }"
+        )
+    assert status_text(panel) == (
+        "Connection failed: The provider did not answer within 1.5 s. Check the provider in"
+        " Settings, or try again later."
+    )
+    assert len(stub.requests) == before + 1
+    assert stub.wait_closed(before + 1), "the timed-out test request was not aborted"
+
+
+def test_a_store_failure_toast_is_a_sentence_with_the_detail_behind_a_click(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    to_list(page)
+    page.wait_for_selector(f"[data-thread-id='{thread_id}']")
+    command(page, "thread.delete", {"threadId": thread_id})  # gone, still listed
+    item = page.locator(f"[data-thread-id='{thread_id}']")
+    item.hover()
+    item.locator("[data-action=pin]").click()
+    page.wait_for_selector("#toast:not([hidden]) .error-text")
+    assert page.inner_text("#toast .error-text") == (
+        "Update failed: This conversation no longer exists."
+    )
+    assert page.is_hidden("#toast pre")
+    page.click("#toast details summary")
+    page.wait_for_selector("#toast pre", state="visible")
+    technical = page.inner_text("#toast pre")
+    assert technical.startswith("NotFoundError [payload.threadId]: ") and thread_id in technical
+    shot(page, "panel-error-toast")

@@ -1,0 +1,379 @@
+"""End-to-end: deleted versions, two panels of one profile, and replies that outlive the view.
+
+The real extension in a browser profile of its own, driven by clicks, against the stub
+provider. Each test waits for the state that proves its own action landed (a new node
+id, a changed title, a stored reply) and then reads IndexedDB, so what is asserted is
+what is stored, not only what is drawn.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import query
+from e2e_support import (
+    StubProvider,
+    configure_provider,
+    last_id,
+    new_thread,
+    open_configured_panel,
+    open_panel,
+    raw_nodes,
+    send,
+    snapshot,
+    tiny_png,
+    wait_reply,
+)
+
+TIMEOUT = 60_000
+
+
+@pytest.fixture(scope="module")
+def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
+    context, extension_id = ext
+    page = open_configured_panel(context, extension_id, stub.base_url)
+    yield page
+    page.close()
+
+
+@pytest.fixture()
+def second(ext: tuple[BrowserContext, str]) -> Iterator[Page]:
+    """Another side panel of the same profile (the provider is already saved)."""
+    context, extension_id = ext
+    page = open_panel(context, extension_id)
+    page.on("dialog", lambda dialog: dialog.dismiss())
+    yield page
+    page.close()
+
+
+def confirm(page: Page) -> None:
+    page.wait_for_selector("#dialog[open]")
+    page.click("#dialog-ok")
+    page.wait_for_selector("#dialog:not([open])", state="attached")
+
+
+def shown(page: Page) -> list[tuple[str, str]]:
+    """The messages on screen: (node id, version position or "")."""
+    rows = page.evaluate(
+        """() => [...document.querySelectorAll('#messages .msg[data-node-id]')].map((el) =>
+             [el.dataset.nodeId, el.querySelector('.branch-pos')?.textContent ?? ''])"""
+    )
+    return [(str(node), str(pos)) for node, pos in rows]
+
+
+def open_thread(page: Page, thread_id: str) -> None:
+    """Open a conversation from the list, and wait until it is the one shown."""
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.evaluate("() => window.panelotApp.refreshThreads()")
+    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
+    page.wait_for_function(
+        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.view === 'chat'",
+        arg=thread_id,
+    )
+
+
+def stored_replies(page: Page, thread_id: str) -> list[dict[str, Any]]:
+    return [n for n in raw_nodes(page, thread_id) if n["type"] == "assistant_message"]
+
+
+def wait_stored_reply(page: Page, thread_id: str, before: int) -> None:
+    """Wait until the thread holds more than ``before`` stored replies (read from storage)."""
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while len(stored_replies(page, thread_id)) <= before:
+        assert time.monotonic() < deadline, f"no new reply was stored in {thread_id}"
+        page.wait_for_timeout(100)
+
+
+# ---- versions ------------------------------------------------------------------------
+
+
+def test_deleting_a_regenerated_reply_shows_the_first_one(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    send(page, "Tell me something")
+    first = last_id(page)
+    page.locator(".msg.assistant").first.locator("[data-action=regenerate]").click()
+    wait_reply(page, first)
+    regenerated = last_id(page)
+    assert shown(page)[1] == (regenerated, "2/2")
+    page.locator(f"[data-node-id='{regenerated}'] [data-action=delete]").click()
+    confirm(page)
+    page.wait_for_function(
+        "(id) => !document.querySelector(`[data-node-id='${id}']`)", arg=regenerated
+    )
+    assert shown(page)[1] == (first, "")  # 1/1: no selector
+    assert query(page, "thread.get", {"threadId": thread_id})["leafId"] == first
+    page.reload()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    open_thread(page, thread_id)
+    assert [s[0] for s in shown(page)][1] == first
+
+
+def test_deleting_an_edited_message_keeps_the_original_branch(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    send(page, "Version one")
+    send(page, "Follow up one")
+    original = [s[0] for s in shown(page)]
+    page.locator(".msg.user").first.locator("[data-action=edit]").click()
+    page.fill(".edit-box textarea", "Version two")
+    before = last_id(page)
+    page.click("[data-action=save-edit]")
+    wait_reply(page, before)
+    edited = page.locator(".msg.user").first.get_attribute("data-node-id")
+    assert shown(page)[0] == (edited, "2/2")
+    page.locator(f"[data-node-id='{edited}'] [data-action=delete]").click()
+    confirm(page)
+    page.wait_for_function("(id) => !document.querySelector(`[data-node-id='${id}']`)", arg=edited)
+    # The edited branch's reply now stands beside "Version one", and ‹ reaches it.
+    assert shown(page)[0][1] == "2/2"
+    page.locator(".msg .branch [data-action=prev]").first.click()
+    page.wait_for_function(
+        "(id) => document.querySelector(`[data-node-id='${id}']`)", arg=original[0]
+    )
+    assert [s[0] for s in shown(page)] == original
+    assert shown(page)[0][1] == "1/2"
+    assert query(page, "thread.get", {"threadId": thread_id})["leafId"] == original[-1]
+
+
+# ---- two panels of one profile ---------------------------------------------------------
+
+
+def test_a_follow_up_goes_under_the_branch_its_panel_shows(
+    panel: Page, second: Page, stub: StubProvider
+) -> None:
+    thread_id = new_thread(panel)
+    send(panel, "Question one")
+    open_thread(second, thread_id)
+    seen_by_b = [s[0] for s in shown(second)]
+    # Panel A edits the first message: the stored leaf moves to A's new branch.
+    panel.locator(".msg.user").first.locator("[data-action=edit]").click()
+    panel.fill(".edit-box textarea", "Question two")
+    before = last_id(panel)
+    panel.click("[data-action=save-edit]")
+    wait_reply(panel, before)
+    a_branch = query(panel, "thread.get", {"threadId": thread_id})["leafId"]
+    assert a_branch not in seen_by_b
+    # Panel B, still showing branch 1, sends a follow-up.
+    requests = len(stub.requests)
+    second.fill("#input", "Follow-up from B")
+    second.press("#input", "Enter")
+    wait_reply(second, seen_by_b[-1])
+    follow = next(n for n in raw_nodes(second, thread_id) if n["type"] == "user_message"
+                  and n["payload"]["content"][0]["text"] == "Follow-up from B")  # fmt: skip
+    assert follow["parentId"] == seen_by_b[-1]
+    sent = stub.requests[requests]["body"]["messages"]
+    assert [m["content"] for m in sent if m["role"] == "user"] == [
+        "Question one",
+        "Follow-up from B",
+    ]  # the model saw what B saw, not A's branch
+
+
+def test_the_auto_title_keeps_a_rename_made_in_another_panel(panel: Page, second: Page) -> None:
+    thread_id = new_thread(panel)
+    assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "New chat"
+    open_thread(second, thread_id)
+    second.evaluate(
+        """(id) => window.panelot.send({type: 'thread.update', clientId: 'b',
+             submissionId: crypto.randomUUID(), payload: {threadId: id, patch: {title: 'Named in B'}}})""",
+        thread_id,
+    )
+    assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
+    send(panel, "my very first words")  # panel A still holds the placeholder title
+    assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
+
+
+def test_a_rename_on_a_stale_view_is_refused_not_lost(panel: Page, second: Page) -> None:
+    thread_id = new_thread(panel)
+    send(panel, "something to talk about")
+    open_thread(second, thread_id)
+    panel.locator("#chat-menu summary").click()
+    panel.click("#chat-menu [data-action=rename]")
+    panel.wait_for_selector("#dialog[open]")
+    panel.fill("#dialog input[name=title]", "Renamed in A")
+    panel.click("#dialog-ok")
+    panel.wait_for_function(
+        "(id) => window.panelotApp.chat.thread?.title === 'Renamed in A'", arg=thread_id
+    )
+    # Panel B still shows the old title and renames from it: refused, A's rename stays.
+    second.locator("#chat-menu summary").click()
+    second.click("#chat-menu [data-action=rename]")
+    second.wait_for_selector("#dialog[open]")
+    assert second.input_value("#dialog input[name=title]") == "something to talk about"
+    second.fill("#dialog input[name=title]", "Renamed in B")
+    second.click("#dialog-ok")
+    second.wait_for_function("() => window.panelotApp.chat.thread?.title === 'Renamed in A'")
+    assert "changed in another window" in second.inner_text("#toast")
+    assert query(second, "thread.get", {"threadId": thread_id})["title"] == "Renamed in A"
+
+
+# ---- replies outlive the view ------------------------------------------------------------
+
+
+def test_a_reply_keeps_streaming_into_its_thread_while_another_is_open(panel: Page) -> None:
+    page = panel
+    other = new_thread(page)
+    send(page, "the other conversation")
+    slow = new_thread(page)
+    page.fill("#input", "please be slow")
+    page.press("#input", "Enter")
+    page.wait_for_selector("[data-streaming] .msg-body >> text=word1")
+    open_thread(page, other)  # the reply goes on in the background
+    assert page.locator("[data-streaming]").count() == 0
+    open_thread(page, slow)  # and is still there when the conversation is reopened
+    page.wait_for_selector("[data-streaming] .msg-body >> text=word")
+    open_thread(page, other)
+    wait_stored_reply(page, slow, 0)
+    (reply,) = stored_replies(page, slow)
+    assert reply["payload"]["content"][0]["text"].split() == [f"word{i}" for i in range(40)]
+    assert page.is_hidden("#chat-error")  # no banner in the conversation on screen
+    assert len(stored_replies(page, other)) == 1
+    open_thread(page, slow)
+    assert [s[0] for s in shown(page)][-1] == reply["id"]
+
+
+def test_a_failed_reply_keeps_its_banner_in_its_own_thread(panel: Page) -> None:
+    page = panel
+    failing = new_thread(page)
+    page.fill("#input", "this will fail")
+    page.press("#input", "Enter")
+    page.wait_for_selector("#chat-error:not([hidden])")
+    fine = new_thread(page)
+    assert fine != failing and page.is_hidden("#chat-error")
+    open_thread(page, failing)
+    assert page.is_visible("#chat-error") and page.is_visible("#chat-retry")
+
+
+# ---- the panel's small promises ------------------------------------------------------------
+
+
+def test_plus_reuses_the_empty_new_chat(panel: Page) -> None:
+    first = new_thread(panel)
+    again = new_thread(panel)
+    assert again == first
+    empty = [t for t in query(panel, "thread.list", {}) if t["leafId"] is None]
+    assert [t["id"] for t in empty] == [first]
+
+
+def test_a_reload_reopens_the_last_conversation(
+    ext: tuple[BrowserContext, str], panel: Page
+) -> None:
+    thread_id = new_thread(panel)
+    send(panel, "remember me")
+    context, extension_id = ext
+    page = context.new_page()  # a page without the tests' clean start
+    page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    open_thread(page, thread_id)
+    page.reload()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    assert page.evaluate("() => [window.panelotApp.view, window.panelotApp.chat.threadId]") == [
+        "chat",
+        thread_id,
+    ]
+    page.click("#nav-back")  # back on the list: the next reload opens the list
+    page.reload()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    assert page.evaluate("() => window.panelotApp.view") == "threads"
+    page.close()
+
+
+def test_an_image_only_message_has_no_empty_text_bubble(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    page.set_input_files("#file-input", files=[
+        {"name": "dot.png", "mimeType": "image/png", "buffer": tiny_png()},
+    ])  # fmt: skip
+    before = last_id(page)
+    page.press("#input", "Enter")
+    wait_reply(page, before)
+    user = page.locator(".msg.user").first
+    assert user.locator(".msg-body").count() == 0
+    assert user.locator("img").count() == 1
+    (node,) = [n for n in snapshot(page, thread_id)["nodes"] if n["type"] == "user_message"]
+    assert [b["type"] for b in node["payload"]["content"]] == ["image"]
+
+
+def test_the_list_header_stays_after_a_rename_from_the_list(panel: Page) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    send(page, "to be renamed")
+    page.click("#nav-back")
+    page.wait_for_selector("#view-threads:not([hidden])")
+    page.click(f"[data-thread-id='{thread_id}'] [data-action=rename]")
+    page.wait_for_selector("#dialog[open]")
+    page.fill("#dialog input[name=title]", "Renamed from the list")
+    page.click("#dialog-ok")
+    page.wait_for_selector(f"[data-thread-id='{thread_id}'] >> text=Renamed from the list")
+    assert page.inner_text("#view-title") == "Conversations"
+
+
+def test_an_attached_text_file_reaches_the_model_as_its_text(
+    panel: Page, stub: StubProvider
+) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    notes = "alpha line\nbeta line ✓\n"
+    page.set_input_files("#file-input", files=[
+        {"name": "notes.txt", "mimeType": "text/plain", "buffer": notes.encode()},
+    ])  # fmt: skip
+    page.fill("#input", "summarise the file")
+    requests = len(stub.requests)
+    before = last_id(page)
+    page.press("#input", "Enter")
+    wait_reply(page, before)
+    content = stub.requests[requests]["body"]["messages"][-1]["content"]
+    assert content == f"summarise the file\n[file: notes.txt]\n{notes}"
+    (node,) = [n for n in raw_nodes(page, thread_id) if n["type"] == "user_message"]
+    assert node["payload"]["content"][1]["type"] == "file"  # stored as a reference
+
+
+def test_a_provider_that_never_answers_ends_with_a_message_and_retry(
+    panel: Page, stub: StubProvider
+) -> None:
+    page = panel
+    configure_provider(page, stub.url("never"))
+    try:
+        page.evaluate(
+            "() => { window.panelotApp.chat.replies.timeouts = {firstByteTimeoutMs: 800}; }"
+        )
+        thread_id = new_thread(page)
+        page.fill("#input", "anyone there?")
+        page.press("#input", "Enter")
+        page.wait_for_selector("#chat-error:not([hidden])")
+        banner = page.inner_text("#chat-error-text")
+        assert "did not answer within" in banner and page.is_visible("#chat-retry")
+        assert page.locator("[data-streaming]").count() == 0  # no endless "Thinking…"
+        assert [n["type"] for n in raw_nodes(page, thread_id)] == ["user_message"]
+    finally:
+        page.evaluate("() => { window.panelotApp.chat.replies.timeouts = {}; }")
+        configure_provider(page, stub.base_url)
+
+
+def test_a_bundle_with_one_bad_thread_imports_nothing(panel: Page, tmp_path: Any) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    send(page, "worth keeping")
+    good = query(page, "thread.export", {"threadId": thread_id, "format": "json"})["data"]
+    bad = json.loads(json.dumps(good))
+    bad["thread"]["title"] = "Broken one"
+    bad["nodes"][0]["payload"]["content"] = "not a list"
+    path = tmp_path / "bundle.json"
+    path.write_text(json.dumps({"format": "panelot.all", "version": 1, "threads": [good, bad]}))
+    before = len(query(page, "thread.list", {"archived": None}))
+    page.click("#nav-settings")
+    page.set_input_files("#import-file", str(path))
+    page.wait_for_selector("#data-status.error")
+    status = page.inner_text("#data-status .error-text")
+    assert status.startswith("Import failed:") and "Nothing was imported" in status
+    page.click("#data-status summary")
+    detail = page.inner_text("#data-status .error-detail pre")
+    assert "threads[1].nodes[0].payload.content" in detail and "Broken one" in detail
+    assert len(query(page, "thread.list", {"archived": None})) == before

@@ -1,0 +1,147 @@
+"""The browsa layout in a real extension's chrome.storage.local: migration and import."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+from test_settings_extension import open_page, send, storage_remove, storage_set
+
+from behavior.legacy.browsa_fixture import IMAGE_A, IMAGE_B, IMAGE_C, KEYS, storage
+from browser_harness import query, run_py, wait_ready
+from panelot.legacy.importer import NAMESPACE
+
+THREAD_IDS = [
+    str(uuid.uuid5(NAMESPACE, key))
+    for key in ("browsa:history", "browsa:session:s-legacy", "browsa:session:s-split")
+]
+
+IMAGE_SHAS = """
+import json, hashlib
+from panelot import runtime
+from panelot.attachments.records import read_bytes
+store = runtime.store()
+out = []
+for tid in json.loads(THREADS):
+    ctx = await store.context(tid)
+    for m in ctx["messages"]:
+        for b in m.get("content", []):
+            if b["type"] == "image":
+                rec, data = await read_bytes(store.db, b["attachmentId"])
+                out.append([tid, b["mime"], rec["kind"], rec.get("provenance"), hashlib.sha256(data).hexdigest()])
+json.dumps(out)
+"""
+
+
+def get_keys(page: Page, keys: list[str]) -> dict[str, Any]:
+    """chrome.storage.local.get of an explicit key list."""
+    result: dict[str, Any] = page.evaluate("(keys) => chrome.storage.local.get(keys)", keys)
+    return result
+
+
+def clean(page: Page) -> None:
+    """Remove the fixture keys and any thread a previous import made."""
+    storage_remove(page, KEYS)
+    existing = {t["id"] for t in query(page, "thread.list", {"archived": None})}
+    for tid in THREAD_IDS:
+        if tid in existing:
+            assert send(page, "thread.delete", {"threadId": tid})["status"] == "completed"
+
+
+@pytest.fixture
+def panel(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
+    context, extension_id = extension_context
+    page = open_page(context, extension_id)
+    clean(page)
+    storage_set(page, storage())
+    yield page
+    clean(page)
+    page.close()
+
+
+def test_import_legacy_and_split_sessions_with_images_and_pages(panel: Page) -> None:
+    out = send(panel, "legacy.import", {}, "browsa-import-1")
+    assert out["status"] == "completed", out
+    r = out["response"]
+    assert (r["threads"], r["sessions"], r["migrated"], r["images"], r["pageContexts"]) == (
+        3,
+        2,
+        1,
+        3,
+        2,
+    )
+    assert r["imagesWithoutBytes"] == 0 and r["skippedEntries"] == 1
+    assert sorted([r["threadIds"]["history"], *r["threadIds"]["sessions"].values()]) == sorted(
+        THREAD_IDS
+    )
+
+    threads = {t["id"]: t for t in query(panel, "thread.list")}
+    legacy = threads[r["threadIds"]["sessions"]["s-legacy"]]
+    assert (legacy["title"], legacy["pinned"], legacy["createdAt"]) == (
+        "Old pinned chat",
+        True,
+        1_690_000_000_000,
+    )
+    assert threads[r["threadIds"]["sessions"]["s-split"]]["title"] == "Split chat"
+
+    history = query(panel, "thread.context", {"threadId": r["threadIds"]["history"]})["messages"]
+    assert history[0]["attachedContext"][0]["title"] == "Lost in the Middle"
+    assert history[0]["attachedContext"][0]["text"] == "p" * 9000
+    assert history[4]["attachedContext"][0]["url"] == "https://video.test/v/1"
+
+    import json
+
+    shas = run_py(panel, f"THREADS = {json.dumps(json.dumps(THREAD_IDS))}\n" + IMAGE_SHAS)
+    sha = lambda b: hashlib.sha256(b).hexdigest()  # noqa: E731
+    assert [(s[1], s[2], s[3], s[4]) for s in shas] == [
+        ("image/png", "image", "import", sha(IMAGE_A)),
+        ("image/png", "image", "import", sha(IMAGE_B)),
+        ("image/jpeg", "image", "import", sha(IMAGE_C)),
+    ]
+
+    # the source keys: history and bodies untouched; the index now in the split layout
+    source = storage()
+    now = get_keys(panel, KEYS)
+    assert now["history"] == source["history"]
+    assert now["session_s-split"] == source["session_s-split"]
+    assert now["session_s-legacy"] == source["savedSessions"][0]
+    assert [set(e) for e in now["savedSessions"]] == [
+        {"id", "name", "createdAt", "pinned", "textDigest"}
+    ] * 2
+    assert now["activeProvider"] == "hermes"
+
+    # twice imports once: the receipt replays; a new submission skips every thread
+    assert send(panel, "legacy.import", {}, "browsa-import-1") == out
+    again = send(panel, "legacy.import", {}, "browsa-import-2")["response"]
+    assert (again["threads"], again["skippedThreads"], again["migrated"]) == (0, 3, 0)
+    assert get_keys(panel, KEYS) == now
+
+
+def test_migration_killed_between_writes_completes_on_rerun(panel: Page) -> None:
+    source = storage()
+    run_py(
+        panel,
+        'import json\nfrom panelot.faults import FAULTS\nFAULTS.arm("legacy.migrate.index")\njson.dumps(1)',
+    )
+    command = {"type": "legacy.import", "clientId": "test", "submissionId": "killed", "payload": {}}
+    failed = panel.evaluate("(c) => window.panelot.send(c)", command)
+    assert failed["status"] == "failed" and failed["error"]["name"] == "InjectedFault"
+    half = get_keys(panel, KEYS)
+    assert half["session_s-legacy"] == source["savedSessions"][0]  # the body was written ...
+    assert half["savedSessions"] == source["savedSessions"]  # ... the index not yet
+    assert not {t["id"] for t in query(panel, "thread.list")} & set(THREAD_IDS)
+
+    panel.reload()  # the page dies; a new one boots
+    wait_ready(panel)
+    done = panel.evaluate("(c) => window.panelot.send(c)", command)
+    assert done["status"] == "completed" and done["response"]["threads"] == 3
+    assert done["response"]["migrated"] == 1
+    now = get_keys(panel, KEYS)
+    assert now["savedSessions"][0]["textDigest"] == "two images\nBoth seen."
+    assert now["session_s-legacy"]["history"] == source["savedSessions"][0]["history"]
+    msgs = query(panel, "thread.context", {"threadId": THREAD_IDS[1]})["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant"] and len(msgs[0]["content"]) == 3

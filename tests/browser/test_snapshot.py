@@ -1,0 +1,224 @@
+"""Start-up from the build's memory snapshot, and the normal load it falls back to.
+
+The pages restore ``snapshot/panelot.snap`` (made by tools/make_snapshot.py) instead of
+booting Pyodide and importing the package. Every other browser test therefore runs on a
+restored runtime; these tests pin that down and drive each guarded failure: a missing,
+stale, corrupt, truncated or foreign snapshot must give a normal, working load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Route
+
+from browser_harness import DIST_WEB, run_py, wait_ready
+
+SNAPSHOT = DIST_WEB / "snapshot" / "panelot.snap"
+MANIFEST = DIST_WEB / "snapshot" / "manifest.json"
+
+#: A write and reads through the store: a thread, two appended messages, the context.
+ROUND_TRIP = """async () => {
+  const p = window.panelot;
+  const sent = await p.send({type: "thread.create", clientId: "snap", submissionId:
+    crypto.randomUUID(), payload: {title: "restored"}});
+  const threadId = sent.response.threadId;
+  for (const text of ["one", "two"]) {
+    const r = await p.send({type: "message.append", clientId: "snap",
+      submissionId: crypto.randomUUID(), payload: {threadId, type: "user_message",
+      payload: {content: [{type: "text", text}]}}});
+    if (r.status !== "completed") return r;
+  }
+  const ctx = await p.query("thread.context", {threadId});
+  return ctx.messages.map((m) => m.content[0].text);
+}"""
+
+
+def _boot(page: Page, base: str) -> str:
+    page.goto(f"{base}index.html")
+    wait_ready(page)
+    outcome = page.evaluate("() => window.panelot.snapshot")
+    assert isinstance(outcome, str)
+    return outcome
+
+
+@pytest.fixture
+def fresh(browser: Browser, web_server: str) -> Iterator[tuple[BrowserContext, Page, str]]:
+    """A new context and page on the dist/web harness (routes are per context)."""
+    context = browser.new_context()
+    try:
+        yield context, context.new_page(), web_server
+    finally:
+        context.close()
+
+
+def _serve(body: bytes, status: int = 200) -> Callable[[Route], None]:
+    return lambda route: route.fulfill(status=status, body=body)
+
+
+def _works(page: Page) -> None:
+    """The store answers queries and commits writes after this start."""
+    assert page.evaluate(ROUND_TRIP) == ["one", "two"]
+    describe = page.evaluate("() => window.panelot.query('db.describe')")
+    assert describe["name"] == "panelot_v1"
+
+
+def test_harness_starts_from_the_snapshot(harness_page: Page) -> None:
+    # The shared harness page runs the whole behavior suite: it is a restored runtime.
+    assert harness_page.evaluate("() => window.panelot.snapshot") == "restored"
+
+
+def test_restored_runtime_works_and_is_not_shared(
+    fresh: tuple[BrowserContext, Page, str],
+) -> None:
+    context, page, base = fresh
+    assert _boot(page, base) == "restored"
+    _works(page)
+    # Modules come from the snapshot's heap (their files were never unpacked here).
+    status = run_py(
+        page,
+        "import json, os, sys, random\n"
+        "import panelot.runtime as r\n"
+        "json.dumps([os.path.exists(r.__file__), 'panelot.idb.browser.core' in sys.modules,"
+        " random.random()])",
+    )
+    assert status[:2] == [False, True]
+    # Every restore reseeds `random`: two pages must not share one sequence.
+    other = context.new_page()
+    assert _boot(other, base) == "restored"
+    again = run_py(other, "import json, random\njson.dumps(random.random())")
+    assert again != status[2]
+
+
+RUN_SYNC = """() => window.panelot.py.runPythonAsync(`
+import asyncio, json
+from pyodide.ffi import can_run_sync, run_sync
+
+async def later():
+    await asyncio.sleep(0.01)
+    return "waited"
+
+json.dumps([can_run_sync(), run_sync(later())])
+`)"""
+
+
+def test_restored_runtime_can_run_sync(harness_page: Page) -> None:
+    # Pyodide picks its call trampolines by the host's stack switching (JSPI) when it
+    # starts, and the snapshot keeps that choice: one made without JSPI (Node 20) made
+    # run_sync crash Chromium. The build makes it in Chromium; the console relies on it.
+    assert json.loads(harness_page.evaluate(RUN_SYNC)) == [True, "waited"]
+
+
+def test_panel_starts_from_the_snapshot(extension_context: tuple[BrowserContext, str]) -> None:
+    context, extension_id = extension_context
+    page = context.new_page()
+    try:
+        page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+        wait_ready(page)
+        assert page.evaluate("() => window.panelot.snapshot") == "restored"
+        _works(page)
+    finally:
+        page.close()
+
+
+def _manifest(**changes: Any) -> bytes:
+    manifest = json.loads(MANIFEST.read_text())
+    manifest.update(changes)
+    return json.dumps(manifest).encode()
+
+
+def unpack(packed: bytes) -> bytearray:
+    """Pyodide's snapshot from the build's packed file (zero pages left out)."""
+    assert packed[:4] == b"PSNP"
+    length, page = int.from_bytes(packed[4:8], "little"), int.from_bytes(packed[8:12], "little")
+    pages = -(-length // page)
+    bitmap, at = packed[12 : 12 + -(-pages // 8)], 12 + -(-pages // 8)
+    out = bytearray(length)
+    for i in range(pages):
+        if bitmap[i >> 3] & (1 << (i & 7)):
+            size = min(page, length - i * page)
+            out[i * page : i * page + size] = packed[at : at + size]
+            at += size
+    assert at == len(packed)
+    return out
+
+
+def pack(snapshot: bytes, page: int = 4096) -> bytes:
+    """The packed file for ``snapshot``, as tools/snapshot_page.mjs writes it."""
+    pages = [snapshot[i : i + page] for i in range(0, len(snapshot), page)]
+    bitmap = bytearray(-(-len(pages) // 8))
+    kept = []
+    for i, chunk in enumerate(pages):
+        if any(chunk):
+            bitmap[i >> 3] |= 1 << (i & 7)
+            kept.append(chunk)
+    head = b"PSNP" + len(snapshot).to_bytes(4, "little") + page.to_bytes(4, "little")
+    return head + bytes(bitmap) + b"".join(kept)
+
+
+def _foreign_build() -> bytes:
+    data = unpack(SNAPSHOT.read_bytes())
+    data[16:48] = bytes(32)  # the Pyodide build id the snapshot was made with
+    return pack(bytes(data))
+
+
+def test_packing_round_trips() -> None:
+    packed = SNAPSHOT.read_bytes()
+    assert pack(bytes(unpack(packed))) == packed
+
+
+@pytest.mark.parametrize(
+    ("pattern", "handler", "expected"),
+    [
+        ("**/snapshot/manifest.json", lambda: _serve(b"", 404), "absent"),
+        (
+            "**/snapshot/manifest.json",
+            lambda: _serve(_manifest(pyodide="0.0.1")),
+            "stale: made for Pyodide 0.0.1, this is ",
+        ),
+        (
+            "**/snapshot/manifest.json",
+            lambda: _serve(_manifest(wheels={"panelot-0.0.0-py3-none-any.whl": "0" * 64})),
+            "stale: made from other wheels than the bundled ones",
+        ),
+        ("**/snapshot/panelot.snap", lambda: _serve(b"", 404), "failed: panelot.snap: HTTP 404"),
+        ("**/snapshot/panelot.snap", lambda: _serve(b"\0" * 4096), "failed: not a packed"),
+        ("**/snapshot/panelot.snap", lambda: _serve(_foreign_build()), "failed: Snapshot build id"),
+        (
+            "**/snapshot/panelot.snap",
+            lambda: _serve(SNAPSHOT.read_bytes()[: SNAPSHOT.stat().st_size // 2]),
+            "failed: the packed snapshot is cut short",
+        ),
+        (
+            "**/snapshot/panelot.snap",
+            lambda: _serve(pack(bytes(4096))),
+            "failed: Snapshot has invalid magic number",
+        ),
+    ],
+    ids=[
+        "absent",
+        "other-pyodide",
+        "other-wheels",
+        "file-missing",
+        "garbage",
+        "foreign",
+        "cut",
+        "not-pyodide",
+    ],
+)
+def test_a_bad_snapshot_falls_back_to_a_normal_load(
+    fresh: tuple[BrowserContext, Page, str],
+    pattern: str,
+    handler: Callable[[], Callable[[Route], None]],
+    expected: str,
+) -> None:
+    context, page, base = fresh
+    context.route(pattern, handler())
+    outcome = _boot(page, base)
+    assert outcome.startswith(expected), outcome
+    _works(page)
+    # The normal load installed the package's files.
+    assert run_py(page, "import json, os, panelot\njson.dumps(os.path.exists(panelot.__file__))")

@@ -1,0 +1,230 @@
+"""Helpers for driving the built runtime in Chromium with Playwright.
+
+The fixtures in conftest.py are thin wrappers around these functions.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import itertools
+import json
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright, Worker
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST_WEB = ROOT / "dist" / "web"
+DIST_EXTENSION = ROOT / "dist" / "extension"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+#: Fixed by the "key" in extension/manifest.json (checked in test_build.py).
+EXTENSION_ID = "maakonipenibfpopjnlikofcidnnglfl"
+READY_TIMEOUT_MS = 120_000
+
+#: Function-form predicates only: the extension CSP forbids string evaluation.
+SETTLED = "() => ['ready', 'error'].includes(window.__panelotState)"
+
+_RUN_PY = """async (code) => {
+  let value;
+  try {
+    value = await window.panelot.py.runPythonAsync(code);
+  } catch (error) {
+    return { ok: false, error: String(error.message ?? error) };
+  }
+  if (typeof value === "string") {
+    return { ok: true, json: value };
+  }
+  value?.destroy?.();
+  return { ok: false, error: `expected a JSON string as the last expression, got ${typeof value}` };
+}"""
+
+
+class _DistHandler(http.server.SimpleHTTPRequestHandler):
+    """Static handler with the MIME types Pyodide needs; quiet in test output."""
+
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".js": "text/javascript",
+        ".wasm": "application/wasm",
+    }
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Drop per-request logging."""
+
+
+def require_dist(path: Path) -> Path:
+    """Return ``path``, failing the test run if the build output is missing."""
+    if not path.is_dir():
+        pytest.fail(f"{path.relative_to(ROOT)} is missing: run `python3 build.py build` first")
+    return path
+
+
+def extension_id_from_key(key: str) -> str:
+    """Compute a Chrome extension id from the manifest's base64 public key."""
+    digest = hashlib.sha256(base64.b64decode(key)).hexdigest()[:32]
+    return "".join(chr(ord("a") + int(digit, 16)) for digit in digest)
+
+
+@contextmanager
+def serve_directory(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` over HTTP on a free 127.0.0.1 port; yield its base URL."""
+    handler = partial(_DistHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def wait_ready(page: Page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
+    """Wait until ``window.panelot`` has booted; fail with its error if booting failed."""
+    page.wait_for_function(SETTLED, timeout=timeout_ms)
+    state = page.evaluate("() => window.__panelotState")
+    if state != "ready":
+        error = page.evaluate("() => String(window.panelot.error?.message ?? window.panelot.error)")
+        pytest.fail(f"panelot failed to boot: {error}")
+
+
+def query(page: Page, name: str, args: dict[str, Any] | None = None) -> Any:
+    """Call ``panelot.query(name, args)`` in the page and return its result."""
+    return page.evaluate("([name, args]) => window.panelot.query(name, args)", [name, args or {}])
+
+
+def run_py(page: Page, code: str) -> Any:
+    """Run Python in the page's Pyodide; the code must end with a JSON string expression.
+
+    Returns the decoded JSON. Raises AssertionError carrying the Python traceback on failure.
+    """
+    outcome = page.evaluate(_RUN_PY, code)
+    if not outcome["ok"]:
+        raise AssertionError(f"Python code failed:\n{outcome['error']}")
+    return json.loads(outcome["json"])
+
+
+def open_real_side_panel(context: BrowserContext, extension_id: str) -> tuple[CDPSession, str]:
+    """Open the real side panel from launcher.html with a click (a user gesture).
+
+    Returns a CDP session of the launcher page and the side panel's target id.
+    """
+    page = context.new_page()
+    page.goto(f"chrome-extension://{extension_id}/launcher.html")
+    page.wait_for_load_state()
+    page.click("#open")
+    page.wait_for_function("() => document.getElementById('status').textContent !== ''")
+    status = page.text_content("#status")
+    assert status == "opened", f"chrome.sidePanel.open: {status}"
+    session = context.new_cdp_session(page)
+    panel_url = f"chrome-extension://{extension_id}/sidepanel.html"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for target in session.send("Target.getTargets")["targetInfos"]:
+            if target["type"] == "page" and target["url"] == panel_url:
+                return session, target["targetId"]
+        page.wait_for_timeout(100)
+    raise AssertionError("no side panel target appeared after chrome.sidePanel.open")
+
+
+class TargetRuntime:
+    """Runtime.evaluate in a CDP target that Playwright does not expose as a page.
+
+    Uses non-flattened ``Target.attachToTarget`` and ``Target.sendMessageToTarget``,
+    because Playwright's CDPSession cannot address a child session id directly.
+    """
+
+    def __init__(self, session: CDPSession, target_id: str) -> None:
+        self._session = session
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._ids = itertools.count(1)
+        session.on("Target.receivedMessageFromTarget", self._on_message)
+        attached = session.send("Target.attachToTarget", {"targetId": target_id, "flatten": False})
+        self._session_id: str = attached["sessionId"]
+
+    def _on_message(self, event: dict[str, Any]) -> None:
+        if event.get("sessionId") == self._session_id:
+            message = json.loads(event["message"])
+            if "id" in message:
+                self._replies[message["id"]] = message
+
+    def evaluate(self, expression: str, timeout_s: float = 30) -> Any:
+        """Evaluate ``expression`` (awaiting a returned promise) and return its value."""
+        request_id = next(self._ids)
+        params = {"expression": expression, "awaitPromise": True, "returnByValue": True}
+        message = {"id": request_id, "method": "Runtime.evaluate", "params": params}
+        self._session.send(
+            "Target.sendMessageToTarget",
+            {"sessionId": self._session_id, "message": json.dumps(message)},
+        )
+        deadline = time.monotonic() + timeout_s
+        while request_id not in self._replies:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no reply to Runtime.evaluate({expression!r})")
+            # Any CDP round trip lets Playwright dispatch pending events.
+            self._session.send("Target.getTargets")
+            time.sleep(0.05)
+        reply = self._replies.pop(request_id)
+        if "error" in reply or "exceptionDetails" in reply["result"]:
+            raise AssertionError(f"Runtime.evaluate({expression!r}) failed: {reply}")
+        return reply["result"]["result"].get("value")
+
+    def wait_for(self, expression: str, timeout_s: float = READY_TIMEOUT_MS / 1000) -> Any:
+        """Evaluate ``expression`` repeatedly until it yields a non-null value; return it."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression, timeout_s=max(deadline - time.monotonic(), 1))
+            if value is not None:
+                return value
+            time.sleep(0.1)
+        raise TimeoutError(f"{expression!r} stayed null for {timeout_s} s")
+
+
+@contextmanager
+def launch_extension(
+    playwright: Playwright, prefix: str = "panelot-profile-"
+) -> Iterator[tuple[BrowserContext, Worker]]:
+    """A persistent context in a fresh profile with dist/extension loaded.
+
+    Yields the context and the extension's service worker (its URL holds the id).
+    """
+    extension = require_dist(DIST_EXTENSION)
+    with tempfile.TemporaryDirectory(prefix=prefix) as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                f"--disable-extensions-except={extension}",
+                f"--load-extension={extension}",
+                *CHROMIUM_ARGS,
+            ],
+        )
+        try:
+            workers = context.service_workers
+            yield context, workers[0] if workers else context.wait_for_event("serviceworker")
+        finally:
+            context.close()
+
+
+def extension_id_of(worker: Worker) -> str:
+    """The extension id in a service worker's chrome-extension:// URL."""
+    return worker.url.split("/")[2]

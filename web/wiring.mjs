@@ -1,0 +1,369 @@
+// The one JS helper of the storage path, registered into Pyodide as `panelot_js`.
+// Converting values read from IndexedDB with Pyodide's to_py() needs a Python walk
+// afterwards (JS null arrives as jsnull); a native JSON.stringify plus Python's
+// json.loads is several times faster. encodeValue returns that JSON, or null when the
+// value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers), in
+// which case Python falls back to to_py(). No storage logic lives here.
+
+import { marshalValue } from "./marshal_writer.mjs";
+
+export { unmarshalValues } from "./marshal_reader.mjs";
+
+const { getPrototypeOf } = Object;
+const OBJECT = Object.prototype;
+
+/** True when `value` holds only what JSON carries exactly (a tight walk, no replacer). */
+function isPlain(value) {
+  const stack = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    const type = typeof v;
+    if (type === "string" || type === "boolean" || v === null) continue;
+    if (type === "number") {
+      if (!Number.isFinite(v)) return false;
+      continue;
+    }
+    if (type !== "object") return false; // undefined, bigint, function, symbol
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+      continue;
+    }
+    const proto = getPrototypeOf(v);
+    if (proto !== OBJECT && proto !== null) return false; // Date, Blob, typed arrays, Map...
+    for (const key in v) stack.push(v[key]);
+  }
+  return true;
+}
+
+function plainJSON(value) {
+  return isPlain(value) ? JSON.stringify(value) : null;
+}
+
+/** JSON of one value (a record, a key, an array of records), or null. */
+export function encodeValue(value) {
+  if (value === undefined) return "null";
+  return plainJSON(value);
+}
+
+// ---------------------------------------------------------------------------------------
+// Request wiring. Handing an IDBRequest to Python costs ~100 µs (a new JsProxy per
+// request, measured), against ~3 µs for a plain call, and each argument of a call
+// costs a conversion. So Python never receives the requests: it asks these functions to
+// issue them, with as few arguments as possible. A connection's handlers are attached
+// once (`connect`); a transaction carries its id (`begin`), and each request finds both
+// through its source's transaction. Python is called back with (txId, pos, data[, kind])
+// on success, where data is JSON text (kind omitted), marshal bytes (kind MARSHAL, for
+// large results, see below), UTF-8 JSON bytes (kind BYTES, for large results too deep for
+// the marshal writer: Pyodide copies a string into Python one character at a time) or the
+// raw value (kind RAW, when JSON cannot carry it); and with (txId, pos, name, message)
+// on error. The transaction logic, and the stepping of the transaction body, stay in
+// Python. Synchronous failures (DataError, DataCloneError) are returned as JSON
+// [[pos, name, message]]; success returns undefined (no string to convert).
+
+const BYTES = 1;
+const RAW = 2;
+const MARSHAL = 3; // marshal bytes (marshal_writer.mjs), for large plain results
+/** Results longer than this (in UTF-16 units) cross as UTF-8 bytes instead of a string. */
+const LARGE_TEXT = 8192;
+const utf8 = new TextEncoder();
+
+
+/** Arrays at least this long are written as marshal data first (usually large). */
+const MANY = 8;
+
+/**
+ * Send a read's result to Python through the connection's success handler.
+ *
+ * Marshal bytes are a view of the writer's reused buffer: the handler copies them
+ * before it returns (browser_convert.decode_marshal), so the next result may reuse it.
+ */
+function report(tx, pos, value) {
+  const h = tx.__panelot;
+  const id = tx.__panelotTx;
+  let text;
+  if (Array.isArray(value) && value.length >= MANY) {
+    const bytes = marshalValue(value);
+    if (bytes === false) return h.ok(id, pos, value, RAW);
+    if (bytes !== null && bytes.length > LARGE_TEXT) return h.ok(id, pos, bytes, MARSHAL);
+    text = bytes === null ? encodeValue(value) : JSON.stringify(value); // small: text is cheaper
+  } else {
+    // One record, a few, a key or a count: JSON text, unless it turns out large.
+    text = encodeValue(value);
+    if (text !== null && text.length > LARGE_TEXT && typeof value === "object") {
+      const bytes = marshalValue(value);
+      if (bytes) return h.ok(id, pos, bytes, MARSHAL);
+    }
+  }
+  if (text === null) h.ok(id, pos, value, RAW);
+  else if (text.length > LARGE_TEXT) h.ok(id, pos, utf8.encode(text), BYTES);
+  else h.ok(id, pos, text);
+}
+
+/**
+ * The projection named by `pick`, or null: "a,b" keeps only those fields (top-level
+ * names or dotted key paths such as "payload.deleted", kept nested as they were; absent
+ * ones and paths that do not resolve through objects left out), "!a,b" keeps every
+ * top-level field but those. panelot.idb.values.project is the same rule in Python.
+ */
+function projector(pick) {
+  if (!pick) return null;
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const own = (v, k) => Object.prototype.hasOwnProperty.call(v, k);
+  if (pick[0] === "!") {
+    const drop = new Set(pick.slice(1).split(","));
+    return (value) => {
+      if (!isObject(value)) return value;
+      const out = {};
+      for (const f of Object.keys(value)) if (!drop.has(f)) out[f] = value[f];
+      return out;
+    };
+  }
+  const paths = pick.split(",").map((f) => f.split("."));
+  return (value) => {
+    if (!isObject(value)) return value;
+    const out = {};
+    for (const path of paths) {
+      let source = value;
+      for (let i = 0; i < path.length - 1 && isObject(source); i++) {
+        source = own(source, path[i]) ? source[path[i]] : undefined;
+      }
+      const last = path[path.length - 1];
+      if (!isObject(source) || !own(source, last)) continue;
+      let target = out;
+      for (let i = 0; i < path.length - 1; i++) target = own(target, path[i]) ? target[path[i]] : (target[path[i]] = {});
+      target[last] = source[last];
+    }
+    return out;
+  };
+}
+
+function onError(req, tx, pos) {
+  req.onerror = (event) => {
+    event.preventDefault(); // the Python body decides whether the transaction aborts
+    event.stopPropagation();
+    const e = req.error;
+    tx.__panelot.fail(tx.__panelotTx, pos, e ? e.name : "UnknownError", e ? e.message : "");
+  };
+}
+
+function wire(req, tx, pos, listen, pick) {
+  onError(req, tx, pos);
+  if (listen) {
+    const project = projector(pick);
+    req.onsuccess = () => {
+      let value = req.result;
+      if (project) value = Array.isArray(value) ? value.map(project) : project(value);
+      report(tx, pos, value);
+    };
+  }
+}
+
+/**
+ * Attaches a connection's Python handlers to its IDBDatabase, once: `ok` and `fail` for
+ * requests, `complete(txId)` and `abort(txId, errorName, errorMessage)` for transactions.
+ */
+export function connect(db, ok, fail, complete, abort) {
+  db.__panelot = { ok, fail, complete, abort };
+}
+
+/**
+ * Starts a transaction over the comma-separated `tables`, tagged with `txId`: one call
+ * from Python instead of five. The handlers are dropped when it ends.
+ */
+export function begin(db, tables, mode, txId) {
+  const h = db.__panelot;
+  const tx = db.transaction(tables.split(","), mode);
+  tx.__panelot = h;
+  tx.__panelotTx = txId;
+  tx.oncomplete = () => {
+    tx.oncomplete = tx.onabort = null;
+    h.complete(txId);
+  };
+  tx.onabort = () => {
+    tx.oncomplete = tx.onabort = null;
+    const e = tx.error;
+    h.abort(txId, e ? e.name : undefined, e ? e.message : undefined);
+  };
+  return tx;
+}
+
+/** Commits `tx`; false when it was already committing or finished. */
+export function commit(tx) {
+  try {
+    tx.commit();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Aborts `tx`; false when it had already finished. */
+export function abort(tx) {
+  try {
+    tx.abort();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Parses key JSON, where {"$inf": ±1} stands for ±Infinity. */
+function parseKeys(text) {
+  if (!text.includes('"$inf"')) return JSON.parse(text);
+  return JSON.parse(text, (_k, v) =>
+    v !== null && typeof v === "object" && "$inf" in v ? v.$inf * Infinity : v,
+  );
+}
+
+/** A key range from its JSON description [lower, upper, lowerOpen, upperOpen], or as given. */
+function toRange(spec) {
+  if (typeof spec !== "string") return spec === null ? undefined : spec;
+  const [lower, upper, lowerOpen, upperOpen] = parseKeys(spec);
+  if (lower === null) return IDBKeyRange.upperBound(upper, upperOpen);
+  if (upper === null) return IDBKeyRange.lowerBound(lower, lowerOpen);
+  return IDBKeyRange.bound(lower, upper, lowerOpen, upperOpen);
+}
+
+function failure(pos, e) {
+  return [pos, e && e.name ? e.name : "UnknownError", e && e.message ? e.message : String(e)];
+}
+
+/** The object store `table` of `tx`, or its index `index`: one call instead of four. */
+export function source(tx, table, index) {
+  const store = tx.objectStore(table);
+  return index ? store.index(index) : store;
+}
+
+function txOf(source) {
+  return source.transaction || source.objectStore.transaction;
+}
+
+/** store.get(key), answered at `pos`; `keyJSON` when the key is JSON text (see parseKeys). */
+export function get(store, key, pos, keyJSON) {
+  let req;
+  try {
+    req = store.get(keyJSON ? parseKeys(key) : key);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
+  }
+  const tx = store.transaction;
+  onError(req, tx, pos);
+  req.onsuccess = () => report(tx, pos, req.result);
+  return undefined;
+}
+
+/**
+ * One request: source[method](query[, count]) for get, getAll, getAllKeys, count, delete
+ * and clear. `query` is a key, a key as JSON text (`mode` "keyJSON") or a range
+ * description (`mode` "range", see toRange). Returns undefined, or the JSON of the
+ * synchronous failure.
+ */
+export function read(source, method, query, mode, count, pos, pick) {
+  let req;
+  try {
+    const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
+    req = count === undefined || count === null ? source[method](q) : source[method](q, count);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
+  }
+  wire(req, txOf(source), pos, true, pick);
+  return undefined;
+}
+
+/**
+ * getAllRecords({query, direction, count}), answered as rows: values, primary keys, or
+ * [key, primaryKey, value] triples (`want`).
+ */
+export function readRecords(source, query, direction, count, want, pos, pick) {
+  let req;
+  try {
+    const options = { query: toRange(query), direction };
+    if (count !== undefined && count !== null) options.count = count;
+    req = source.getAllRecords(options);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
+  }
+  const tx = txOf(source);
+  onError(req, tx, pos);
+  const project = projector(pick);
+  req.onsuccess = () => {
+    const records = project
+      ? req.result.map((r) => ({ key: r.key, primaryKey: r.primaryKey, value: project(r.value) }))
+      : req.result;
+    const rows = new Array(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i];
+      rows[i] = want === "values" ? r.value : want === "primaryKeys" ? r.primaryKey : [r.key, r.primaryKey, r.value];
+    }
+    report(tx, pos, rows);
+  };
+  return undefined;
+}
+
+/**
+ * Writes or deletes many records at once. `values` is JSON text of an array (or an array
+ * already built), `keys` an array of explicit keys (null entries: none), its JSON text,
+ * or null. Item i is reported at position `base + i`. Errors are wired on every
+ * request; success on the last only, unless `listenAll` (generated keys wanted), as
+ * Dexie's bulk operations do. Returns the last position sent (-1: none) when nothing
+ * failed synchronously, else JSON [failures, last position or -1].
+ */
+export function writeMany(store, method, values, keys, listenAll, base) {
+  const failures = [];
+  const items = typeof values === "string" ? JSON.parse(values) : values;
+  if (typeof keys === "string") keys = parseKeys(keys);
+  const count = items ? items.length : keys.length;
+  const offset = base || 0;
+  const tx = store.transaction;
+  let last = null;
+  for (let i = 0; i < count; i++) {
+    const key = keys ? keys[i] : null;
+    const pos = offset + i;
+    let req = null;
+    try {
+      if (method === "delete") req = store.delete(key);
+      else req = key === null || key === undefined ? store[method](items[i]) : store[method](items[i], key);
+    } catch (e) {
+      failures.push(failure(pos, e));
+    }
+    if (req) {
+      wire(req, tx, pos, listenAll);
+      last = [req, pos];
+    }
+  }
+  if (last && !listenAll) wire(last[0], tx, last[1], true);
+  const lastPos = last ? last[1] : -1;
+  return failures.length ? JSON.stringify([failures, lastPos]) : lastPos;
+}
+
+// ---------------------------------------------------------------------------------------
+// Blobs (plumbing for panelot.attachments.blobs). Attachment bytes are stored as Blobs; Python
+// passes its bytes object, which arrives here as a PyProxy with the buffer protocol:
+// the Blob is built from a view of Python's memory, so the bytes are copied once.
+
+/** A Blob of the bytes behind a Python buffer (a PyProxy of bytes), with a MIME type. */
+export function blobFromBytes(pyBytes, type) {
+  const buffer = pyBytes.getBuffer("u8");
+  try {
+    return new Blob([buffer.data], { type: type || "" });
+  } finally {
+    buffer.release();
+  }
+}
+
+/** True for a Blob (or File). */
+export function isBlob(value) {
+  return value instanceof Blob;
+}
+
+/**
+ * The array of records in JSON `text`, with JS handles (Blobs) put back in: `places` is
+ * JSON [[index, field], ...], one entry per handle, in order. One call instead of one
+ * per field of each record holding a Blob.
+ */
+export function parseWithHandles(text, places, ...handles) {
+  const items = JSON.parse(text);
+  const at = JSON.parse(places);
+  for (let j = 0; j < at.length; j++) items[at[j][0]][at[j][1]] = handles[j];
+  return items;
+}
