@@ -142,6 +142,13 @@ def decode_args(cls: type[T], data: Any) -> T:
 
 
 def _join(path: str, name: str) -> str:
+    """The path of field ``name`` under ``path``; an empty name is written ``""``.
+
+    A field name comes from outside when it is an unknown key, and an error must name
+    a field that can be read: ``payload.""`` rather than ``payload.`` (or nothing at all
+    at the top of a query's arguments).
+    """
+    name = name or '""'
     return f"{path}.{name}" if path else name
 
 
