@@ -193,6 +193,37 @@ export function bootRuntime({
       return JSON.parse(await rt.send(JSON.stringify(command)));
     },
     /**
+     * Run a named query live: `onResult(result)` now and after every change, from any
+     * context (other panels, the service worker, Dexie code), that alters the result;
+     * `onError(error)` for a failed run (the query stays live). Returns the function
+     * that stops it. Bad arguments or an unknown name go to `onError` once.
+     */
+    live(name, args = {}, onResult = () => {}, onError = (error) => console.error(error)) {
+      let id = null;
+      let stopped = false;
+      const bad = notJSON(args, "args");
+      const started = bad
+        ? Promise.resolve(onError(bad))
+        : panelot.ready.then(() => {
+            if (stopped) return;
+            const receive = (text) => {
+              if (stopped) return;
+              const envelope = JSON.parse(text);
+              if (envelope.ok) onResult(envelope.result);
+              else onError(envelope.error);
+            };
+            const answer = JSON.parse(rt.live(name, JSON.stringify(args), receive));
+            if (answer.ok) id = answer.id;
+            else onError(answer.error);
+          });
+      started.catch(onError);
+      return () => {
+        stopped = true;
+        if (id !== null) rt.unlive(id);
+        id = null;
+      };
+    },
+    /**
      * The decrypted secret of a credential reference ("cred:…"), for one provider
      * request; no query returns a secret. Rejects with the error when it cannot.
      */

@@ -8,6 +8,7 @@
 import { marshalValue } from "./marshal_writer.mjs";
 
 export { unmarshalValues } from "./marshal_reader.mjs";
+export { openChannel } from "./changes.mjs";
 
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;

@@ -17,13 +17,16 @@ from typing import Any
 
 from panelot.idb import PanelotError
 from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.idb.observe import LiveQuery
 from panelot.lifecycle.retention import configured_days, run_configured
 from panelot.schema import DB_NAME
 from panelot.store import PanelotStore
 
-__all__ = ["query", "run_retention", "send", "start", "store"]
+__all__ = ["live", "live_count", "query", "run_retention", "send", "start", "store", "unlive"]
 
 _store: PanelotStore | None = None
+_lives: dict[int, tuple[LiveQuery[Any], Any]] = {}
+_next_live = 0
 
 
 async def start(
@@ -94,6 +97,58 @@ async def send(command_json: str) -> str:
     except Exception as exc:  # defensive: the bus itself reports domain errors
         response = {"status": "failed", "error": _error(exc)}
     return json.dumps(response)
+
+
+def live(name: str, args_json: str, callback: Any) -> str:
+    """Start named query ``name`` as a live query; return ``{"ok": true, "id"}`` as JSON.
+
+    ``callback`` (a JS function) is called with the query's envelope JSON, as
+    :func:`query` returns it, first at once and then after each change from any
+    context that alters the result (an unchanged result is not sent again). Bad
+    arguments or an unknown name give ``{"ok": false, "error"}`` and call nothing.
+    :func:`unlive` stops it and releases the callback.
+    """
+    global _next_live
+    last: list[str] = []
+
+    def deliver(envelope: dict[str, Any]) -> None:
+        text = json.dumps(envelope)
+        if last and last[0] == text:
+            return  # nothing changed for this view: no re-render, no flicker
+        last[:] = [text]
+        callback(text)
+
+    try:
+        running = store().live(
+            name,
+            _loads(args_json, "args"),
+            on_result=lambda result: deliver({"ok": True, "result": result}),
+            on_error=lambda exc: deliver({"ok": False, "error": _error(exc)}),
+        )
+    except Exception as exc:  # an envelope, never a JS throw
+        if hasattr(callback, "destroy"):
+            callback.destroy()
+        return json.dumps({"ok": False, "error": _error(exc)})
+    _next_live += 1
+    _lives[_next_live] = (running, callback)
+    return json.dumps({"ok": True, "id": _next_live})
+
+
+def unlive(live_id: int) -> bool:
+    """Stop a live query started by :func:`live`; False if it was not running."""
+    entry = _lives.pop(int(live_id), None)
+    if entry is None:
+        return False
+    running, callback = entry
+    running.close()
+    if hasattr(callback, "destroy"):
+        callback.destroy()
+    return True
+
+
+def live_count() -> int:
+    """How many live queries :func:`live` has running (for leak checks)."""
+    return len(_lives)
 
 
 async def reveal_secret(ref: str) -> str:

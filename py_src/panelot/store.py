@@ -11,7 +11,7 @@ passed in.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from panelot.api.registry import COMMANDS, QUERIES
@@ -22,6 +22,8 @@ from panelot.codec import decode_args
 from panelot.errors import UnknownCommandError
 from panelot.idb import CoreFactory, Database
 from panelot.idb.errors import ValidationError
+from panelot.idb.observe import LiveQuery
+from panelot.idb.observe.live import DEFAULT_INTERVAL
 from panelot.lifecycle.startup import StartUp, start_up
 from panelot.request.build import build_request
 from panelot.request.slimming import SlimOptions
@@ -133,6 +135,35 @@ class PanelotStore:
 
     async def query(self, name: str, args: dict[str, Any] | None = None) -> Any:
         """Run a named read query (see :mod:`panelot.api.registry`)."""
+        query, decoded = self._query(name, args)
+        return await query.run(self, decoded)
+
+    def live(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        on_result: Callable[[Any], Any] | None = None,
+        on_error: Callable[[BaseException], Any] | None = None,
+        interval: float = DEFAULT_INTERVAL,
+    ) -> LiveQuery[Any]:
+        """Named query ``name`` as a live query: its result now, and after each change to it.
+
+        The changes may come from any context on the database (other panels, the
+        service worker, Dexie code). An unknown name or bad arguments raise here, at
+        once. Iterate over the result with ``async for``, or pass ``on_result``; call
+        ``close()`` when done. See :class:`panelot.idb.observe.LiveQuery`.
+        """
+        query, decoded = self._query(name, args)
+
+        async def querier() -> Any:
+            return await query.run(self, decoded)
+
+        return LiveQuery(
+            self.db.feed, querier, on_result=on_result, on_error=on_error, interval=interval
+        )
+
+    def _query(self, name: str, args: dict[str, Any] | None) -> tuple[Query[Any], Any]:
         query = self.queries.get(name)
         if query is None:
             raise UnknownCommandError(
@@ -140,7 +171,7 @@ class PanelotStore:
             )
         if args is not None and not isinstance(args, dict):
             raise ValidationError("args: must be an object", field="args")
-        return await query.run(self, decode_args(query.args, args or {}))
+        return query, decode_args(query.args, args or {})
 
     async def context(self, thread_id: str, leaf_id: str | None = None) -> dict[str, Any]:
         """``build_session_context``: provider-neutral messages, turn context and path."""

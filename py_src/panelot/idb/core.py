@@ -85,6 +85,10 @@ class Mutate(Request):
     keys: list[Key | None] | None = None
     range: KeyRange | None = None
     resolved: list[Key | None] | None = None
+    index_keys: dict[str, list[Key]] | None = None
+    """For an ``add``/``put`` of few values: the keys they give each index, by index
+    name, found when the write was prepared (what the change feed announces; ``None``
+    announces every key of every index)."""
 
 
 @dataclass(slots=True)

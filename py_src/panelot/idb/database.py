@@ -28,6 +28,9 @@ from panelot.idb.errors import (
     PrematureCommitError,
     ReadOnlyError,
 )
+from panelot.idb.observe.feed import ChangeFeed
+from panelot.idb.observe.live import DEFAULT_INTERVAL, LiveQuery
+from panelot.idb.observe.track import Observed, Recorder, reading
 from panelot.idb.schema import SchemaVersion, TableSpec
 from panelot.idb.table import Table
 
@@ -83,10 +86,19 @@ class Database:
         self.name = name
         self.versions = list(versions)
         self._core: Core | None = None
+        self.feed = ChangeFeed(name)
+        """This connection's change feed (see :mod:`panelot.idb.observe`)."""
 
     async def open(self, factory: CoreFactory) -> Database:
-        """Open (create or upgrade as Dexie would) and verify the database; return ``self``."""
+        """Open (create or upgrade as Dexie would) and verify the database; return ``self``.
+
+        If the factory has a ``channel(name, on_message)`` (both cores do), the
+        connection publishes its commits on it and hears the other contexts' there.
+        """
         self._core = await factory.open(self.name, self.versions)
+        channel = getattr(factory, "channel", None)
+        if channel is not None and self.feed.channel is None:
+            self.feed.channel = channel(self.name, self.feed.received)
         return self
 
     @property
@@ -130,11 +142,50 @@ class Database:
         for name in names:
             self.spec(name)
         tx = Transaction(self, mode, names)
+        reads = reading.get()
+        if reads is not None and mode == "rw":
+            raise ReadOnlyError(
+                "a live query's querier started a readwrite transaction; it may only read"
+            )
 
         async def run_body() -> T:
             return await body(tx)
 
-        return await self.core.run(mode, names, run_body())
+        core = self.core
+        if mode == "r":
+            if reads is None:
+                return await core.run(mode, names, run_body())
+            recorder = Recorder(self.name, core.tables, reads=True, into=reads)
+            return await core.run(mode, names, Observed(run_body(), recorder))
+        recorder = Recorder(self.name, core.tables, reads=False)
+        result: T = await core.run(mode, names, Observed(run_body(), recorder))
+        self.feed.committed(recorder.into)  # after the commit; an abort raised above
+        return result
+
+    def live_query(
+        self,
+        body: Callable[[Transaction], Awaitable[T]],
+        tables: str | Sequence[str] | None = None,
+        *,
+        on_result: Callable[[T], Any] | None = None,
+        on_error: Callable[[BaseException], Any] | None = None,
+        interval: float = DEFAULT_INTERVAL,
+    ) -> LiveQuery[T]:
+        """Run the read-only ``body(tx)`` now, and again after each change to what it read.
+
+        ``tables`` is the transaction's scope (every table by default). The changes
+        may come from this connection or from any other context on the database,
+        Dexie's included. See :class:`~panelot.idb.observe.live.LiveQuery`; for a
+        querier that runs transactions of its own, build a ``LiveQuery(db.feed, fn)``.
+        """
+        scope = list(self.core.tables) if tables is None else tables
+
+        async def querier() -> T:
+            return await self.transaction("r", scope, body)
+
+        return LiveQuery(
+            self.feed, querier, on_result=on_result, on_error=on_error, interval=interval
+        )
 
     def describe(self) -> dict[str, Any]:
         """Return the real, installed structure of the database."""
@@ -145,3 +196,4 @@ class Database:
         if self._core is not None:
             self._core.close()
             self._core = None
+        self.feed.close()

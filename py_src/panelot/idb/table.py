@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from panelot.idb.collection import Collection
 from panelot.idb.core import Count, GetMany, Mode, Mutate, MutateResult
 from panelot.idb.errors import BulkError, DataError, SchemaError
-from panelot.idb.keys import Key, KeyRange, compare_keys, key_sort_key, validate_key
+from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, key_sort_key, validate_key
+from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
 from panelot.idb.values import clone_value, resolve_primary_key
 
@@ -91,7 +92,10 @@ class Table:
                     f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
                 ) from None
         out_of_line = self.spec.primary_key.key_path is None
-        return Mutate(self.name, "put", snapshot, ks if out_of_line else None, resolved=ks)
+        touched = _index_keys(self.spec, values) if len(values) < EXACT_WRITES else None
+        return Mutate(
+            self.name, "put", snapshot, ks if out_of_line else None, resolved=ks, index_keys=touched
+        )
 
     async def _write(
         self, op: str, values: Sequence[Any], keys: Sequence[Key | None] | None
@@ -205,6 +209,20 @@ class Table:
     async def to_list(self) -> list[Any]:
         """Return every record in primary-key order."""
         return await self.to_collection().to_list()
+
+
+def _index_keys(spec: TableSpec, values: Sequence[Any]) -> dict[str, list[Key]]:
+    """The keys ``values`` give each index of ``spec`` (for the change feed)."""
+    out: dict[str, list[Key]] = {}
+    for index in spec.indexes:
+        keys: list[Key] = []
+        path, multi = index.key_path, index.multi_entry
+        if path is None:
+            continue
+        for value in values:
+            keys.extend(index_keys(value, path, multi))
+        out[index.name] = keys
+    return out
 
 
 def _keys_or_raise(op: str, result: MutateResult, total: int) -> list[Key]:

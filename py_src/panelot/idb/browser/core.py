@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
 import js
 from pyodide.ffi import JsException, JsProxy, create_proxy
 
+from panelot.idb.browser.channel import BrowserChannel
 from panelot.idb.browser.convert import (
     js_error,
     key_arg,
@@ -102,6 +103,10 @@ class BrowserFactory:
     async def delete(self, name: str) -> None:
         """Delete a whole database."""
         await request_to_future(self._idb.deleteDatabase(name))
+
+    def channel(self, name: str, on_message: Callable[[Any], None]) -> BrowserChannel:
+        """The change channel of this page (Dexie's protocol; see :mod:`.channel`)."""
+        return BrowserChannel(on_message)
 
 
 class BrowserCore:

@@ -9,8 +9,9 @@ abort replays them backwards, so a failed body leaves nothing behind.
 
 from __future__ import annotations
 
+import asyncio
 import copy
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -49,7 +50,7 @@ from panelot.idb.upgrade import (
 )
 from panelot.idb.values import clone_values, project, resolve_primary_key, set_key_path
 
-__all__ = ["MemoryCore", "MemoryFactory"]
+__all__ = ["MemoryChannel", "MemoryCore", "MemoryFactory"]
 
 T = TypeVar("T")
 
@@ -79,11 +80,52 @@ def _describe_store(name: str, store: MemoryStore) -> dict[str, Any]:
     }
 
 
+class MemoryChannel:
+    """The memory core's change channel: the other connections of the same factory.
+
+    It plays the part of Dexie's ``x-storagemutated-1`` event and BroadcastChannel: a
+    message published on one connection reaches every other connection to the same
+    database name, on a later turn of the event loop, as the wire text it is.
+    """
+
+    def __init__(self, hub: list[MemoryChannel], on_message: Callable[[str], None]) -> None:
+        self._hub = hub
+        self.on_message = on_message
+        hub.append(self)
+
+    def publish(self, message: str) -> None:
+        """Deliver ``message`` to the other channels of this database."""
+        loop = asyncio.get_event_loop()
+        for other in list(self._hub):
+            if other is not self:
+                loop.call_soon(other.deliver, message)
+
+    def deliver(self, message: object) -> None:
+        """Hand a message to this channel's connection (unless it has closed)."""
+        if self in self._hub:
+            self.on_message(message)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Leave the hub."""
+        if self in self._hub:
+            self._hub.remove(self)
+
+
 class MemoryFactory:
     """Holds memory databases by name, like the browser's ``indexedDB``."""
 
     def __init__(self) -> None:
         self._databases: dict[str, _Database] = {}
+        self._hubs: dict[str, list[MemoryChannel]] = {}
+
+    def channel(self, name: str, on_message: Callable[[str], None]) -> MemoryChannel:
+        """A change channel among the connections to ``name`` opened from this factory."""
+        return MemoryChannel(self._hubs.setdefault(name, []), on_message)
+
+    def broadcast(self, name: str, message: object) -> None:
+        """Deliver ``message`` to every connection to ``name`` (as another context would)."""
+        for channel in list(self._hubs.get(name, [])):
+            channel.deliver(message)
 
     async def open(self, name: str, versions: list[SchemaVersion]) -> MemoryCore:
         """Open ``name`` at the newest declared version, upgrading as Dexie would."""

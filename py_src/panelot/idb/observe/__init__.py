@@ -1,0 +1,27 @@
+"""Change observation: what a transaction changed, what a query read, and live queries.
+
+Dexie 4 announces each committed read-write transaction as an *observability set*:
+``{"idb://<db>/<table>/<part>": RangeSet}``, the part being ``""`` for primary keys,
+``":dels"`` for deletions, or an index name. This package builds those sets in Python
+(:mod:`~panelot.idb.observe.ranges`, :mod:`~panelot.idb.observe.changes`), records them
+from the requests a transaction body issues (:mod:`~panelot.idb.observe.track`), hands
+them between connections and contexts (:mod:`~panelot.idb.observe.feed`), and re-runs
+the queries whose reads they touch (:mod:`~panelot.idb.observe.live`).
+"""
+
+from panelot.idb.observe.changes import ObsSet, decode_set, encode_set, merge_sets, sets_overlap
+from panelot.idb.observe.feed import ChangeFeed, Channel
+from panelot.idb.observe.live import LiveQuery
+from panelot.idb.observe.ranges import RangeSet
+
+__all__ = [
+    "ChangeFeed",
+    "Channel",
+    "LiveQuery",
+    "ObsSet",
+    "RangeSet",
+    "decode_set",
+    "encode_set",
+    "merge_sets",
+    "sets_overlap",
+]

@@ -1,0 +1,144 @@
+"""Observability sets: what a transaction changed or a query read, part by part.
+
+An :data:`ObsSet` maps a part, ``idb://<db>/<table>/<part>``, to a
+:class:`~panelot.idb.observe.ranges.RangeSet`; the part is ``""`` for primary keys,
+``":dels"`` for deleted keys, or an index name. A set holding the part ``all`` overlaps
+every set (Dexie sends one when a page comes back from the back/forward cache).
+
+On the wire (between contexts, and to Dexie), a set is JSON text of
+``{part: tree}`` in Dexie's tree shape, with ``{"$inf": 1}`` / ``{"$inf": -1}`` for
+the infinities. A key JSON cannot carry (a date, binary) widens its part to every
+key, in both directions: never a missed change, at worst an extra re-run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, TypeAlias
+
+from panelot.idb.keys import Key
+from panelot.idb.observe.ranges import RangeSet
+
+__all__ = [
+    "ALL",
+    "DELS",
+    "PRIMARY",
+    "ObsSet",
+    "decode_set",
+    "encode_set",
+    "merge_sets",
+    "part_name",
+    "sets_overlap",
+]
+
+ObsSet: TypeAlias = dict[str, RangeSet]
+"""``{"idb://db/table/part": RangeSet}``: Dexie's ObservabilitySet."""
+
+PRIMARY = ""
+"""The part of primary keys."""
+DELS = ":dels"
+"""The part of deleted (or possibly overwritten) primary keys."""
+ALL = "all"
+"""The part that overlaps everything."""
+
+MAX_TEXT = 4 * 1024 * 1024
+"""A received message longer than this is refused as malformed."""
+
+
+def part_name(db: str, table: str, part: str) -> str:
+    """``idb://<db>/<table>/<part>``."""
+    return f"idb://{db}/{table}/{part}"
+
+
+def merge_sets(into: ObsSet, other: ObsSet) -> ObsSet:
+    """Add every range of ``other`` to ``into``; return ``into``."""
+    for part, ranges in other.items():
+        mine = into.get(part)
+        if mine is None:
+            into[part] = RangeSet().update(ranges)
+        else:
+            mine.update(ranges)
+    return into
+
+
+def sets_overlap(changes: ObsSet, reads: ObsSet) -> bool:
+    """True if a change in ``changes`` touches something in ``reads`` (Dexie's rule)."""
+    if ALL in changes or ALL in reads:
+        return True
+    small, large = (changes, reads) if len(changes) <= len(reads) else (reads, changes)
+    for part, ranges in small.items():
+        other = large.get(part)
+        if other is not None and ranges and other and ranges.overlaps(other):
+            return True
+    return False
+
+
+# -- the wire ---------------------------------------------------------------------------
+
+
+class _Wide(Exception):  # noqa: N818 - a signal, not an error
+    """A key JSON cannot carry: the part becomes every key."""
+
+
+def _key_out(key: Key) -> Any:
+    if isinstance(key, bool):
+        raise _Wide
+    if isinstance(key, str | int):
+        return key
+    if isinstance(key, float):
+        return key if math.isfinite(key) else {"$inf": 1 if key > 0 else -1}
+    if isinstance(key, list):
+        return [_key_out(k) for k in key]
+    raise _Wide
+
+
+def encode_set(changes: ObsSet) -> str:
+    """The set as wire JSON (see the module docstring)."""
+    out: dict[str, Any] = {}
+    full = RangeSet.full()
+    for part, ranges in changes.items():
+        if not ranges:
+            continue
+        try:
+            out[part] = ranges.to_tree(_key_out)
+        except _Wide:
+            out[part] = full.to_tree(_key_out)
+    return json.dumps(out, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+_WIDE = object()
+"""What ``{"$wide": 1}`` (a key the sender could not put on the wire) decodes to."""
+
+
+def _revive(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1:
+        if "$inf" in obj:
+            sign = obj["$inf"]
+            if sign not in (1, -1):
+                raise ValueError("$inf must be 1 or -1")
+            return sign * math.inf
+        if "$wide" in obj:
+            return _WIDE
+    return obj
+
+
+def decode_set(text: Any) -> ObsSet:
+    """Read wire JSON into a set; raise ValueError for anything that is not one."""
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise ValueError("a change message must be JSON text of bounded size")
+    try:
+        data = json.loads(text, object_hook=_revive)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"a change message is not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError("a change message must be an object of parts")
+    out: ObsSet = {}
+    for part, tree in data.items():
+        if not (part == ALL or part.startswith("idb://")):
+            raise ValueError(f"{part!r} is not a part name")
+        try:
+            out[part] = RangeSet.from_tree(tree, _WIDE)
+        except ValueError as exc:
+            raise ValueError(f"{part}: {exc}") from None
+    return out

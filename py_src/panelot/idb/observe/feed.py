@@ -1,0 +1,101 @@
+"""``ChangeFeed``: one connection's committed changes, to its live queries and beyond.
+
+Each :class:`~panelot.idb.database.Database` has a feed. After a read-write
+transaction commits, the database hands the feed what it changed
+(:meth:`ChangeFeed.committed`): the feed tells this connection's listeners at once and
+publishes the set on its :class:`Channel`, which carries it to the other contexts (the
+browser core: Dexie's ``x-storagemutated-1`` event and BroadcastChannel; the memory
+core: the other connections of the same :class:`~panelot.idb.memory.core.MemoryFactory`).
+What arrives on the channel (:meth:`ChangeFeed.received`) goes to the same listeners. A
+message that is not a change set is ignored, and logged once per feed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Protocol
+
+from panelot.idb.observe.changes import ObsSet, decode_set, encode_set
+
+__all__ = ["Channel", "ChangeFeed", "Listener"]
+
+log = logging.getLogger("panelot.idb.observe")
+
+Listener = Callable[[ObsSet], None]
+"""Called with each change set (it must not keep it: the set may be shared)."""
+
+
+class Channel(Protocol):
+    """Carries wire-format change sets to the other contexts of one database."""
+
+    def publish(self, message: str) -> None:
+        """Send one change set (wire JSON) to every other context."""
+        ...
+
+    def close(self) -> None:
+        """Stop sending and receiving; release what the channel holds."""
+        ...
+
+
+class ChangeFeed:
+    """Fans one database's changes out to listeners and to the other contexts."""
+
+    def __init__(self, db_name: str) -> None:
+        self.db_name = db_name
+        self.channel: Channel | None = None
+        self._listeners: list[Listener] = []
+        self.published = 0
+        """How many change sets this feed has published (for tests and diagnostics)."""
+        self.ignored = 0
+        """How many received messages were not change sets."""
+
+    @property
+    def listeners(self) -> int:
+        """How many listeners are subscribed."""
+        return len(self._listeners)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every change set; return the function that stops it."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def committed(self, changes: ObsSet) -> None:
+        """A transaction of this connection committed ``changes``: tell everyone."""
+        if not any(changes.values()):
+            return
+        self._deliver(changes)
+        if self.channel is not None:
+            self.published += 1
+            self.channel.publish(encode_set(changes))
+
+    def received(self, message: object) -> None:
+        """A change set arrived from another context (wire JSON, or junk to ignore)."""
+        try:
+            changes = decode_set(message)
+        except ValueError as exc:
+            self.ignored += 1
+            if self.ignored == 1:
+                log.warning("%s: ignored a change message that is not one (%s)", self.db_name, exc)
+            return
+        if changes:
+            self._deliver(changes)
+
+    def _deliver(self, changes: ObsSet) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(changes)
+            except Exception:  # one listener's bug must not stop the others
+                log.exception("%s: a change listener failed", self.db_name)
+
+    def close(self) -> None:
+        """Close the channel and drop every listener."""
+        if self.channel is not None:
+            self.channel.close()
+            self.channel = None
+        self._listeners.clear()
