@@ -82,9 +82,15 @@ class Transaction:
 class Database:
     """A named database with Dexie-style versioned declarations."""
 
-    def __init__(self, name: str, versions: Sequence[SchemaVersion]) -> None:
+    def __init__(self, name: str, versions: Sequence[SchemaVersion], observe: bool = True) -> None:
         self.name = name
         self.versions = list(versions)
+        self.observe = observe
+        """Record and publish what each read-write transaction changes (the default).
+
+        Off, this connection's writes wake no live query, here or in any other context
+        (Dexie's included): for a tool that owns the database alone, or to measure what
+        observing costs."""
         self._core: Core | None = None
         self.feed = ChangeFeed(name)
         """This connection's change feed (see :mod:`panelot.idb.observe`)."""
@@ -157,6 +163,8 @@ class Database:
                 return await core.run(mode, names, run_body())
             recorder = Recorder(self.name, core.tables, reads=True, into=reads)
             return await core.run(mode, names, Observed(run_body(), recorder))
+        if not self.observe:
+            return await core.run(mode, names, run_body())
         recorder = Recorder(self.name, core.tables, reads=False)
         result: T = await core.run(mode, names, Observed(run_body(), recorder))
         self.feed.committed(recorder.into)  # after the commit; an abort raised above
