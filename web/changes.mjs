@@ -23,9 +23,23 @@ function replace(key, value) {
   return value;
 }
 
+const MAX_DEPTH = 100; // as MAX_DEPTH in changes.py: deeper is no change set
+
+/** True when `value` nests objects deeper than MAX_DEPTH (an iterative walk). */
+function tooDeep(value) {
+  const stack = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop();
+    if (v === null || typeof v !== "object") continue;
+    if (depth > MAX_DEPTH) return true;
+    for (const key in v) stack.push([v[key], depth + 1]);
+  }
+  return false;
+}
+
 /** The wire JSON of a received set, or null when it is no object (Python counts it). */
 function toWire(detail) {
-  if (detail === null || typeof detail !== "object") return null;
+  if (detail === null || typeof detail !== "object" || tooDeep(detail)) return null;
   try {
     return JSON.stringify(detail, replace);
   } catch {
@@ -33,14 +47,30 @@ function toWire(detail) {
   }
 }
 
+// One BroadcastChannel per realm, shared by every connection in it: a channel never
+// hears its own posts, so other realms get each set once, and the connections of this
+// realm hear one another through the CustomEvent alone.
+const hearers = new Set();
+let shared = null;
+
+function broadcast() {
+  if (shared === null && typeof BroadcastChannel === "function") {
+    shared = new BroadcastChannel(NAME);
+    shared.onmessage = (event) => {
+      for (const hear of hearers) hear(event.data);
+    };
+  }
+  return shared;
+}
+
 /**
  * Open the channel. `onMessage(text)` is called with the wire JSON of each set another
- * party announced (null for a message that is not an object). Returns
+ * party announced (null for a message that is not a change set). Returns
  * `{publish(text), close()}`; `publish` announces a set given as wire JSON.
  */
 export function openChannel(onMessage) {
   const scope = globalThis;
-  const bc = typeof BroadcastChannel === "function" ? new BroadcastChannel(NAME) : null;
+  const bc = broadcast();
   let publishing = false;
   let open = true;
   const hear = (detail) => {
@@ -49,7 +79,7 @@ export function openChannel(onMessage) {
   const onEvent = (event) => {
     if (!publishing) hear(event.detail);
   };
-  if (bc) bc.onmessage = (event) => hear(event.data);
+  hearers.add(hear);
   scope.addEventListener(NAME, onEvent);
   return {
     publish(text) {
@@ -66,11 +96,8 @@ export function openChannel(onMessage) {
     close() {
       if (!open) return;
       open = false;
+      hearers.delete(hear);
       scope.removeEventListener(NAME, onEvent);
-      if (bc) {
-        bc.onmessage = null;
-        bc.close();
-      }
     },
   };
 }

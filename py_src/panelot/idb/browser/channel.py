@@ -4,7 +4,7 @@
 published set as a ``CustomEvent`` on the global object and posts it on
 ``BroadcastChannel("x-storagemutated-1")``, exactly as Dexie 4 announces its own
 commits, and calls back with every set it hears from Dexie or from other Python
-contexts. One proxy per connection (the callback), destroyed on :meth:`close`.
+contexts. One PyProxy per connection (the callback), destroyed on :meth:`close`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,5 @@ class BrowserChannel:
         if self._js is None:
             return
         self._js.close()
-        self._publish.destroy()
-        self._js.destroy()
-        self._js = None
+        self._js = self._publish = None  # JsProxies: released with their last reference
         self._callback.destroy()

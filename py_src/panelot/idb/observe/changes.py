@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, TypeAlias
 
 from panelot.idb.keys import Key
@@ -44,6 +45,12 @@ ALL = "all"
 
 MAX_TEXT = 4 * 1024 * 1024
 """A received message longer than this is refused as malformed."""
+
+MAX_DEPTH = 100
+"""A received message nested deeper than this is refused (a tree of 100,000 intervals is
+about 20 deep): decoding it must not exhaust the stack, which under Pyodide is small."""
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 def part_name(db: str, table: str, part: str) -> str:
@@ -123,10 +130,26 @@ def _revive(obj: dict[str, Any]) -> Any:
     return obj
 
 
+def _check_depth(text: str) -> None:
+    """Refuse text nested deeper than :data:`MAX_DEPTH` before any recursive decoding."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"a change message is nested deeper than {MAX_DEPTH}")
+        elif token in "]}":
+            depth -= 1
+
+
 def decode_set(text: Any) -> ObsSet:
     """Read wire JSON into a set; raise ValueError for anything that is not one."""
     if not isinstance(text, str) or len(text) > MAX_TEXT:
         raise ValueError("a change message must be JSON text of bounded size")
+    _check_depth(text)
     try:
         data = json.loads(text, object_hook=_revive)
     except (ValueError, RecursionError) as exc:

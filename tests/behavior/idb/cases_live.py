@@ -1,0 +1,285 @@
+"""Live queries and the change feed between two connections (two contexts).
+
+On the memory core the second connection hears the first through its factory; on the
+browser core through Dexie's ``x-storagemutated-1`` event, as another context on the
+page would. Each case waits for the state its own action produces: a result holding
+the new value, or the feed of the second connection having received the N sets the
+first one published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from behavior import Ctx
+from panelot.idb import Database, ReadOnlyError, Transaction
+from panelot.idb.observe import LiveQuery, ObsSet
+
+STORES = {"nodes": "id, threadId, [threadId+seq]", "other": "id"}
+
+
+class Probe:
+    """Counts the change sets a connection's feed receives."""
+
+    def __init__(self, db: Database) -> None:
+        self.seen: list[ObsSet] = []
+        self.stop = db.feed.subscribe(self.seen.append)
+
+    async def wait(self, count: int, timeout: float = 5.0) -> None:
+        """Wait until ``count`` sets have arrived."""
+        await until(lambda: len(self.seen) >= count, timeout, f"{count} change sets")
+
+
+async def until(check: Callable[[], bool], timeout: float = 5.0, what: str = "it") -> None:
+    loop = asyncio.get_event_loop()
+    deadline = loop.time() + timeout
+    while not check():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+async def result_where(
+    live: LiveQuery[Any], check: Callable[[Any], bool], timeout: float = 5.0
+) -> Any:
+    """The first result of ``live`` for which ``check`` holds."""
+
+    async def scan() -> Any:
+        async for result in live:
+            if check(result):
+                return result
+        raise AssertionError("the live query closed")
+
+    return await asyncio.wait_for(scan(), timeout)
+
+
+async def two(ctx: Ctx) -> tuple[Database, Database]:
+    a = await ctx.open(STORES)
+    b = await ctx.open(STORES, name=a.name)
+    return a, b
+
+
+def thread_nodes(thread: str) -> Callable[[Transaction], Any]:
+    async def body(tx: Transaction) -> list[Any]:
+        return await tx.table("nodes").where("threadId").equals(thread).to_list()
+
+    return body
+
+
+async def case_live_query_sees_another_connections_commit(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    live = b.live_query(thread_nodes("X"))
+    try:
+        assert await result_where(live, lambda r: True) == []
+        await a.table("nodes").put({"id": "n1", "threadId": "X", "seq": 1})
+        rows = await result_where(live, lambda r: len(r) == 1)
+        assert rows == [{"id": "n1", "threadId": "X", "seq": 1}]
+        await a.table("nodes").put({"id": "n1", "threadId": "X", "seq": 1, "text": "edited"})
+        rows = await result_where(live, lambda r: r and r[0].get("text") == "edited")
+        await a.table("nodes").delete("n1")
+        assert await result_where(live, lambda r: r == []) == []
+    finally:
+        live.close()
+
+
+async def case_live_query_sees_its_own_connections_commit(ctx: Ctx) -> None:
+    db = await ctx.open(STORES)
+    live = db.live_query(thread_nodes("X"))
+    try:
+        await result_where(live, lambda r: r == [])
+        await db.table("nodes").bulk_put(
+            [{"id": f"n{i}", "threadId": "X", "seq": i} for i in range(3)]
+        )
+        rows = await result_where(live, lambda r: len(r) == 3)
+        assert [r["id"] for r in rows] == ["n0", "n1", "n2"]
+    finally:
+        live.close()
+
+
+async def case_unrelated_writes_do_not_rerun(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    await a.table("nodes").bulk_put(
+        [
+            {"id": "x1", "threadId": "X", "seq": 1},
+            {"id": "y1", "threadId": "Y", "seq": 1},
+        ]
+    )
+    probe = Probe(b)
+    live = b.live_query(thread_nodes("X"))
+    try:
+        await result_where(live, lambda r: [n["id"] for n in r] == ["x1"])
+        assert live.runs == 1
+        # Another thread's nodes (new, edited, deleted), another table: none touches X.
+        await a.table("nodes").put({"id": "y2", "threadId": "Y", "seq": 2})
+        await a.table("nodes").put({"id": "y1", "threadId": "Y", "seq": 1, "text": "e"})
+        await a.table("nodes").delete("y2")
+        await a.table("other").put({"id": "o"})
+        await a.table("nodes").add({"id": "z1", "threadId": "Z", "seq": 1})
+        await probe.wait(5)
+        await asyncio.sleep(0.1)  # longer than the coalescing interval: a re-run would start
+        assert live.runs == 1, f"re-ran {live.runs - 1} times on unrelated writes"
+        await a.table("nodes").add({"id": "x2", "threadId": "X", "seq": 2})
+        await result_where(live, lambda r: len(r) == 2)
+        assert live.runs == 2
+    finally:
+        live.close()
+
+
+async def case_index_range_precision(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    probe = Probe(b)
+
+    async def window(tx: Transaction) -> list[Any]:
+        nodes = tx.table("nodes")
+        return await nodes.where("[threadId+seq]").between(["X", 10], ["X", 20]).to_list()
+
+    live = b.live_query(window, "nodes")
+    try:
+        await result_where(live, lambda r: r == [])
+        await a.table("nodes").add({"id": "a", "threadId": "X", "seq": 5})
+        await a.table("nodes").add({"id": "b", "threadId": "X", "seq": 25})
+        await probe.wait(2)
+        await asyncio.sleep(0.1)
+        assert live.runs == 1
+        await a.table("nodes").add({"id": "c", "threadId": "X", "seq": 15})
+        rows = await result_where(live, lambda r: len(r) == 1)
+        assert rows[0]["id"] == "c"
+        # Moving a record out of the range (it was in the result) re-runs it.
+        await a.table("nodes").put({"id": "c", "threadId": "X", "seq": 30})
+        assert await result_where(live, lambda r: r == []) == []
+    finally:
+        live.close()
+
+
+async def case_aborted_transaction_publishes_nothing(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    probe = Probe(b)
+
+    async def failing(tx: Transaction) -> None:
+        await tx.table("nodes").put({"id": "lost", "threadId": "X", "seq": 1})
+        raise ValueError("the body fails after writing")
+
+    try:
+        await a.transaction("rw", ["nodes"], failing)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("the body's error was not raised")
+    await a.table("other").put({"id": "kept"})
+    await probe.wait(1)
+    await asyncio.sleep(0.05)
+    assert len(probe.seen) == 1, "an aborted transaction published a change set"
+    assert [p for p, r in probe.seen[0].items() if r] == [
+        f"idb://{a.name}/other/",
+        f"idb://{a.name}/other/:dels",
+    ]
+    assert await a.table("nodes").get("lost") is None
+
+
+async def case_a_burst_of_commits_is_coalesced(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    live = b.live_query(thread_nodes("X"), interval=0.05)
+    loop = asyncio.get_event_loop()
+    try:
+        await result_where(live, lambda r: r == [])
+        started = loop.time()
+        count = 200
+        for i in range(count):
+            await a.table("nodes").put({"id": "n", "threadId": "X", "seq": i})
+        await result_where(live, lambda r: r and r[0]["seq"] == count - 1)
+        elapsed = loop.time() - started
+        reruns = live.runs - 1
+        # At most one run per interval of the burst, plus the last: never one per commit.
+        assert reruns <= elapsed / 0.05 + 2, (reruns, elapsed)
+        assert reruns < count / 4, (reruns, count)
+    finally:
+        live.close()
+
+
+async def case_malformed_messages_are_ignored(ctx: Ctx) -> None:
+    db = await ctx.open(STORES)
+    live = db.live_query(thread_nodes("X"))
+    try:
+        await result_where(live, lambda r: r == [])
+        junk: list[Any] = [
+            None,
+            42,
+            "not json",
+            "[1, 2]",
+            '{"nodes": {"from": 1, "to": 2}}',
+            '{"idb://x/nodes/": {"from": 2, "to": 1, "d": 1}}',
+            '{"idb://x/nodes/": {"from": true, "to": 1, "d": 1}}',
+            '{"idb://x/nodes/": 7}',
+            "[" * 100_000 + "]" * 100_000,
+        ]
+        for message in junk:
+            db.feed.received(message)
+        assert db.feed.ignored == len(junk)
+        assert live.runs == 1
+        await db.table("nodes").put({"id": "n", "threadId": "X", "seq": 1})
+        await result_where(live, lambda r: len(r) == 1)
+    finally:
+        live.close()
+
+
+async def case_close_leaves_no_listener(ctx: Ctx) -> None:
+    a, b = await two(ctx)
+    base = b.feed.listeners
+    lives = [b.live_query(thread_nodes("X")) for _ in range(10)]
+    assert b.feed.listeners == base + 10
+    for live in lives:
+        await result_where(live, lambda r: r == [])
+        live.close()
+    assert b.feed.listeners == base
+    probe = Probe(b)
+    await a.table("nodes").put({"id": "n", "threadId": "X", "seq": 1})
+    await probe.wait(1)
+    await asyncio.sleep(0.1)
+    assert all(live.runs == 1 for live in lives)
+    async for _ in lives[0]:
+        raise AssertionError("a closed live query yielded")
+
+
+async def case_a_querier_may_not_write(ctx: Ctx) -> None:
+    db = await ctx.open(STORES)
+
+    async def writes(tx: Transaction) -> None:
+        await tx.table("nodes").put({"id": "n", "threadId": "X", "seq": 1})
+
+    errors: list[BaseException] = []
+    live = LiveQuery(
+        db.feed, lambda: db.transaction("rw", ["nodes"], writes), on_error=errors.append
+    )
+    try:
+        await until(lambda: bool(errors), what="the querier's error")
+        assert isinstance(errors[0], ReadOnlyError)
+        assert await db.table("nodes").get("n") is None
+    finally:
+        live.close()
+
+
+async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
+    from panelot.store import PanelotStore
+
+    a = await ctx.store()
+    b = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    ctx.dbs.append(b.db)
+    tid = await a.create_thread("watched")
+    other = await a.create_thread("other")
+    probe = Probe(b.db)
+    live = b.live("thread.snapshot", {"threadId": tid})
+    try:
+        await result_where(live, lambda s: s["nodes"] == [])
+        runs = live.runs
+        published = len(probe.seen)
+        await a.append(other, "user_message", {"content": [{"type": "text", "text": "x"}]})
+        await probe.wait(published + 1)
+        await asyncio.sleep(0.1)
+        assert live.runs == runs, "another thread's append re-ran the snapshot"
+        node = await a.append(tid, "user_message", {"content": [{"type": "text", "text": "hi"}]})
+        snap = await result_where(live, lambda s: len(s["nodes"]) == 1)
+        assert snap["nodes"][0]["id"] == node["nodeId"]
+    finally:
+        live.close()
