@@ -1,9 +1,11 @@
 // The open conversation: what it shows, its actions, its error banner. Drawing the
 // nodes is panel_messages.mjs, the composer panel_composer.mjs, replies being streamed
 // panel_replies.mjs. Every write names what the user saw (the node, the version), so a
-// view that is out of date never writes on the basis of it.
-import { h, replace, ago, download } from "./panel_dom.mjs";
-import { cmd, q } from "./panel_store.mjs";
+// view that is out of date never writes on the basis of it. What is shown is live
+// (thread.get and thread.snapshot through panelot.live): a change committed anywhere,
+// this panel's own writes included, re-renders it, keeping unchanged messages' elements.
+import { h, replace, reconcile, ago, download } from "./panel_dom.mjs";
+import { cmd, q, live } from "./panel_store.mjs";
 import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
 import { providerApiKey } from "./panel_credentials.mjs";
 import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
@@ -38,10 +40,14 @@ export class Chat {
     this.sessionKey = null; // only when the credentials module is missing
     this.editing = null; // node id being edited
     this.errors = new Map(); // threadId -> {text, error, retry, label}: a banner per thread
+    this.watching = null; // the open thread's live queries: {threadId, ready, stop}
+    this.landed = new Map(); // threadId -> a stored reply's element, until the snapshot has it
+    this.deleting = new Set(); // thread ids this panel is deleting (their end is no news)
+    this.scrollPending = false; // the next render goes to the bottom
     this.messages = $("messages");
     this.view = new MessageView(this);
     this.replies = new Replies(app, {
-      changed: (threadId) => this.replyChanged(threadId),
+      changed: (threadId, stored) => this.replyChanged(threadId, stored),
       delta: (threadId) => {
         if (threadId === this.threadId) this.scrollDown();
       },
@@ -131,65 +137,142 @@ export class Chat {
 
   // ---- loading & rendering --------------------------------------------------------
 
-  /** Show a conversation. A reply streaming in the one left keeps streaming. */
+  /**
+   * Show a conversation, live. A reply streaming in the one left keeps streaming; the
+   * one left stops being watched. Resolves once it is shown (or failed to load).
+   */
   async open(threadId) {
     if (threadId !== this.threadId) {
       this.view.reset();
       this.editing = null;
       this.composer.clear();
+      this.unwatch();
+      this.thread = null;
+      this.snapshot = null;
+      this.scrollPending = true;
     }
     this.threadId = threadId;
     publishActive(threadId);
     this.renderError();
-    await this.reload();
+    await (this.watching?.threadId === threadId ? this.watching.ready : this.watch(threadId));
   }
 
   /** Leave the conversation (back to the list, or it was deleted). */
   close() {
+    this.unwatch();
+    if (this.threadId) this.landed.delete(this.threadId);
     this.threadId = null;
     publishActive(null);
     this.thread = null;
     this.snapshot = null;
+    this.editing = null;
     this.renderError();
     replace(this.messages);
   }
 
+  /** Watch the open thread afresh (its live queries restarted); resolves once shown. */
   async reload() {
-    const threadId = this.threadId;
-    if (!threadId) return;
-    let thread;
-    let snapshot;
-    try {
-      [thread, snapshot] = await Promise.all([
-        q("thread.get", { threadId }),
-        q("thread.snapshot", { threadId }),
-      ]);
-    } catch (error) {
-      if (this.threadId === threadId) {
-        this.showError(threadId, "The conversation could not be loaded.", error, () => this.reload());
-      }
-      return;
+    if (this.threadId) await this.watch(this.threadId);
+  }
+
+  /**
+   * Follow `threadId` live: its meta (thread.get) and what it shows (thread.snapshot,
+   * the `n/m` selectors' versions included). Returns a promise settled at the first
+   * result of both, or the first failure.
+   */
+  watch(threadId) {
+    this.unwatch();
+    let settle;
+    const state = { threadId, ready: new Promise((resolve) => (settle = resolve)), stop: null, got: new Set() };
+    const mine = () => this.watching === state && this.threadId === threadId;
+    const got = (which) => {
+      state.got.add(which);
+      if (this.errors.get(threadId)?.load) this.hideError(threadId);
+      this.render();
+      if (state.got.size === 2) settle();
+    };
+    const failed = (error) => {
+      if (!mine()) return;
+      if (error?.name === "NotFoundError") this.gone(threadId);
+      else this.showError(threadId, "The conversation could not be loaded.", error, () => this.reload(), "Retry", true);
+      settle();
+    };
+    const stops = [
+      live("thread.get", { threadId }, (thread) => {
+        if (!mine()) return;
+        this.thread = thread;
+        got("thread");
+      }, failed),
+      live("thread.snapshot", { threadId }, (snapshot) => {
+        if (!mine()) return;
+        this.snapshot = snapshot;
+        got("snapshot");
+      }, failed),
+    ];
+    state.stop = () => stops.forEach((stop) => stop());
+    this.watching = state;
+    return state.ready;
+  }
+
+  /** Stop following the open thread. */
+  unwatch() {
+    this.watching?.stop();
+    this.watching = null;
+  }
+
+  /** The open thread was deleted in another context: close it, with a notice (unless `quiet`). */
+  gone(threadId, { quiet = false } = {}) {
+    if (this.threadId !== threadId || this.deleting.has(threadId)) return;
+    this.replies.stop(threadId);
+    this.errors.delete(threadId);
+    this.close();
+    if (this.app.view === "chat") this.app.show("threads");
+    this.app.renderThreads?.();
+    if (quiet) return;
+    const draft = this.composer.input.value.trim() || this.composer.pending.length;
+    toast(
+      `This conversation was deleted in another window.${draft ? " What you typed is still in the message box." : ""}`,
+      5000,
+    );
+  }
+
+  /**
+   * A reply in `threadId` started, ended or was stored (`stored`: `{nodeId, el, mode,
+   * userNodeId}`, the element shown until the live snapshot has the stored node).
+   */
+  replyChanged(threadId, stored = null) {
+    if (stored?.el) {
+      this.landed.set(threadId, stored);
+      setTimeout(() => {
+        // never seen (deleted meanwhile?): stop showing it
+        if (this.landed.get(threadId) !== stored) return;
+        this.landed.delete(threadId);
+        if (threadId === this.threadId) this.render();
+      }, 10_000);
     }
-    if (this.threadId !== threadId) return; // another one was opened meanwhile
-    this.thread = thread;
-    this.snapshot = snapshot;
-    this.render();
-  }
-
-  /** A reply in `threadId` started, ended or was stored. */
-  async replyChanged(threadId) {
-    if (threadId === this.threadId) await this.reload();
+    if (threadId === this.threadId) {
+      if (this.replies.get(threadId)) this.scrollPending = true;
+      this.render();
+    }
     this.updateComposer();
-    if (!this.replies.get(threadId)) this.app.refreshThreads();
   }
 
+  /**
+   * Draw the open thread, keyed by node id: an unchanged message keeps its element (and
+   * an edit box its text). The scroll position stays unless it was at the bottom.
+   */
   render() {
     const t = this.thread;
-    if (!t || !this.snapshot) return;
+    if (!t || !this.snapshot || t.id !== this.threadId || this.snapshot.threadId !== this.threadId) return;
     $("chat-pin").hidden = !t.pinned;
     $("chat-archived").hidden = !t.archived;
     let nodes = this.snapshot.nodes;
-    const stream = this.replies.get(this.threadId);
+    let landed = this.landed.get(this.threadId);
+    if (landed && nodes.some((n) => n.id === landed.nodeId)) {
+      this.landed.delete(this.threadId);
+      landed = null;
+    }
+    const stream = this.replies.get(this.threadId) ?? landed;
     if (stream?.mode === "regenerate") {
       // Show the stream in place of the reply being regenerated.
       const at = nodes.findIndex((n) => n.id === stream.userNodeId);
@@ -203,12 +286,24 @@ export class Chat {
     const els = this.view.nodes(nodes);
     if (!nodes.length && !stream) els.push(this.welcome());
     if (stream?.el) els.push(stream.el);
-    replace(this.messages, els);
-    this.scrollDown();
+    const box = this.messages;
+    const bottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
+    const top = box.scrollTop;
+    reconcile(box, els);
+    if (bottom || this.scrollPending) this.scrollDown();
+    else box.scrollTop = top;
+    this.scrollPending = false;
     this.updateComposer();
   }
 
+  /** The empty thread's greeting (one element per provider, so a re-render keeps it). */
   welcome() {
+    const key = this.provider ? `${this.provider.model} ${this.provider.baseUrl}` : "";
+    if (this.welcomeEl?.key !== key) this.welcomeEl = { key, el: this.makeWelcome() };
+    return this.welcomeEl.el;
+  }
+
+  makeWelcome() {
     return h(
       "div",
       { class: "welcome" },
@@ -308,7 +403,7 @@ export class Chat {
       return;
     }
     this.editing = null;
-    await this.reload();
+    this.render();
     if (this.provider) await this.replies.generate(threadId, nodeId, "append", this.provider);
   }
 
@@ -320,7 +415,6 @@ export class Chat {
     } catch (error) {
       toastError(error, "Could not switch to that version:");
     }
-    await this.reload();
   }
 
   async deleteNode(n) {
@@ -333,16 +427,14 @@ export class Chat {
       await cmd("message.delete", { threadId: this.threadId, nodeId: n.id });
     } catch (error) {
       toastError(error, "Delete failed:");
-      return;
     }
-    await this.reload();
   }
 
   // ---- errors: a banner per thread --------------------------------------------------
 
   /** Record an error of `threadId` (with its Retry); it shows while that thread is open. */
-  showError(threadId, text, error, retry, label = "Retry") {
-    this.errors.set(threadId, { text, error, retry, label });
+  showError(threadId, text, error, retry, label = "Retry", load = false) {
+    this.errors.set(threadId, { text, error, retry, label, load });
     this.renderError();
   }
 

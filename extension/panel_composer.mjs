@@ -2,7 +2,7 @@
 // A message and its files go to storage as one `message.send` command, with the
 // parent the user saw, so nothing is stored half and nothing lands on another branch.
 import { h, replace, bytes, toBase64 } from "./panel_dom.mjs";
-import { cmd } from "./panel_store.mjs";
+import { cmd, q } from "./panel_store.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast } from "./panel_ui.mjs";
 
@@ -133,6 +133,16 @@ export class Composer {
     return payload;
   }
 
+  /** Whether `threadId` no longer exists (a failed send's NotFoundError was about it). */
+  async threadGone(threadId) {
+    try {
+      await q("thread.get", { threadId });
+      return false;
+    } catch (error) {
+      return error?.name === "NotFoundError";
+    }
+  }
+
   /** Store the message with its files, then ask for the reply. The draft stays on failure. */
   async send() {
     const chat = this.chat;
@@ -148,6 +158,12 @@ export class Composer {
     try {
       sent = await cmd("message.send", await this.payload(threadId, text));
     } catch (error) {
+      if (error?.name === "NotFoundError" && (await this.threadGone(threadId))) {
+        // Deleted in another window: nothing was stored, and the draft stays in the box.
+        toast("This conversation was deleted in another window, so your message was not sent. It is still in the message box.", 6000);
+        chat.gone(threadId, { quiet: true });
+        return;
+      }
       chat.showError(threadId, "Could not save your message. It is still in the box.", error, () => this.send());
       return;
     }
@@ -155,9 +171,9 @@ export class Composer {
       this.clear();
       this.input.value = "";
       this.autosize();
+      chat.scrollPending = true;
     }
-    await chat.reload();
-    this.app.refreshThreads();
+    // The list and the conversation are live: they show the stored message themselves.
     await chat.replies.generate(threadId, sent.nodeId, "append", chat.provider);
   }
 }

@@ -84,3 +84,22 @@ export function fromBase64(data, mime) {
   for (let i = 0; i < binary.length; i += 1) out[i] = binary.charCodeAt(i);
   return new Blob([out], { type: mime || "application/octet-stream" });
 }
+
+/**
+ * Make `el`'s children exactly `children` (in order), moving or inserting only what
+ * differs: a child already in place is left alone, so its DOM identity, focus and
+ * state survive (a keyed re-render).
+ */
+export function reconcile(el, children) {
+  const wanted = children.filter((c) => c !== null && c !== undefined && c !== false);
+  let at = el.firstChild;
+  for (const child of wanted) {
+    if (child === at) at = at.nextSibling;
+    else el.insertBefore(child, at);
+  }
+  while (at) {
+    const next = at.nextSibling;
+    at.remove();
+    at = next;
+  }
+}

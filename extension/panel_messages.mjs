@@ -25,17 +25,35 @@ export class MessageView {
     this.chat = chat;
     this.imageUrls = new Map();
     this.loadedDetails = new Map(); // tool-result node id -> node.details result
+    this.drawn = new Map(); // node id -> {key, el}: the elements of the last render
   }
 
-  /** Forget what was loaded for the previous conversation. */
+  /** Forget what was loaded and drawn for the previous conversation. */
   reset() {
     this.loadedDetails.clear();
+    this.drawn.clear();
   }
 
-  /** The elements of the shown nodes, the last one marked. */
+  /**
+   * The elements of the shown nodes, the last one marked. Keyed by node id: a node whose
+   * drawing inputs (the node, its place, the edit/stream/provider state its buttons
+   * depend on) are unchanged gets the same element as last time.
+   */
   nodes(nodes) {
+    const chat = this.chat;
     const byId = new Map(nodes.map((n) => [n.id, n]));
-    return nodes.map((n, i) => this.node(n, byId, i === nodes.length - 1));
+    const state = [!!chat.provider, !!chat.replies.get(chat.threadId)];
+    const drawn = new Map();
+    const els = nodes.map((n, i) => {
+      const last = i === nodes.length - 1;
+      const key = JSON.stringify([n, last, chat.editing === n.id, byId.get(n.parentId)?.type ?? null, state]);
+      let entry = this.drawn.get(n.id);
+      if (!entry || entry.key !== key) entry = { key, el: this.node(n, byId, last) };
+      drawn.set(n.id, entry);
+      return entry.el;
+    });
+    this.drawn = drawn;
+    return els;
   }
 
   node(n, byId, last) {

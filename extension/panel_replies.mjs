@@ -33,8 +33,9 @@ async function providerRequest(threadId, leafId, caps) {
 
 export class Replies {
   /**
-   * `events`: `changed(threadId)` when a reply starts, ends or is stored (the view
-   * re-renders that thread if it is on screen), `delta(threadId)` as text arrives, and
+   * `events`: `changed(threadId, stored?)` when a reply starts, ends or is stored (the
+   * view re-renders that thread if it is on screen; `stored`: `{nodeId, el, mode,
+   * userNodeId}` once the reply is stored, its element to show until the view has it), `delta(threadId)` as text arrives, and
    * `failed(threadId, message, error, retry, label)` when a reply could not be made or kept.
    */
   constructor(app, events) {
@@ -104,9 +105,10 @@ export class Replies {
     };
     const usage = toUsage(result.usage);
     if (usage) payload.usage = usage;
+    let stored;
     try {
-      if (mode === "regenerate") await cmd("message.regenerate", { threadId, userNodeId, payload });
-      else await cmd("message.append", { threadId, type: "assistant_message", payload, parentId: userNodeId });
+      if (mode === "regenerate") stored = await cmd("message.regenerate", { threadId, userNodeId, payload });
+      else stored = await cmd("message.append", { threadId, type: "assistant_message", payload, parentId: userNodeId });
     } catch (error) {
       this.streams.delete(threadId);
       this.events.changed(threadId);
@@ -116,7 +118,7 @@ export class Replies {
       return;
     }
     if (this.streams.get(threadId) === stream) this.streams.delete(threadId);
-    this.events.changed(threadId);
+    this.events.changed(threadId, { nodeId: stored?.nodeId, el: stream.el, mode, userNodeId });
   }
 
   async retryStore(threadId, userNodeId, mode, provider, result) {

@@ -1,11 +1,24 @@
 // The settings view: provider connection, storage, data (export/import), retention.
 import { h, replace, bytes, download, plural } from "./panel_dom.mjs";
-import { cmd, q } from "./panel_store.mjs";
+import { cmd, q, live } from "./panel_store.mjs";
 import { errorView, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
 import { providerSection } from "./panel_settings_provider.mjs";
 
-/** Render the settings view into `root` (re-reads everything each time). */
+/** The live queries of the open settings view (stopped by stopSettings). */
+let stops = [];
+
+/** Stop the settings view's live queries (it was left). */
+export function stopSettings() {
+  for (const stop of stops) stop();
+  stops = [];
+}
+
+/**
+ * Render the settings view into `root` (re-reads everything each time). The storage
+ * figures are live until stopSettings.
+ */
 export async function renderSettings(app, root) {
+  stopSettings();
   root.classList.add("settings");
   const provider = providerSection(app, () => renderSettings(app, root));
   const storage = h("section", { id: "settings-storage" }, h("h2", { text: "Storage" }), h("p", { class: "note", text: "Reading…" }));
@@ -24,84 +37,104 @@ function errorLine(error, lead) {
 
 // ---- storage --------------------------------------------------------------------------
 
-async function fillStorage(app, section) {
-  const parts = [h("h2", { text: "Storage" })];
+/**
+ * The storage section, live: `attachment.usage` as a live query, and the storage
+ * estimate read again whenever it or any thread changes (the estimate reads no table,
+ * so a live query of it alone would never run again).
+ */
+function fillStorage(app, section) {
+  const estimatePart = h("div", { class: "storage-estimate" });
+  const attachmentPart = h("div", { class: "storage-attachments" });
+  replace(section, h("h2", { text: "Storage" }), estimatePart, attachmentPart);
   if (app.caps.estimate) {
-    try {
-      const est = await q("storage.estimate");
-      const pct = est.percent ?? 0;
-      const bar = h("div");
-      bar.style.width = `${Math.min(100, Math.max(pct, 0.5))}%`;
-      parts.push(
-        h("p", {
-          id: "storage-usage",
-          class: `status ${est.warn ? "warn" : ""}`,
-          text: `${bytes(est.usage)} used of ${est.quota ? bytes(est.quota) : "unknown"}${est.percent !== null ? ` (${est.percent}%)` : ""}`,
-        }),
-        h("div", { class: `meter${est.warn ? " warn" : ""}` }, bar),
-      );
-      if (est.warn) {
-        parts.push(
-          h("p", {
-            class: "status warn",
-            id: "storage-warning",
-            text: "Storage is over 80% full. Clean up attachments or delete old conversations.",
-          }),
-        );
+    let asked = 0;
+    const refresh = async () => {
+      const mine = ++asked;
+      let parts;
+      try {
+        parts = estimateParts(await q("storage.estimate"));
+      } catch (error) {
+        parts = [errorLine(error, "Storage use is unavailable:")];
       }
-    } catch (error) {
-      parts.push(errorLine(error, "Storage use is unavailable:"));
-    }
+      if (mine === asked) replace(estimatePart, parts); // a later read's answer wins
+    };
+    // Each live query's first result reads it the first time.
+    stops.push(live("thread.list", { archived: null }, () => refresh(), () => {}));
+    if (app.caps.attachments) stops.push(live("attachment.usage", {}, () => refresh(), () => {}));
   }
-  if (app.caps.attachments) {
-    try {
-      const use = await q("attachment.usage");
-      parts.push(
-        h("p", {
-          id: "attachment-usage",
-          class: "status",
-          text: `Attachments: ${plural(use.count, "file")}, ${bytes(use.total)} of a ${bytes(use.budget)} budget`,
-        }),
-        h("p", {
-          class: "note",
-          text: "Over budget, the oldest attachments outside the open conversation are removed first; their messages keep a placeholder.",
-        }),
-        h(
-          "div",
-          { class: "row" },
-          h("button", {
-            id: "attachment-cleanup",
-            type: "button",
-            text: "Clean up attachments now",
-            on: {
-              click: async () => {
-                try {
-                  const args = app.chat.threadId ? { activeThreadId: app.chat.threadId } : {};
-                  // Storage over 80% full: also free enough to get it back under 70%.
-                  const est = app.caps.estimate ? await q("storage.estimate").catch(() => null) : null;
-                  if (est?.warn && est.quota) {
-                    const now = await q("attachment.usage");
-                    const target = Math.max(0, Math.floor(now.total - (est.usage - 0.7 * est.quota)));
-                    if (target < now.budget) args.budget = target;
-                  }
-                  const r = await cmd("attachment.evict", args);
-                  toast(`Removed ${plural(r.evicted?.length ?? r.evicted ?? 0, "attachment")}, freed ${bytes(r.freed ?? 0)}`);
-                  fillStorage(app, section);
-                } catch (error) {
-                  toastError(error, "Clean-up failed:");
-                }
-              },
-            },
-          }),
-        ),
-      );
-    } catch (error) {
-      parts.push(errorLine(error, "Attachment use is unavailable:"));
-    }
-  } else {
-    parts.push(h("p", { class: "note", text: "Attachments are not available in this build." }));
+  if (!app.caps.attachments) {
+    replace(attachmentPart, h("p", { class: "note", text: "Attachments are not available in this build." }));
+    return;
   }
-  replace(section, parts);
+  const usage = h("p", { id: "attachment-usage", class: "status" });
+  const filled = [
+    usage,
+    h("p", {
+      class: "note",
+      text: "Over budget, the oldest attachments outside the open conversation are removed first; their messages keep a placeholder.",
+    }),
+    h("div", { class: "row" }, cleanupButton(app)),
+  ];
+  stops.push(
+    live(
+      "attachment.usage",
+      {},
+      (use) => {
+        usage.textContent = `Attachments: ${plural(use.count, "file")}, ${bytes(use.total)} of a ${bytes(use.budget)} budget`;
+        if (!attachmentPart.contains(usage)) replace(attachmentPart, filled);
+      },
+      (error) => replace(attachmentPart, errorLine(error, "Attachment use is unavailable:")),
+    ),
+  );
+}
+
+/** The usage line, meter and warning of a storage estimate. */
+function estimateParts(est) {
+  const pct = est.percent ?? 0;
+  const bar = h("div");
+  bar.style.width = `${Math.min(100, Math.max(pct, 0.5))}%`;
+  return [
+    h("p", {
+      id: "storage-usage",
+      class: `status ${est.warn ? "warn" : ""}`,
+      text: `${bytes(est.usage)} used of ${est.quota ? bytes(est.quota) : "unknown"}${est.percent !== null ? ` (${est.percent}%)` : ""}`,
+    }),
+    h("div", { class: `meter${est.warn ? " warn" : ""}` }, bar),
+    est.warn
+      ? h("p", {
+          class: "status warn",
+          id: "storage-warning",
+          text: "Storage is over 80% full. Clean up attachments or delete old conversations.",
+        })
+      : null,
+  ];
+}
+
+/** "Clean up attachments now": attachment.evict (the live figures show the result). */
+function cleanupButton(app) {
+  return h("button", {
+    id: "attachment-cleanup",
+    type: "button",
+    text: "Clean up attachments now",
+    on: {
+      click: async () => {
+        try {
+          const args = app.chat.threadId ? { activeThreadId: app.chat.threadId } : {};
+          // Storage over 80% full: also free enough to get it back under 70%.
+          const est = app.caps.estimate ? await q("storage.estimate").catch(() => null) : null;
+          if (est?.warn && est.quota) {
+            const now = await q("attachment.usage");
+            const target = Math.max(0, Math.floor(now.total - (est.usage - 0.7 * est.quota)));
+            if (target < now.budget) args.budget = target;
+          }
+          const r = await cmd("attachment.evict", args);
+          toast(`Removed ${plural(r.evicted?.length ?? r.evicted ?? 0, "attachment")}, freed ${bytes(r.freed ?? 0)}`);
+        } catch (error) {
+          toastError(error, "Clean-up failed:");
+        }
+      },
+    },
+  });
 }
 
 // ---- data: export / import --------------------------------------------------------------
@@ -126,7 +159,6 @@ function dataSection(app) {
       const count = out.threads ?? 1;
       const last = out.threadId ?? null;
       status(state, `Imported ${count} conversation${count === 1 ? "" : "s"}.`, "ok");
-      await app.refreshThreads();
       if (count === 1 && last) toast("Imported; open it from the list");
     } catch (error) {
       statusError(state, error, "Import failed:");
@@ -157,7 +189,6 @@ function dataSection(app) {
         `Legacy import: ${plural(r.threads, "conversation")}, ${plural(r.messages, "message")}, ${plural(r.images, "image")}${skipped}.`,
         "ok",
       );
-      await app.refreshThreads();
     } catch (error) {
       statusError(state, error, "Legacy import failed:");
     }
@@ -203,7 +234,6 @@ function retentionSection(app) {
     try {
       const r = await cmd("thread.archive_old", { days: n, ...(app.chat.threadId ? { activeThreadId: app.chat.threadId } : {}) });
       status(state, `Archived ${r.archived.length} conversation${r.archived.length === 1 ? "" : "s"}.`, "ok");
-      await app.refreshThreads();
     } catch (error) {
       statusError(state, error, "Archiving failed:");
     }

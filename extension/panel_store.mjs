@@ -1,4 +1,4 @@
-// The panel's only way to storage: window.panelot.send and window.panelot.query.
+// The panel's only way to storage: window.panelot.send, .query and .live.
 import { explainError } from "./panel_errors.mjs";
 
 export const CLIENT_ID = "sidepanel";
@@ -39,6 +39,17 @@ export async function q(name, args = {}) {
   } catch (error) {
     throw error instanceof Error ? error : new StoreError(error);
   }
+}
+
+/**
+ * Run a named query live (window.panelot.live): `onResult(result)` now and after each
+ * committed change, from any context, that alters it; `onError(StoreError)` for a
+ * failed run (it stays live). Returns the function that stops it.
+ */
+export function live(name, args, onResult, onError = (error) => console.warn(name, error)) {
+  return window.panelot.live(name, args, onResult, (error) =>
+    onError(error instanceof Error ? error : new StoreError(error)),
+  );
 }
 
 /** Whether the runtime knows a command/query (probed once, by name, from the error). */

@@ -1,12 +1,14 @@
 // Side panel: boot progress, then the app (thread list, conversation, settings).
-// All storage goes through window.panelot.send / window.panelot.query (panel_store.mjs).
+// All storage goes through window.panelot.send / .query / .live (panel_store.mjs). The
+// thread list and the open conversation are live queries: what another panel, the
+// service worker or Dexie code commits shows here without a reload.
 import { STAGES, bootRuntime } from "./runtime.mjs";
-import { h, replace, ago } from "./panel_dom.mjs";
+import { h, replace, reconcile, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
-import { cmd, q, hasQuery } from "./panel_store.mjs";
+import { cmd, q, live, hasQuery } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
 import { Chat, LAST_THREAD_KEY } from "./panel_chat.mjs";
-import { renderSettings } from "./panel_settings.mjs";
+import { renderSettings, stopSettings } from "./panel_settings.mjs";
 
 const LABELS = {
   runtime: "Loading Python runtime",
@@ -66,6 +68,7 @@ const navBack = document.getElementById("nav-back");
 
 /** Switch the visible view: "threads", "chat" or "settings". */
 function showView(view) {
+  if (app.view === "settings" && view !== "settings") stopSettings();
   app.view = view;
   for (const section of document.querySelectorAll(".view")) {
     section.hidden = section.dataset.view !== view;
@@ -87,7 +90,7 @@ navBack.addEventListener("click", () => {
   else {
     app.chat.close();
     showView("threads");
-    refreshThreads();
+    renderThreads(); // no row is the open one any more
   }
 });
 document.getElementById("nav-settings").addEventListener("click", () => showView("settings"));
@@ -131,11 +134,14 @@ for (const [select, key] of [
 ]) {
   select.addEventListener("change", () => {
     app.filter[key] = select.value;
-    refreshThreads();
+    watchThreads();
   });
 }
 
 function fillSelect(select, label, values, current) {
+  const key = JSON.stringify([values, current]);
+  if (select.dataset.filled === key) return; // unchanged: an open drop-down stays open
+  select.dataset.filled = key;
   replace(
     select,
     h("option", { value: "", text: label }),
@@ -144,32 +150,98 @@ function fillSelect(select, label, values, current) {
   select.value = values.includes(current) ? current : "";
 }
 
-/** Re-read `thread.list` with the filters, then render. */
-async function refreshThreads() {
+/** The `thread.list` arguments of the filters. */
+function listArgs() {
   const { archived, folder, tag } = app.filter;
   const args = { archived: archived === "all" ? null : archived === "archived" };
   if (folder) args.folderId = folder;
   if (tag) args.tag = tag;
-  try {
-    const [threads, all] = await Promise.all([q("thread.list", args), q("thread.list", { archived: null })]);
-    app.threads = threads;
-    app.allThreads = all;
-  } catch (error) {
-    toastError(error, "Could not list the conversations:");
-    return;
+  return args;
+}
+
+// Two live queries: the filtered list (the rows), and every thread (the folder and tag
+// choices). Each delivery re-renders; rows whose thread did not change are kept.
+const watch = { key: null, stopList: null, stopAll: null, ready: null };
+
+/**
+ * Follow the list live with the current filters (restarted only when they changed).
+ * Resolves once the rows of these filters are shown.
+ */
+function watchThreads() {
+  const args = listArgs();
+  const key = JSON.stringify(args);
+  if (!watch.stopAll) {
+    watch.stopAll = live(
+      "thread.list",
+      { archived: null },
+      (all) => {
+        app.allThreads = all;
+        fillFilters();
+      },
+      (error) => toastError(error, "Could not list the conversations:"),
+    );
   }
-  const folders = [...new Set(app.allThreads.map((t) => t.folderId).filter(Boolean))].sort();
-  const tags = [...new Set(app.allThreads.flatMap((t) => t.tags ?? []))].sort();
-  fillSelect(fFolder, "All folders", folders, folder);
-  fillSelect(fTag, "All tags", tags, tag);
-  renderThreads();
+  if (watch.key === key && watch.stopList) return watch.ready;
+  watch.stopList?.();
+  watch.key = key;
+  let shown;
+  watch.ready = new Promise((resolve) => (shown = resolve));
+  watch.stopList = live(
+    "thread.list",
+    args,
+    (threads) => {
+      if (watch.key !== key) return;
+      app.threads = threads;
+      renderThreads();
+      shown();
+    },
+    (error) => {
+      toastError(error, "Could not list the conversations:");
+      shown();
+    },
+  );
+  return watch.ready;
+}
+
+/**
+ * Show the list afresh: restart its live queries and resolve once their first result is
+ * shown. Live results keep it current afterwards, so the panel's own writes need no call.
+ */
+async function refreshThreads() {
+  watch.stopList?.();
+  watch.stopAll?.();
+  Object.assign(watch, { key: null, stopList: null, stopAll: null });
+  await watchThreads();
 }
 app.refreshThreads = refreshThreads;
 
+function fillFilters() {
+  const folders = [...new Set(app.allThreads.map((t) => t.folderId).filter(Boolean))].sort();
+  const tags = [...new Set(app.allThreads.flatMap((t) => t.tags ?? []))].sort();
+  fillSelect(fFolder, "All folders", folders, app.filter.folder);
+  fillSelect(fTag, "All tags", tags, app.filter.tag);
+}
+
+/** The rows drawn, by thread id: `{key, el}` (key: what the row shows). */
+const rows = new Map();
+
+/** Draw the list, keyed by thread id: a row whose thread is unchanged keeps its element. */
 function renderThreads() {
   const needle = app.filter.search.trim().toLowerCase();
   const shown = app.threads.filter((t) => !needle || (t.title || "").toLowerCase().includes(needle));
-  replace(list, shown.map(threadItem));
+  const current = app.chat?.threadId ?? null;
+  const els = shown.map((t) => {
+    const key = JSON.stringify([t, current === t.id]);
+    let row = rows.get(t.id);
+    if (!row || row.key !== key) {
+      row = { key, el: threadItem(t) };
+      rows.set(t.id, row);
+    }
+    return row.el;
+  });
+  const ids = new Set(shown.map((t) => t.id));
+  for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
+  reconcile(list, els);
   empty.hidden = shown.length > 0;
   if (!shown.length) {
     empty.textContent = needle
@@ -179,6 +251,7 @@ function renderThreads() {
         : "No conversations yet. Press + to start one.";
   }
 }
+app.renderThreads = renderThreads;
 
 function threadItem(t) {
   const sub = h(
@@ -233,6 +306,7 @@ function threadItem(t) {
 /**
  * thread.update with a patch, naming the values the user saw (`expect`): if another
  * window changed them meanwhile, nothing is written and both views show the current state.
+ * The list and the open conversation are live: they show the result without a re-read.
  */
 export async function patchThread(t, patch) {
   const expect = Object.fromEntries(Object.keys(patch).map((k) => [k, t[k] ?? null]));
@@ -244,12 +318,8 @@ export async function patchThread(t, patch) {
     } else {
       toastError(error, "Update failed:");
     }
-    if (app.chat.threadId === t.id) await app.chat.reload();
-    await refreshThreads();
     return;
   }
-  if (app.chat.threadId === t.id) await app.chat.reload();
-  await refreshThreads();
   if (patch.archived !== undefined) toast(patch.archived ? "Archived" : "Restored from archive");
   if (patch.pinned !== undefined) toast(patch.pinned ? "Pinned" : "Unpinned");
 }
@@ -269,7 +339,6 @@ export async function editThread(t) {
   if (!values) return;
   const tags = [...new Set(values.tags.split(",").map((s) => s.trim()).filter(Boolean))];
   await patchThread(t, { title: values.title.trim(), folderId: values.folder.trim() || null, tags });
-  if (app.view === "chat" && app.chat.threadId === t.id) viewTitle.textContent = app.chat.thread?.title || "Untitled";
 }
 app.editThread = editThread;
 
@@ -280,18 +349,20 @@ export async function deleteThread(t) {
   );
   if (!ok) return;
   app.chat.replies.stop(t.id);
+  app.chat.deleting.add(t.id); // its live view going away is not news from elsewhere
   try {
     const result = await cmd("thread.delete", { threadId: t.id });
     toast(`Deleted (${result.deleted?.nodes ?? 0} messages)`);
   } catch (error) {
     toastError(error, "Delete failed:");
     return;
+  } finally {
+    app.chat.deleting.delete(t.id);
   }
   if (app.chat.threadId === t.id) {
     app.chat.close();
     showView("threads");
   }
-  await refreshThreads();
 }
 app.deleteThread = deleteThread;
 

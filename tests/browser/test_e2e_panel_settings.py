@@ -24,7 +24,6 @@ from browser_harness import query
 from e2e_support import (
     API_KEY,
     StubProvider,
-    command,
     new_thread,
     open_configured_panel,
     shot,
@@ -216,10 +215,18 @@ def test_a_store_failure_toast_is_a_sentence_with_the_detail_behind_a_click(pane
     thread_id = new_thread(page)
     to_list(page)
     page.wait_for_selector(f"[data-thread-id='{thread_id}']")
-    command(page, "thread.delete", {"threadId": thread_id})  # gone, still listed
-    item = page.locator(f"[data-thread-id='{thread_id}']")
-    item.hover()
-    item.locator("[data-action=pin]").click()
+    # The list is live: the row goes within a second of the delete. A press on its Pin
+    # button in that second acts on the gone thread; the button is held to press it then.
+    page.evaluate(
+        """async (id) => {
+          const pin = document.querySelector(`[data-thread-id='${id}'] [data-action=pin]`);
+          const gone = await window.panelot.send({type: "thread.delete", clientId: "e2e",
+            submissionId: crypto.randomUUID(), payload: {threadId: id}});
+          if (gone.status !== "completed") throw new Error(JSON.stringify(gone));
+          pin.click();
+        }""",
+        thread_id,
+    )
     page.wait_for_selector("#toast:not([hidden]) .error-text")
     assert page.inner_text("#toast .error-text") == (
         "Update failed: This conversation no longer exists."

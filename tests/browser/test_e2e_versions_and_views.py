@@ -153,6 +153,9 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     send(panel, "Question one")
     open_thread(second, thread_id)
     seen_by_b = [s[0] for s in shown(second)]
+    # B's view is live and would show A's edit within a second; pausing it holds open
+    # the window in which B still shows branch 1 (B sends before it hears of A's edit).
+    second.evaluate("() => window.panelotApp.chat.watching.stop()")
     # Panel A edits the first message: the stored leaf moves to A's new branch.
     panel.locator(".msg.user").first.locator("[data-action=edit]").click()
     panel.fill(".edit-box textarea", "Question two")
@@ -165,9 +168,20 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     requests = len(stub.requests)
     second.fill("#input", "Follow-up from B")
     second.press("#input", "Enter")
+
+    def follow_up() -> dict[str, Any] | None:
+        nodes = raw_nodes(second, thread_id)
+        follow = next((n for n in nodes if n["type"] == "user_message"
+                       and n["payload"]["content"][0]["text"] == "Follow-up from B"), None)  # fmt: skip
+        replied = follow and any(n["parentId"] == follow["id"] for n in nodes)
+        return follow if replied else None
+
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while (follow := follow_up()) is None:  # its reply stored, B's view resumes
+        assert time.monotonic() < deadline, "B's follow-up or its reply was never stored"
+        second.wait_for_timeout(100)
+    second.evaluate("() => window.panelotApp.chat.reload()")
     wait_reply(second, seen_by_b[-1])
-    follow = next(n for n in raw_nodes(second, thread_id) if n["type"] == "user_message"
-                  and n["payload"]["content"][0]["text"] == "Follow-up from B")  # fmt: skip
     assert follow["parentId"] == seen_by_b[-1]
     sent = stub.requests[requests]["body"]["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == [
@@ -194,6 +208,12 @@ def test_a_rename_on_a_stale_view_is_refused_not_lost(panel: Page, second: Page)
     thread_id = new_thread(panel)
     send(panel, "something to talk about")
     open_thread(second, thread_id)
+    # Panel B opens its rename dialog first: it holds the old title (B's view is live,
+    # so a dialog opened after A's rename would show A's title).
+    second.locator("#chat-menu summary").click()
+    second.click("#chat-menu [data-action=rename]")
+    second.wait_for_selector("#dialog[open]")
+    assert second.input_value("#dialog input[name=title]") == "something to talk about"
     panel.locator("#chat-menu summary").click()
     panel.click("#chat-menu [data-action=rename]")
     panel.wait_for_selector("#dialog[open]")
@@ -202,11 +222,8 @@ def test_a_rename_on_a_stale_view_is_refused_not_lost(panel: Page, second: Page)
     panel.wait_for_function(
         "(id) => window.panelotApp.chat.thread?.title === 'Renamed in A'", arg=thread_id
     )
-    # Panel B still shows the old title and renames from it: refused, A's rename stays.
-    second.locator("#chat-menu summary").click()
-    second.click("#chat-menu [data-action=rename]")
-    second.wait_for_selector("#dialog[open]")
-    assert second.input_value("#dialog input[name=title]") == "something to talk about"
+    # B renames from the title its dialog was opened on: refused, A's rename stays.
+    second.wait_for_function("() => window.panelotApp.chat.thread?.title === 'Renamed in A'")
     second.fill("#dialog input[name=title]", "Renamed in B")
     second.click("#dialog-ok")
     second.wait_for_function("() => window.panelotApp.chat.thread?.title === 'Renamed in A'")
