@@ -7,11 +7,26 @@ from typing import Any
 
 TARGET_RATIO = 1.25
 """Issue 8: every workload except startup at most 1.25× Dexie."""
+PUBLISH_TARGET = 1.05
+"""Publishing a commit's changes adds at most 5% to ``append`` (observe on / off)."""
+OBSERVE_VARIANTS = (
+    ("on", "observe on"),
+    ("live_other", "+ live query, other thread"),
+    ("live_same", "+ live query, written thread"),
+)
 
 
 def _cell(w: dict[str, Any], impl: str) -> str:
+    if w.get(f"{impl}_ms") is None:
+        return "—"
+    if "samples" in w:  # a latency: median and p95 of the samples
+        return f"{w[f'{impl}_ms']:.1f} (p95 {w[f'{impl}_p95_ms']:.1f})"
     lo, hi = w["spread"][impl]
     return f"{w[f'{impl}_ms']:.1f} ({lo:.1f}–{hi:.1f})"
+
+
+def _ratio(value: float | None, mark: str = "") -> str:
+    return "—" if value is None else f"{value:.2f}×{mark}"
 
 
 def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
@@ -30,9 +45,63 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
         mark = " ⚠" if not name.startswith("startup") and w["ratio_dexie"] > TARGET_RATIO else ""
         lines.append(
             f"| {name} | {sizes.get(name, '')} | {w['runs']} | {_cell(w, 'python')} "
-            f"| {_cell(w, 'dexie')} | {_cell(w, 'raw')} | {w['ratio_dexie']:.2f}×{mark} "
-            f"| {w['ratio_raw']:.2f}× |"
+            f"| {_cell(w, 'dexie')} | {_cell(w, 'raw')} | {_ratio(w['ratio_dexie'], mark)} "
+            f"| {_ratio(w['ratio_raw'])} |"
         )
+    live = [(n, w) for n, w in results["workloads"].items() if "samples" in w]
+    if live:
+        gap = m.get("live_gap_ms", 0)
+        lines += [
+            "",
+            "Live queries across pages (`live_*`): ms from a commit in page A (its write "
+            "resolving) to the live query's result holding the new node in page B, median "
+            "(p95) of "
+            + ", ".join(
+                f"{n} {w['samples']} commits (interval {w['interval_ms']:g} ms, "
+                f"p95 ratio {w['ratio_p95']:.2f}×)"
+                for n, w in live
+            )
+            + f"; {gap:g} ms between a result and the next write.",
+        ]
+    observe = results.get("observe") or {}
+    if observe:
+        lines += [
+            "",
+            "Publishing cost (`observe_*`, Python only): the same workload with "
+            "`Database(observe=False)`, observing, and observing with a live query open "
+            "on another thread's nodes or on the written thread's; ratios to observe off.",
+            "",
+            "| workload | size | runs | observe off ms | "
+            + " | ".join(f"{label} ms" for _, label in OBSERVE_VARIANTS)
+            + " | "
+            + " | ".join(f"{label} / off" for _, label in OBSERVE_VARIANTS)
+            + " |",
+            "|---|---|---:|---:|" + "---:|" * (2 * len(OBSERVE_VARIANTS)),
+        ]
+        for name, w in observe.items():
+
+            def cell(variant: str, w: dict[str, Any] = w) -> str:
+                lo, hi = w["spread"][variant]
+                return f"{w[f'{variant}_ms']:.1f} ({lo:.1f}–{hi:.1f})"
+
+            mark = " ⚠" if name == "observe_append" and w["ratio_on"] > PUBLISH_TARGET else ""
+            ratios = [
+                _ratio(w[f"ratio_{v}"], mark if v == "on" else "") for v, _ in OBSERVE_VARIANTS
+            ]
+            lines.append(
+                f"| {name} | {sizes.get(name, '')} | {w['runs']} | {cell('off')} | "
+                + " | ".join(cell(v) for v, _ in OBSERVE_VARIANTS)
+                + " | "
+                + " | ".join(ratios)
+                + " |"
+            )
+        runs = {n: w["live_runs"] for n, w in observe.items() if w.get("live_runs")}
+        if runs:
+            lines.append("")
+            lines.append(
+                "Runs of the open live query per measurement (median, its first run "
+                f"included): {runs}."
+            )
     startup = [(n, w) for n, w in results["workloads"].items() if "pyodide_ms" in w]
     if startup:
         lines += [
@@ -83,7 +152,7 @@ def chart(results: dict[str, Any], path: Path) -> None:
     rows = [(n, w) for n, w in results["workloads"].items() if not n.startswith("startup")]
     names = [n for n, _ in rows][::-1]
     dexie = [w["ratio_dexie"] for _, w in rows][::-1]
-    raw = [w["ratio_raw"] for _, w in rows][::-1]
+    raw = [w["ratio_raw"] or 0.0 for _, w in rows][::-1]
     height = 0.38
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.8))
     ys = range(len(rows))
@@ -91,7 +160,8 @@ def chart(results: dict[str, Any], path: Path) -> None:
     ax.barh([y - height / 2 for y in ys], raw, height, label="Python / raw IDB", color="#dd8452")
     for y, (d, r) in enumerate(zip(dexie, raw, strict=True)):
         ax.text(d, y + height / 2, f" {d:.2f}×", va="center", fontsize=8)
-        ax.text(r, y - height / 2, f" {r:.2f}×", va="center", fontsize=8)
+        if r:
+            ax.text(r, y - height / 2, f" {r:.2f}×", va="center", fontsize=8)
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.axvline(TARGET_RATIO, color="#c44e52", linestyle="--", linewidth=1, label="target 1.25×")
     ax.set_yticks(list(ys), names)

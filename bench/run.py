@@ -9,6 +9,12 @@ rotated from run to run. Every measurement uses a fresh database, created and se
 with plain IndexedDB before the implementation opens it; only the operation is timed,
 and all three implementations must return the same check value.
 
+The ``observe_*`` workloads run one Python workload in four variants instead (observe
+off, on, on with a live query open on another thread, on the written thread): their
+ratios are against observe off. ``live_notify`` opens a second bench page in the same
+browser context: page A appends nodes one at a time, page B's live query (Python's,
+and Dexie's ``liveQuery``) stamps when each new node arrives.
+
 Then, in the same Chromium: the live PyProxy count across the workloads and the wasm
 heap around 10,000 appends (``"memory"``), and startup of the extension's side-panel
 page, cold and warm, against bare ``loadPyodide`` (see bench/startup.py).
@@ -20,6 +26,7 @@ Usage::
     .venv/bin/python -m bench.run --only append --only startup   # partial, writes nothing
     .venv/bin/python -m bench.run --quick      # smoke test: small sizes, 1 run, no files
     .venv/bin/python -m bench.run --profile context   # cProfile of the Python side
+    .venv/bin/python -m bench.run --only live_notify --only observe_append --live-gap 100
 
 Results go to ``bench/results/latest.json``, ``bench/results/<YYYY-MM-DD>.json``,
 ``bench/results/latest.md`` (the table) and ``bench/results/latest.png`` (the chart);
@@ -63,7 +70,11 @@ CHROMIUM_ARGS = [
 PAGE_ARGS = ["--js-flags=--expose-gc"]
 IMPLS = ("python", "dexie", "raw")
 #: --only names that are not page workloads.
-SPECIAL = ["startup", "memory"]
+SPECIAL = ["startup", "memory", "live_notify"]
+#: live_notify's readers: Python's live query at its default interval and at 0, and Dexie's.
+LIVE_IMPLS = ("python", "python_i0", "dexie")
+LIVE_INTERVALS = {"python": 0.05, "python_i0": 0.0, "dexie": 0.0}
+LIVE_TIMEOUT_MS = 10_000
 BOOT_TIMEOUT_MS = 180_000
 MEMORY_APPENDS = 10_000
 
@@ -125,6 +136,7 @@ def progress(message: str) -> None:
 
 
 def _launch_bench_page(browser: Any, base_url: str) -> Any:
+    """A booted bench page in ``browser`` (a browser context)."""
     page = browser.new_page()
     page.on(
         "console",
@@ -148,6 +160,64 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def measure_live_notify(
+    page_a: Any, page_b: Any, runs: int, warmup: int, quick: bool, gap_ms: float
+) -> dict[str, dict[str, list[float]]]:
+    """Commit-to-result latencies: ``{impl: {"notify": [...], "write": [...]}}`` in ms.
+
+    ``notify`` runs from the commit (the write's promise resolving in page A) to the
+    result holding the new node in page B; ``write`` is the write itself. Each sample
+    waits for its own node before the next write, then ``gap_ms`` more.
+    """
+    out: dict[str, dict[str, list[float]]] = {i: {"notify": [], "write": []} for i in LIVE_IMPLS}
+    for run in range(warmup + runs):
+        order = LIVE_IMPLS[run % len(LIVE_IMPLS) :] + LIVE_IMPLS[: run % len(LIVE_IMPLS)]
+        counts = {}
+        for impl in order:
+            setup = page_a.evaluate(
+                "([impl, run, quick]) => window.bench.liveSetup(impl, run, quick)",
+                [impl, run, quick],
+            )
+            db_name, args = setup["dbName"], setup["args"]
+            tid = args["threadId"]
+            first = page_b.evaluate(
+                "([impl, db, tid, interval]) => window.bench.liveOpen(impl, db, tid, interval)",
+                [impl, db_name, tid, LIVE_INTERVALS[impl]],
+            )
+            page_a.evaluate("([i, db]) => window.bench.liveWriterOpen(i, db)", [impl, db_name])
+            notify, write = [], []
+            try:
+                for message in args["messages"]:
+                    w = page_a.evaluate(
+                        "([i, tid, m]) => window.bench.liveWrite(i, tid, m)", [impl, tid, message]
+                    )
+                    arrived = page_b.evaluate(
+                        "([id, ms]) => window.bench.liveWait(id, ms)", [w["id"], LIVE_TIMEOUT_MS]
+                    )
+                    notify.append(arrived - w["t1"])
+                    write.append(w["t1"] - w["t0"])
+                    if gap_ms > 0:
+                        time.sleep(gap_ms / 1000)
+            finally:
+                closed = page_b.evaluate("() => window.bench.liveClose()")
+                page_a.evaluate("([i, db]) => window.bench.liveWriterClose(i, db)", [impl, db_name])
+            counts[impl] = [first, closed["count"]]
+            if closed["count"] != args["seeded"] + len(args["messages"]):
+                sys.exit(f"[bench] live_notify {impl}: the last result had {closed['count']} nodes")
+            if run >= warmup:
+                out[impl]["notify"] += notify
+                out[impl]["write"] += write
+            label = f"warm-up {run + 1}/{warmup}" if run < warmup else f"run {run - warmup + 1}"
+            progress(
+                f"{label} live_notify    {impl:<9} median {statistics.median(notify):6.1f} ms, "
+                f"max {max(notify):6.1f} ms over {len(notify)} commits, "
+                f"{closed['results']} results"
+            )
+        if len({_canonical(c) for c in counts.values()}) != 1:
+            sys.exit(f"[bench] live_notify: readers disagree: {counts}")
+    return out
+
+
 def measure_all(
     base_url: str,
     runs: int,
@@ -155,6 +225,7 @@ def measure_all(
     quick: bool,
     only: list[str] | None,
     profile: str | None = None,
+    live_gap_ms: float = 0.0,
 ) -> dict[str, Any]:
     """Drive the bench page (and the extension, for startup); return machine info and timings."""
     from playwright.sync_api import sync_playwright
@@ -164,7 +235,10 @@ def measure_all(
             executable_path=CHROMIUM, headless=True, args=[*CHROMIUM_ARGS, *PAGE_ARGS]
         )
         try:
-            page = _launch_bench_page(browser, base_url)
+            # A context of its own (as browser.new_page() makes), which live_notify's
+            # second page joins.
+            context = browser.new_context()
+            page = _launch_bench_page(context, base_url)
             info = page.evaluate("() => window.bench.info()")
             known = [w["name"] for w in info["workloads"]]
             if profile is not None:
@@ -182,9 +256,11 @@ def measure_all(
                 if unknown:
                     sys.exit(f"[bench] unknown workloads {unknown}; known: {known + SPECIAL}")
                 workloads = [w for w in known if w in only]
+            impls_of = {w["name"]: tuple(w.get("impls") or IMPLS) for w in info["workloads"]}
             timings: dict[str, dict[str, list[float]]] = {
-                w: {impl: [] for impl in IMPLS} for w in workloads
+                w: {impl: [] for impl in impls_of[w]} for w in workloads
             }
+            live_runs: dict[str, dict[str, list[int]]] = {}
             appends = None
             if not only or "memory" in only:
                 # First, on a fresh heap: later workloads raise its high-water mark.
@@ -201,7 +277,8 @@ def measure_all(
                     else f"run {run - warmup + 1}/{runs}"
                 )
                 for name in workloads:
-                    order = IMPLS[run % len(IMPLS) :] + IMPLS[: run % len(IMPLS)]
+                    impls = impls_of[name]
+                    order = impls[run % len(impls) :] + impls[: run % len(impls)]
                     checks: dict[str, Any] = {}
                     for impl in order:
                         before = page.evaluate("() => window.bench.proxies()")
@@ -210,10 +287,13 @@ def measure_all(
                             [name, impl, run, quick],
                         )
                         checks[impl] = out["check"]
-                        if impl == "python":
+                        if "proxies" in out:  # a Python measurement
                             growth[name] = max(growth.get(name, 0), out["proxies"] - before)
                         if run >= warmup:
                             timings[name][impl].append(out["ms"])
+                            if "live_runs" in out:
+                                runs_of = live_runs.setdefault(name, {})
+                                runs_of.setdefault(impl, []).append(out["live_runs"])
                         progress(f"{label} {name:<14} {impl:<6} {out['ms']:9.1f} ms")
                     if len({_canonical(c) for c in checks.values()}) != 1:
                         sys.exit(f"[bench] {name}: implementations disagree: {checks}")
@@ -227,7 +307,16 @@ def measure_all(
             }
             if appends is not None:
                 memory["appends"] = appends
+            live = None
+            if not only or "live_notify" in only:
+                progress("live_notify: a second bench page in the same browser context")
+                page_b = _launch_bench_page(context, base_url)
+                try:
+                    live = measure_live_notify(page, page_b, runs, warmup, quick, live_gap_ms)
+                finally:
+                    page_b.close()
             page.close()
+            context.close()
             startup = None
             if not only or "startup" in only:
                 startup = measure_startup(
@@ -253,23 +342,89 @@ def measure_all(
             browser.close()
     sizes = {
         w["name"]: f"{w['sizes']['quick' if quick else 'full']:,} {w.get('unit', '')}".strip()
-        for w in info["workloads"]
+        for w in [*info["workloads"], info["live"]]
     }
+    sizes["live_notify_i0"] = sizes[info["live"]["name"]]
+    if live is not None:
+        machine["live_gap_ms"] = live_gap_ms
     return {
         "machine": machine,
         "timings": timings,
+        "live_runs": live_runs,
+        "live": live,
         "sizes": sizes,
         "memory": memory,
         "startup": startup,
     }
 
 
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def summarize_live(live: dict[str, dict[str, list[float]]], runs: int) -> dict[str, Any]:
+    """The ``live_notify`` entries: commit-to-result latency, median and p95.
+
+    ``live_notify`` is Python at the default interval, ``live_notify_i0`` at interval 0,
+    each against the same Dexie samples.
+    """
+    dexie = live["dexie"]["notify"]
+    out: dict[str, Any] = {}
+    for name, impl in (("live_notify", "python"), ("live_notify_i0", "python_i0")):
+        python = live[impl]["notify"]
+        med_p, med_d = statistics.median(python), statistics.median(dexie)
+        p95_p, p95_d = _p95(python), _p95(dexie)
+        out[name] = {
+            "python_ms": round(med_p, 2),
+            "dexie_ms": round(med_d, 2),
+            "raw_ms": None,
+            "ratio_dexie": round(med_p / med_d, 3),
+            "ratio_raw": None,
+            "runs": runs,
+            "spread": {
+                "python": [round(min(python), 2), round(max(python), 2)],
+                "dexie": [round(min(dexie), 2), round(max(dexie), 2)],
+            },
+            "samples": len(python),
+            "python_p95_ms": round(p95_p, 2),
+            "dexie_p95_ms": round(p95_d, 2),
+            "ratio_p95": round(p95_p / p95_d, 3),
+            "interval_ms": LIVE_INTERVALS[impl] * 1000,
+            "python_write_ms": round(statistics.median(live[impl]["write"]), 2),
+            "dexie_write_ms": round(statistics.median(live["dexie"]["write"]), 2),
+        }
+    return out
+
+
+def summarize_observe(
+    timings: dict[str, list[float]], live_runs: dict[str, list[int]]
+) -> dict[str, Any]:
+    """One ``observe_*`` workload: the median of each variant and its ratio to ``off``."""
+    med = {variant: statistics.median(ms) for variant, ms in timings.items()}
+    entry: dict[str, Any] = {f"{v}_ms": round(m, 2) for v, m in med.items()}
+    for variant, m in med.items():
+        if variant != "off":
+            entry[f"ratio_{variant}"] = round(m / med["off"], 3)
+    entry["runs"] = len(timings["off"])
+    entry["spread"] = {v: [round(min(ms), 2), round(max(ms), 2)] for v, ms in timings.items()}
+    entry["live_runs"] = {v: round(statistics.median(r), 1) for v, r in live_runs.items()}
+    return entry
+
+
 def summarize(
-    machine: dict[str, Any], timings: dict[str, dict[str, list[float]]]
+    machine: dict[str, Any],
+    timings: dict[str, dict[str, list[float]]],
+    live: dict[str, dict[str, list[float]]] | None = None,
+    live_runs: dict[str, dict[str, list[int]]] | None = None,
 ) -> dict[str, Any]:
     """Build the results document (the shape of bench/results/latest.json)."""
     workloads: dict[str, Any] = {}
+    observe: dict[str, Any] = {}
     for name, by_impl in timings.items():
+        if "off" in by_impl:
+            observe[name] = summarize_observe(by_impl, (live_runs or {}).get(name, {}))
+            continue
         med = {impl: statistics.median(by_impl[impl]) for impl in IMPLS}
         workloads[name] = {
             "python_ms": round(med["python"], 2),
@@ -282,7 +437,12 @@ def summarize(
                 impl: [round(min(by_impl[impl]), 2), round(max(by_impl[impl]), 2)] for impl in IMPLS
             },
         }
-    return {"machine": machine, "workloads": workloads}
+    if live is not None:
+        workloads.update(summarize_live(live, machine["runs"]))
+    doc: dict[str, Any] = {"machine": machine, "workloads": workloads}
+    if observe:
+        doc["observe"] = observe
+    return doc
 
 
 def write_file(path: Path, text: str | bytes | None = None, doc: Any = None) -> None:
@@ -319,6 +479,13 @@ def main(argv: list[str] | None = None) -> None:
         metavar="WORKLOAD",
         help="run WORKLOAD's Python implementation once under cProfile and print the stats",
     )
+    parser.add_argument(
+        "--live-gap",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="live_notify: pause this long after each result before the next write (default 0)",
+    )
     parser.add_argument("--no-chart", action="store_true", help="do not draw the PNG chart")
     args = parser.parse_args(argv)
     runs = 1 if args.quick else args.runs
@@ -334,8 +501,12 @@ def main(argv: list[str] | None = None) -> None:
 
     started = time.monotonic()
     with serve() as base_url:
-        measured = measure_all(base_url, runs, warmup, args.quick, args.only, args.profile)
-    results = summarize(measured["machine"], measured["timings"])
+        measured = measure_all(
+            base_url, runs, warmup, args.quick, args.only, args.profile, args.live_gap
+        )
+    results = summarize(
+        measured["machine"], measured["timings"], measured["live"], measured["live_runs"]
+    )
     if measured["startup"] is not None:
         results["workloads"].update(summarize_startup(measured["startup"]))
     results["memory"] = measured["memory"]

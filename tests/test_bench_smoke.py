@@ -32,13 +32,20 @@ WORKLOADS = (
     "read_by_index",
 )
 ENTRY_KEYS = {"python_ms", "dexie_ms", "raw_ms", "ratio_dexie", "ratio_raw", "runs", "spread"}
+#: Python only, each in four variants against observe off (a section of their own).
+OBSERVE = ("observe_append", "observe_bulk_put")
+OBSERVE_KEYS = {"off_ms", "on_ms", "live_other_ms", "live_same_ms", "ratio_on", "runs", "spread"}
+#: Two pages: a commit in one, the live query's result in the other (no raw baseline).
+LIVE = ("live_notify", "live_notify_i0")
+LIVE_KEYS = {"samples", "python_p95_ms", "dexie_p95_ms", "ratio_p95", "interval_ms"}
 
 
 def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     require_dist(DIST_WEB)
     require_dist(DIST_EXTENSION)
     out = tmp_path / "bench.json"
-    only = [arg for name in (*WORKLOADS, "memory") for arg in ("--only", name)]
+    names = (*WORKLOADS, *OBSERVE, "live_notify", "memory")
+    only = [arg for name in names for arg in ("--only", name)]
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--quick", *only, "--out", str(out)],
         cwd=ROOT,
@@ -50,22 +57,31 @@ def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
 
     doc = json.loads(out.read_text())
-    assert set(doc) == {"machine", "workloads", "memory"}
+    assert set(doc) == {"machine", "workloads", "observe", "memory"}
     assert {"cpu", "cores", "chromium", "pyodide", "dexie", "date"} <= set(doc["machine"])
-    assert set(doc["workloads"]) == set(WORKLOADS)
-    for entry in doc["workloads"].values():
+    assert set(doc["workloads"]) == {*WORKLOADS, *LIVE}
+    for name, entry in doc["workloads"].items():
         assert ENTRY_KEYS <= set(entry)
         assert entry["runs"] == 1
-        for key in ("python_ms", "dexie_ms", "raw_ms", "ratio_dexie", "ratio_raw"):
+        live = name in LIVE
+        for key in ("python_ms", "dexie_ms", "ratio_dexie", *(() if live else ("raw_ms",))):
             assert isinstance(entry[key], int | float) and entry[key] > 0
-        assert set(entry["spread"]) == {"python", "dexie", "raw"}
+        if live:
+            assert LIVE_KEYS <= set(entry) and entry["samples"] >= 5
+            assert entry["raw_ms"] is None and set(entry["spread"]) == {"python", "dexie"}
+        else:
+            assert set(entry["spread"]) == {"python", "dexie", "raw"}
+    assert set(doc["observe"]) == set(OBSERVE)
+    for entry in doc["observe"].values():
+        assert OBSERVE_KEYS <= set(entry) and entry["runs"] == 1
+        assert all(entry[f"ratio_{v}"] > 0 for v in ("on", "live_other", "live_same"))
     proxies = doc["memory"]["pyproxies"]
     assert {"before", "after", "growth_by_workload", "max_growth"} <= set(proxies)
-    assert set(proxies["growth_by_workload"]) == set(WORKLOADS)
+    assert set(proxies["growth_by_workload"]) == {*WORKLOADS, *OBSERVE}
 
     table = out.with_suffix(".md").read_text()
     assert "| workload |" in table
-    for name in WORKLOADS:
+    for name in (*WORKLOADS, *LIVE, *OBSERVE):
         assert f"| {name} |" in table
 
 
@@ -99,13 +115,44 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
             "cores": 2,
             "date": "d",
         },
-        "workloads": {"append": entry, "list": entry, "startup_warm": startup},
+        "workloads": {
+            "append": entry,
+            "list": entry,
+            "startup_warm": startup,
+            "live_notify": {
+                **entry,
+                "raw_ms": None,
+                "ratio_raw": None,
+                "spread": {"python": [1.0, 9.0], "dexie": [1.0, 8.0]},
+                "samples": 200,
+                "python_p95_ms": 20.0,
+                "dexie_p95_ms": 15.0,
+                "ratio_p95": 1.33,
+                "interval_ms": 50.0,
+            },
+        },
+        "observe": {
+            "observe_append": {
+                "off_ms": 10.0,
+                "on_ms": 10.4,
+                "live_other_ms": 10.6,
+                "live_same_ms": 12.0,
+                "ratio_on": 1.04,
+                "ratio_live_other": 1.06,
+                "ratio_live_same": 1.2,
+                "runs": 5,
+                "spread": {v: [9.0, 13.0] for v in ("off", "on", "live_other", "live_same")},
+                "live_runs": {"live_other": 1, "live_same": 40},
+            }
+        },
         "memory": {
             "pyproxies": {"before": 0, "after": 0, "growth_by_workload": {}, "max_growth": 0}
         },
     }
     table = markdown(doc, {"append": "1,000 appends"})
     assert "| append | 1,000 appends | 5 |" in table and "+20.0%" in table
+    assert "| live_notify |" in table and "12.0 (p95 20.0)" in table and "| — |" in table
+    assert "| observe_append |" in table and "1.04×" in table
     png = tmp_path / "chart.png"
     chart(doc, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,7 +1,7 @@
 // Benchmark page: boots the Panelot runtime, loads Dexie, and exposes `window.bench`,
 // which bench/run.py drives one measurement at a time (see workloads.mjs, workloads.py).
 import { bootRuntime } from "/runtime.mjs";
-import Dexie from "/vendor/dexie.mjs";
+import Dexie, { liveQuery } from "/vendor/dexie.mjs";
 import {
   STORES,
   deleteNative,
@@ -11,7 +11,7 @@ import {
   openNative,
   seedNative,
 } from "./data.mjs";
-import { WORKLOADS } from "./workloads.mjs";
+import { LIVE_NOTIFY, WORKLOADS } from "./workloads.mjs";
 
 const IMPLS = ["python", "dexie", "raw"];
 const SEED = 20240601;
@@ -48,13 +48,14 @@ async function pyCall(code, vars) {
   }
 }
 
-const measurePython = async (name, args, dbName, profile) =>
+const measurePython = async (name, args, dbName, profile, variant = "on") =>
   JSON.parse(
-    await pyCall("await _bench.measure(NAME, DB_NAME, ARGS_JSON, PROFILE)", {
+    await pyCall("await _bench.measure(NAME, DB_NAME, ARGS_JSON, PROFILE, VARIANT)", {
       NAME: name,
       DB_NAME: dbName,
       ARGS_JSON: JSON.stringify(args),
       PROFILE: profile,
+      VARIANT: variant,
     }),
   );
 
@@ -115,8 +116,10 @@ bench.info = () => ({
     name: w.name,
     sizes: w.sizes,
     unit: w.unit,
+    impls: w.variants ?? IMPLS,
   })),
   impls: IMPLS,
+  live: { name: LIVE_NOTIFY.name, sizes: LIVE_NOTIFY.sizes, unit: LIVE_NOTIFY.unit },
 });
 
 /**
@@ -132,7 +135,10 @@ bench.measure = async (name, impl, run, quick, profile = false) => {
   await prepare(dbName, seed);
   let out;
   try {
-    if (impl === "python") out = await measurePython(name, args, dbName, profile);
+    if (workload.variants) {
+      if (!workload.variants.includes(impl)) throw new Error(`${name}: unknown variant ${impl}`);
+      out = await measurePython(name, args, dbName, profile, impl);
+    } else if (impl === "python") out = await measurePython(name, args, dbName, profile);
     else if (impl === "dexie") out = await measureJs(openDexie, workload.dexie, args, dbName);
     else if (impl === "raw") out = await measureJs(openNative, workload.raw, args, dbName);
     else throw new Error(`unknown implementation ${impl}`);
@@ -142,8 +148,136 @@ bench.measure = async (name, impl, run, quick, profile = false) => {
   // Counted once the database is deleted: a closed connection keeps its five handler
   // proxies until its last transaction completes, which a read-only one may do after
   // the body has returned.
-  if (impl === "python") out.proxies = liveProxies();
+  if (impl === "python" || workload.variants) out.proxies = liveProxies();
   log(`${name} ${impl} #${run}: ${out.ms.toFixed(1)} ms`);
+  return out;
+};
+
+// --- live_notify: a commit here (page A), its live query result in page B -----------------
+//
+// bench/run.py drives two bench pages of one browser context: A seeds the database and
+// writes one node at a time (liveWrite), B holds the live query (liveOpen) and stamps
+// the arrival of every node id it has not seen (liveWait answers that stamp). Times are
+// performance.timeOrigin + performance.now(), comparable across the pages.
+
+const wallNow = () => performance.timeOrigin + performance.now();
+let live = null;
+
+/** Page A: a fresh seeded database for one measurement; returns its name and the args. */
+bench.liveSetup = async (impl, run, quick) => {
+  const size = quick ? LIVE_NOTIFY.sizes.quick : LIVE_NOTIFY.sizes.full;
+  const { seed, args } = LIVE_NOTIFY.data(size, makeRng(SEED + run));
+  const dbName = `bench_live_notify_${impl}_${run}`;
+  await prepare(dbName, seed);
+  return { dbName, args };
+};
+
+/** Page A: open the writing connection (Python's or Dexie's). */
+bench.liveWriterOpen = async (impl, dbName) => {
+  if (impl === "dexie") live = { db: await openDexie(dbName) };
+  else await pyCall("await _bench.live_writer_open(DB_NAME)", { DB_NAME: dbName });
+};
+
+/** Page A: append one message; `{id, t0, t1}` (before the write, once it committed). */
+bench.liveWrite = async (impl, threadId, message) => {
+  if (impl !== "dexie") {
+    return JSON.parse(
+      await pyCall("await _bench.live_write(THREAD_ID, MESSAGE_JSON)", {
+        THREAD_ID: threadId,
+        MESSAGE_JSON: JSON.stringify(message),
+      }),
+    );
+  }
+  const t0 = wallNow();
+  const { nodeId } = await LIVE_NOTIFY.dexieAppend(live.db, threadId, message);
+  return { id: nodeId, t0, t1: wallNow() };
+};
+
+bench.liveWriterClose = async (impl, dbName) => {
+  if (impl === "dexie") live.db.close();
+  else await pyCall("_bench.live_writer_close()", {});
+  live = null;
+  await deleteNative(dbName);
+};
+
+/** Page B: stamp the ids not seen before (called by both live queries, stamp first). */
+function liveMark(ids, t, count) {
+  live.results += 1;
+  live.count = count;
+  for (const id of ids) {
+    if (live.seen.has(id)) continue;
+    live.seen.set(id, t);
+    live.waiters.get(id)?.(t);
+    live.waiters.delete(id);
+  }
+}
+
+/** Page B: open the live query on the thread's nodes; resolves with its first result. */
+bench.liveOpen = async (impl, dbName, threadId, interval) => {
+  let first;
+  const ready = new Promise((resolve) => {
+    first = resolve;
+  });
+  live = { impl, seen: new Map(), waiters: new Map(), results: 0, count: 0, error: null };
+  const mark = (idsJson, t, count) => {
+    liveMark(JSON.parse(idsJson), t, count);
+    first();
+  };
+  if (impl === "dexie") {
+    live.db = await openDexie(dbName);
+    live.sub = liveQuery(LIVE_NOTIFY.dexieNodes(live.db, threadId)).subscribe({
+      next: (rows) => {
+        const t = wallNow();
+        liveMark(
+          rows.map((r) => r.id),
+          t,
+          rows.length,
+        );
+        first();
+      },
+      error: (e) => {
+        live.error = String(e);
+      },
+    });
+  } else {
+    await pyCall("await _bench.live_reader_open(DB_NAME, THREAD_ID, INTERVAL, MARK)", {
+      DB_NAME: dbName,
+      THREAD_ID: threadId,
+      INTERVAL: interval,
+      MARK: mark,
+    });
+  }
+  await ready;
+  return live.count;
+};
+
+/** Page B: when the result holding node `id` arrived (waits up to `timeoutMs`). */
+bench.liveWait = (id, timeoutMs) => {
+  if (live.error) throw new Error(live.error);
+  const t = live.seen.get(id);
+  if (t !== undefined) return t;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      live.waiters.delete(id);
+      reject(new Error(`live_notify: no result with node ${id} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    live.waiters.set(id, (at) => {
+      clearTimeout(timer);
+      resolve(at);
+    });
+  });
+};
+
+/** Page B: close the live query and its connection; `{results, count}` it delivered. */
+bench.liveClose = async () => {
+  const out = { results: live.results, count: live.count };
+  if (live.impl === "dexie") {
+    live.sub.unsubscribe();
+    live.db.close();
+  } else {
+    out.runs = JSON.parse(await pyCall("_bench.live_reader_close()", {}));
+  }
+  live = null;
   return out;
 };
 

@@ -349,6 +349,48 @@ async function runReceipts(send, args) {
 
 const receiptCheck = async (threadTitle, receipts, same) => [same, threadTitle, receipts];
 
+// --- change feed: publishing cost (Python only) and cross-context notify ---------------------
+
+/** What observing costs a Python workload: `variants` instead of Dexie/raw (see workloads.py). */
+const OBSERVE_VARIANTS = ["off", "on", "live_other", "live_same"];
+
+/** `base`'s data plus a 100-node thread nobody writes (the unrelated live query reads it). */
+const withOtherThread = (base, threadIdOf) => (size, rng) => {
+  const { seed, args } = base(size, rng);
+  const other = makeChain(rng, 100);
+  return {
+    seed: {
+      ...seed,
+      threads: [...(seed.threads ?? []), other.thread],
+      nodes: [...(seed.nodes ?? []), ...other.nodes],
+    },
+    args: { ...args, threadId: threadIdOf(args), otherThreadId: other.thread.id },
+  };
+};
+
+/**
+ * live_notify (driven by bench/run.py across two pages, not by bench.measure): a thread of
+ * 200 nodes, and `size` messages page A appends to it one at a time while page B's live
+ * query on the thread's nodes waits for each new node.
+ */
+export const LIVE_NOTIFY = {
+  name: "live_notify",
+  unit: "commits per run",
+  sizes: { full: 40, quick: 8 },
+  data: (size, rng) => {
+    const { thread, nodes } = makeChain(rng, 200);
+    return {
+      seed: { threads: [thread], nodes },
+      args: { threadId: thread.id, messages: makeMessages(rng, size), seeded: nodes.length },
+    };
+  },
+  /** One append in a Dexie transaction; resolves once it committed. */
+  dexieAppend: (db, threadId, { type, payload }) =>
+    db.transaction("rw", db.threads, db.nodes, () => dexieAppendIn(db, threadId, type, payload)),
+  /** The live query's querier: the same read as Python's. */
+  dexieNodes: (db, threadId) => () => db.nodes.where("threadId").equals(threadId).toArray(),
+};
+
 // --- workloads --------------------------------------------------------------------------
 
 export const WORKLOADS = [
@@ -973,5 +1015,31 @@ export const WORKLOADS = [
         ),
       check: (db, args, rows) => lengthAndSeqSum(rows),
     },
+  },
+  // --- change feed: the same Python workload with observe off / on / a live query open ---
+
+  {
+    name: "observe_append",
+    unit: "appends",
+    sizes: { full: 1_000, quick: 30 },
+    variants: OBSERVE_VARIANTS,
+    data: withOtherThread(
+      (size, rng) => {
+        const thread = makeThread(rng);
+        return { seed: { threads: [thread] }, args: { threadId: thread.id, messages: makeMessages(rng, size) } };
+      },
+      (args) => args.threadId,
+    ),
+  },
+
+  {
+    name: "observe_bulk_put",
+    unit: "nodes",
+    sizes: { full: 10_000, quick: 300 },
+    variants: OBSERVE_VARIANTS,
+    data: withOtherThread(
+      (size, rng) => ({ seed: {}, args: { nodes: makeNodesFlat(rng, size) } }),
+      (args) => args.nodes[0].threadId,
+    ),
   },
 ];

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.idb import Database, Transaction
+from panelot.idb.observe import LiveQuery
 from panelot.schema import PANELOT_VERSIONS
 from panelot.store import PanelotStore
 from panelot.tree.nodes import TREE_TABLES, append_node, siblings, switch_branch
@@ -319,16 +320,51 @@ WORKLOADS: dict[str, Workload] = {
     "bulk_put": Workload(bulk_put_run, check=nodes_count),
     "get_then_put": Workload(get_then_put_run, check=ts_sum),
     "read_by_index": Workload(read_by_index_run, check=length_and_seq_sum),
+    # Measured in the variants of VARIANTS, not against Dexie (see measure).
+    "observe_append": Workload(append_run, check=append_check),
+    "observe_bulk_put": Workload(bulk_put_run, check=nodes_count),
 }
+
+VARIANTS = ("off", "on", "live_other", "live_same")
+"""How an ``observe_*`` workload runs: ``Database(observe=False)``, observing (the
+default), and observing with a live query open on the nodes of another thread
+(``args["otherThreadId"]``: every change set is checked and ignored) or of the written
+thread (``args["threadId"]``: it runs again while the workload writes)."""
 
 
 # --- the entry points bench.mjs calls -----------------------------------------------------
 
 
-async def _open(db_name: str) -> Database:
+async def _open(db_name: str, observe: bool = True) -> Database:
     from panelot.idb.browser import BrowserFactory  # Pyodide only
 
-    return await Database(db_name, PANELOT_VERSIONS).open(BrowserFactory())
+    return await Database(db_name, PANELOT_VERSIONS, observe=observe).open(BrowserFactory())
+
+
+def _close(db: Database) -> None:
+    """``db.close()``, finishing what the browser channel's close leaves undone.
+
+    At b43f4a3, ``BrowserChannel.close`` calls ``destroy()`` on the JsProxy of the JS
+    ``publish`` function, which has none in this Pyodide: ``AttributeError: destroy``
+    after the connection and the JS listeners are closed. The bench may not change
+    panelot.idb, so it drops the channel here and destroys its callback proxy (so the
+    PyProxy count stays honest). Remove once the library's close works.
+    """
+    try:
+        db.close()
+    except AttributeError as exc:
+        channel: Any = db.feed.channel
+        if str(exc) != "destroy" or channel is None:
+            raise
+        channel._js = None
+        channel._callback.destroy()
+        db.feed.channel = None
+        db.feed.close()
+
+
+def _thread_nodes(thread_id: str) -> Callable[[Transaction], Awaitable[list[Any]]]:
+    """The live queries' read: a thread's nodes (Dexie: ``nodes.where("threadId")``)."""
+    return lambda tx: tx.table("nodes").where("threadId").equals(thread_id).to_list()
 
 
 def _profile_text(profile: cProfile.Profile, top: int = 35) -> str:
@@ -339,13 +375,27 @@ def _profile_text(profile: cProfile.Profile, top: int = 35) -> str:
     return out.getvalue()
 
 
-async def measure(name: str, db_name: str, args_json: str, profile: bool = False) -> str:
-    """One measurement on the seeded database ``db_name``: JSON ``{ms, check, profile?}``."""
+async def measure(
+    name: str, db_name: str, args_json: str, profile: bool = False, variant: str = "on"
+) -> str:
+    """One measurement on the seeded database ``db_name``: JSON ``{ms, check, profile?}``.
+
+    ``variant`` (one of :data:`VARIANTS`) says whether the connection observes, and
+    whether a live query is open during ``run`` (then ``live_runs`` counts its runs,
+    the first, untimed one included).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
     workload = WORKLOADS[name]
     args = json.loads(args_json)
-    db = await _open(db_name)
+    db = await _open(db_name, observe=variant != "off")
+    live: LiveQuery[list[Any]] | None = None
     try:
         ctx = await workload.setup(db, args) if workload.setup else None
+        if variant in ("live_other", "live_same"):
+            watched = args["otherThreadId" if variant == "live_other" else "threadId"]
+            live = db.live_query(_thread_nodes(watched), ["nodes"])
+            await anext(live)  # its first run, before the clock starts
         gc.collect()
         profiler = cProfile.Profile() if profile else None
         started = time.perf_counter()
@@ -355,10 +405,16 @@ async def measure(name: str, db_name: str, args_json: str, profile: bool = False
         if profiler is not None:
             profiler.disable()
         ms = (time.perf_counter() - started) * 1000
+        if live is not None:
+            live.close()
         checked = await (workload.check or _none)(db, args, result)
     finally:
-        db.close()
+        if live is not None:
+            live.close()
+        _close(db)
     out: dict[str, Any] = {"ms": ms, "check": checked}
+    if live is not None:
+        out["live_runs"] = live.runs
     if profiler is not None:
         out["profile"] = _profile_text(profiler)
     return json.dumps(out)
@@ -382,6 +438,71 @@ async def append_many(db_name: str, thread_id: str, messages_json: str, count: i
             await db.transaction("rw", TREE_TABLES, body)
         ms = (time.perf_counter() - started) * 1000
     finally:
-        db.close()
+        _close(db)
     del messages
     return json.dumps({"ms": ms})
+
+
+# --- live_notify (bench/run.py drives two pages; see bench.mjs) -------------------------------
+
+_live: dict[str, Any] = {}
+"""This page's side of live_notify: the writer connection (page A), or the reader's
+connection, live query and seen ids (page B)."""
+
+
+def _wall_ms() -> float:
+    """``performance.timeOrigin + performance.now()``: comparable across pages."""
+    import js  # Pyodide only
+
+    perf = _live.get("perf")
+    if perf is None:
+        perf = _live["perf"] = js.performance
+        _live["origin"] = float(perf.timeOrigin)
+    return float(_live["origin"] + perf.now())
+
+
+async def live_writer_open(db_name: str) -> None:
+    """Page A: open the connection ``live_write`` appends with (observing)."""
+    _live["writer"] = await _open(db_name)
+
+
+async def live_write(thread_id: str, message_json: str) -> str:
+    """Page A: append one message in one transaction; JSON ``{id, t0, t1}`` (wall ms)."""
+    m = json.loads(message_json)
+    body = _append_body(thread_id, m["type"], m["payload"])
+    t0 = _wall_ms()
+    node = await _live["writer"].transaction("rw", TREE_TABLES, body)
+    t1 = _wall_ms()
+    return json.dumps({"id": node.id, "t0": t0, "t1": t1})
+
+
+def live_writer_close() -> None:
+    _close(_live.pop("writer"))
+
+
+async def live_reader_open(db_name: str, thread_id: str, interval: float, mark: Any) -> None:
+    """Page B: a live query on the thread's nodes; each result calls ``mark(new ids, t, n)``.
+
+    ``t`` is taken first thing in the callback; the ids are those not in an earlier result.
+    """
+    db = await _open(db_name)
+    seen: set[str] = set()
+
+    def on_result(rows: list[Any]) -> None:
+        t = _wall_ms()
+        new = [r["id"] for r in rows if r["id"] not in seen]
+        seen.update(new)
+        mark(json.dumps(new), t, len(rows))
+
+    _live["reader"] = db
+    _live["query"] = db.live_query(
+        _thread_nodes(thread_id), ["nodes"], on_result=on_result, interval=interval
+    )
+
+
+def live_reader_close() -> str:
+    """Page B: close the live query and its connection; JSON: how many runs it made."""
+    query: LiveQuery[Any] = _live.pop("query")
+    query.close()
+    _close(_live.pop("reader"))
+    return json.dumps(query.runs)
