@@ -52,6 +52,9 @@ function toWire(detail) {
 // realm hear one another through the CustomEvent alone.
 const hearers = new Set();
 let shared = null;
+// Python hands its sets to the other Python connections of this realm itself: while
+// one of them dispatches, the event is for Dexie and other listeners, not for us.
+let publishing = false;
 
 function broadcast() {
   if (shared === null && typeof BroadcastChannel === "function") {
@@ -71,7 +74,6 @@ function broadcast() {
 export function openChannel(onMessage) {
   const scope = globalThis;
   const bc = broadcast();
-  let publishing = false;
   let open = true;
   const hear = (detail) => {
     if (open) onMessage(toWire(detail));
@@ -84,8 +86,8 @@ export function openChannel(onMessage) {
   return {
     publish(text) {
       if (!open) return;
-      const detail = JSON.parse(text, revive);
-      publishing = true; // our own event is not news to us
+      const detail = text.includes('"$inf"') ? JSON.parse(text, revive) : JSON.parse(text);
+      publishing = true;
       try {
         scope.dispatchEvent(new CustomEvent(NAME, { detail }));
       } finally {

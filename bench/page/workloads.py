@@ -341,27 +341,6 @@ async def _open(db_name: str, observe: bool = True) -> Database:
     return await Database(db_name, PANELOT_VERSIONS, observe=observe).open(BrowserFactory())
 
 
-def _close(db: Database) -> None:
-    """``db.close()``, finishing what the browser channel's close leaves undone.
-
-    At b43f4a3, ``BrowserChannel.close`` calls ``destroy()`` on the JsProxy of the JS
-    ``publish`` function, which has none in this Pyodide: ``AttributeError: destroy``
-    after the connection and the JS listeners are closed. The bench may not change
-    panelot.idb, so it drops the channel here and destroys its callback proxy (so the
-    PyProxy count stays honest). Remove once the library's close works.
-    """
-    try:
-        db.close()
-    except AttributeError as exc:
-        channel: Any = db.feed.channel
-        if str(exc) != "destroy" or channel is None:
-            raise
-        channel._js = None
-        channel._callback.destroy()
-        db.feed.channel = None
-        db.feed.close()
-
-
 def _thread_nodes(thread_id: str) -> Callable[[Transaction], Awaitable[list[Any]]]:
     """The live queries' read: a thread's nodes (Dexie: ``nodes.where("threadId")``)."""
     return lambda tx: tx.table("nodes").where("threadId").equals(thread_id).to_list()
@@ -411,7 +390,7 @@ async def measure(
     finally:
         if live is not None:
             live.close()
-        _close(db)
+        db.close()
     out: dict[str, Any] = {"ms": ms, "check": checked}
     if live is not None:
         out["live_runs"] = live.runs
@@ -438,7 +417,7 @@ async def append_many(db_name: str, thread_id: str, messages_json: str, count: i
             await db.transaction("rw", TREE_TABLES, body)
         ms = (time.perf_counter() - started) * 1000
     finally:
-        _close(db)
+        db.close()
     del messages
     return json.dumps({"ms": ms})
 
@@ -477,7 +456,7 @@ async def live_write(thread_id: str, message_json: str) -> str:
 
 
 def live_writer_close() -> None:
-    _close(_live.pop("writer"))
+    _live.pop("writer").close()
 
 
 async def live_reader_open(db_name: str, thread_id: str, interval: float, mark: Any) -> None:
@@ -504,5 +483,5 @@ def live_reader_close() -> str:
     """Page B: close the live query and its connection; JSON: how many runs it made."""
     query: LiveQuery[Any] = _live.pop("query")
     query.close()
-    _close(_live.pop("reader"))
+    _live.pop("reader").close()
     return json.dumps(query.runs)

@@ -98,13 +98,13 @@ class Database:
     async def open(self, factory: CoreFactory) -> Database:
         """Open (create or upgrade as Dexie would) and verify the database; return ``self``.
 
-        If the factory has a ``channel(name, on_message)`` (both cores do), the
+        If the factory has a ``channel(name, feed)`` (both cores do), the
         connection publishes its commits on it and hears the other contexts' there.
         """
         self._core = await factory.open(self.name, self.versions)
         channel = getattr(factory, "channel", None)
         if channel is not None and self.feed.channel is None:
-            self.feed.channel = channel(self.name, self.feed.received)
+            self.feed.channel = channel(self.name, self.feed)
         return self
 
     @property

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -71,6 +71,7 @@ from panelot.idb.errors import (
     PanelotError,
     error_from_name,
 )
+from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.schema import SchemaVersion, TableSpec, declared_tables
 from panelot.idb.upgrade import check_versions, verify_structure
 from panelot.idb.values import EXTRA_STORABLE
@@ -104,9 +105,9 @@ class BrowserFactory:
         """Delete a whole database."""
         await request_to_future(self._idb.deleteDatabase(name))
 
-    def channel(self, name: str, on_message: Callable[[Any], None]) -> BrowserChannel:
+    def channel(self, name: str, feed: ChangeFeed) -> BrowserChannel:
         """The change channel of this page (Dexie's protocol; see :mod:`.channel`)."""
-        return BrowserChannel(on_message)
+        return BrowserChannel(feed)
 
 
 class BrowserCore:

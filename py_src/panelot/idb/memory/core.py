@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -38,6 +38,8 @@ from panelot.idb.errors import (
 )
 from panelot.idb.keys import KeyRange
 from panelot.idb.memory.store import MemoryStore, Undo, hashable_key
+from panelot.idb.observe.changes import ObsSet, encode_set
+from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, declared_tables
 from panelot.idb.upgrade import (
     CreateIndex,
@@ -88,13 +90,14 @@ class MemoryChannel:
     database name, on a later turn of the event loop, as the wire text it is.
     """
 
-    def __init__(self, hub: list[MemoryChannel], on_message: Callable[[str], None]) -> None:
+    def __init__(self, hub: list[MemoryChannel], feed: ChangeFeed) -> None:
         self._hub = hub
-        self.on_message = on_message
+        self.on_message = feed.received
         hub.append(self)
 
-    def publish(self, message: str) -> None:
-        """Deliver ``message`` to the other channels of this database."""
+    def publish(self, changes: ObsSet) -> None:
+        """Deliver ``changes`` to the other channels of this database, as wire text."""
+        message = encode_set(changes)
         loop = asyncio.get_event_loop()
         for other in list(self._hub):
             if other is not self:
@@ -103,7 +106,7 @@ class MemoryChannel:
     def deliver(self, message: object) -> None:
         """Hand a message to this channel's connection (unless it has closed)."""
         if self in self._hub:
-            self.on_message(message)  # type: ignore[arg-type]
+            self.on_message(message)
 
     def close(self) -> None:
         """Leave the hub."""
@@ -118,9 +121,9 @@ class MemoryFactory:
         self._databases: dict[str, _Database] = {}
         self._hubs: dict[str, list[MemoryChannel]] = {}
 
-    def channel(self, name: str, on_message: Callable[[str], None]) -> MemoryChannel:
+    def channel(self, name: str, feed: ChangeFeed) -> MemoryChannel:
         """A change channel among the connections to ``name`` opened from this factory."""
-        return MemoryChannel(self._hubs.setdefault(name, []), on_message)
+        return MemoryChannel(self._hubs.setdefault(name, []), feed)
 
     def broadcast(self, name: str, message: object) -> None:
         """Deliver ``message`` to every connection to ``name`` (as another context would)."""

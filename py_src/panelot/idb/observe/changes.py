@@ -100,18 +100,38 @@ def _key_out(key: Key) -> Any:
     raise _Wide
 
 
+_dumps = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+_FULL_TREE = '{"from":{"$inf":-1},"to":[[]],"d":1,"l":null,"r":null}'
+
+
+def _tree_text(ranges: list[tuple[str, str]], lo: int, hi: int) -> tuple[str, int]:
+    """Dexie's balanced tree of ``ranges[lo:hi]`` (bounds already JSON), and its height."""
+    if lo >= hi:
+        return "null", 0
+    mid = (lo + hi) // 2
+    left, dl = _tree_text(ranges, lo, mid)
+    right, dr = _tree_text(ranges, mid + 1, hi)
+    depth = 1 + (dl if dl > dr else dr)
+    start, end = ranges[mid]
+    return f'{{"from":{start},"to":{end},"d":{depth},"l":{left},"r":{right}}}', depth
+
+
 def encode_set(changes: ObsSet) -> str:
     """The set as wire JSON (see the module docstring)."""
-    out: dict[str, Any] = {}
-    full = RangeSet.full()
+    parts: list[str] = []
     for part, ranges in changes.items():
         if not ranges:
             continue
         try:
-            out[part] = ranges.to_tree(_key_out)
+            bounds = []
+            for lo, hi in ranges.intervals():
+                start = _dumps(_key_out(lo))
+                bounds.append((start, start if lo is hi else _dumps(_key_out(hi))))
+            tree = _tree_text(bounds, 0, len(bounds))[0]
         except _Wide:
-            out[part] = full.to_tree(_key_out)
-    return json.dumps(out, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            tree = _FULL_TREE
+        parts.append(f"{_dumps(part)}:{tree}")
+    return "{" + ",".join(parts) + "}"
 
 
 _WIDE = object()

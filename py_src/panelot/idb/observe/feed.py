@@ -3,7 +3,8 @@
 Each :class:`~panelot.idb.database.Database` has a feed. After a read-write
 transaction commits, the database hands the feed what it changed
 (:meth:`ChangeFeed.committed`): the feed tells this connection's listeners at once and
-publishes the set on its :class:`Channel`, which carries it to the other contexts (the
+publishes the set (merged with any others committed in the same turn of the event loop)
+on its :class:`Channel`, which carries it to the other contexts (the
 browser core: Dexie's ``x-storagemutated-1`` event and BroadcastChannel; the memory
 core: the other connections of the same :class:`~panelot.idb.memory.core.MemoryFactory`).
 What arrives on the channel (:meth:`ChangeFeed.received`) goes to the same listeners. A
@@ -12,13 +13,17 @@ message that is not a change set is ignored, and logged once per feed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from panelot.idb.observe.changes import ObsSet, decode_set, encode_set
+from panelot.idb.observe.changes import ObsSet, decode_set, merge_sets
 
-__all__ = ["Channel", "ChangeFeed", "Listener"]
+__all__ = ["BATCH", "Channel", "ChangeFeed", "Listener"]
+
+BATCH = 0.016
+"""The shortest time, in seconds, between two messages of one connection (a frame)."""
 
 log = logging.getLogger("panelot.idb.observe")
 
@@ -27,10 +32,10 @@ Listener = Callable[[ObsSet], None]
 
 
 class Channel(Protocol):
-    """Carries wire-format change sets to the other contexts of one database."""
+    """Carries change sets to the other connections and contexts of one database."""
 
-    def publish(self, message: str) -> None:
-        """Send one change set (wire JSON) to every other context."""
+    def publish(self, changes: ObsSet) -> None:
+        """Send one change set to every other connection (as wire JSON where it must)."""
         ...
 
     def close(self) -> None:
@@ -45,6 +50,8 @@ class ChangeFeed:
         self.db_name = db_name
         self.channel: Channel | None = None
         self._listeners: list[Listener] = []
+        self._outbox: ObsSet | None = None
+        self._last_flush = -1e9
         self.published = 0
         """How many change sets this feed has published (for tests and diagnostics)."""
         self.ignored = 0
@@ -66,13 +73,41 @@ class ChangeFeed:
         return unsubscribe
 
     def committed(self, changes: ObsSet) -> None:
-        """A transaction of this connection committed ``changes``: tell everyone."""
+        """A transaction of this connection committed ``changes``: tell everyone.
+
+        This connection's listeners hear at once. The other connections hear on the
+        next turn of the event loop, in one message for all the commits made until
+        then, and at most once per :data:`BATCH` seconds: a lone commit is published
+        at once, a burst (a streaming reply, an import in many transactions) in a few
+        messages, not one per transaction, and publishing runs while the page would
+        wait for IndexedDB anyway, off the path of the commit that caused it.
+        """
         if not any(changes.values()):
             return
         self._deliver(changes)
-        if self.channel is not None:
+        if self.channel is None:
+            return
+        if self._outbox is None:
+            self._outbox = {}
+            loop = asyncio.get_event_loop()
+            delay = self._last_flush + BATCH - loop.time()
+            if delay > 0:
+                loop.call_later(delay, self.flush)
+            else:
+                loop.call_soon(self.flush)
+        merge_sets(self._outbox, changes)
+
+    def flush(self) -> None:
+        """Publish what has been committed and not yet published (done on its own)."""
+        outbox, self._outbox = self._outbox, None
+        if outbox and self.channel is not None:
+            self._last_flush = asyncio.get_event_loop().time()
             self.published += 1
-            self.channel.publish(encode_set(changes))
+            self.channel.publish(outbox)
+
+    def received_set(self, changes: ObsSet) -> None:
+        """A change set from another connection of this interpreter (already decoded)."""
+        self._deliver(changes)
 
     def received(self, message: object) -> None:
         """A change set arrived from another context (wire JSON, or junk to ignore)."""
@@ -95,6 +130,7 @@ class ChangeFeed:
 
     def close(self) -> None:
         """Close the channel and drop every listener."""
+        self.flush()  # nothing committed goes unannounced
         if self.channel is not None:
             self.channel.close()
             self.channel = None

@@ -1,21 +1,22 @@
 """``RangeSet``: a set of closed key intervals, as Dexie's ``RangeSet``.
 
 Kept as a sorted list of disjoint ``(from, to)`` intervals ordered by
-:func:`~panelot.idb.keys.compare_keys`; added intervals are merged lazily, when the set
-is next read. :meth:`RangeSet.to_tree` and :meth:`RangeSet.from_tree` convert to and
-from the shape Dexie sends: a balanced binary tree of nodes ``{from, to, d, l, r}``
-(``d`` the height), or ``{d: 0}`` for the empty set.
+:func:`order` (IndexedDB key order as a native sort key); added intervals are merged
+lazily, when the set is next read. :meth:`RangeSet.to_tree` and
+:meth:`RangeSet.from_tree` convert to and from the shape Dexie sends: a balanced binary
+tree of nodes ``{from, to, d, l, r}`` (``d`` the height), or ``{d: 0}`` for the empty set.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator
-from functools import cmp_to_key
+from datetime import datetime
 from typing import Any
 
 from panelot.idb.keys import MAX_KEY, MIN_KEY, Key, compare_keys, is_valid_key
 
-__all__ = ["FULL", "MAX_NODES", "RangeSet"]
+__all__ = ["FULL", "MAX_NODES", "RangeSet", "order"]
 
 FULL: tuple[Key, Key] = (MIN_KEY, MAX_KEY)
 """Every key (Dexie's ``FULL_RANGE``: ``minKey`` to ``maxKey``)."""
@@ -24,20 +25,36 @@ MAX_NODES = 100_000
 """A received tree with more nodes than this is refused as malformed."""
 
 
-def _compare_starts(a: tuple[Key, Key], b: tuple[Key, Key]) -> int:
-    return compare_keys(a[0], b[0])
+def order(key: Key) -> Any:
+    """A native sort key in IndexedDB key order (number < date < string < binary < array).
 
-
-_by_start = cmp_to_key(_compare_starts)
+    Strings compare by UTF-16 code units, as in JS; arrays element by element, a
+    prefix first. Sorting with it is several times faster than with
+    :func:`~panelot.idb.keys.compare_keys`, which it agrees with.
+    """
+    kind = type(key)
+    if kind is str:
+        return (2, key.encode("utf-16-be", "surrogatepass"))
+    if kind is int or kind is float:
+        return (0, key)
+    if kind is list:
+        return (4, tuple(order(k) for k in key))
+    if isinstance(key, datetime):
+        return (1, key.timestamp())
+    if isinstance(key, bytes | bytearray | memoryview):
+        return (3, bytes(key))
+    return (0, key)  # an int or float subclass
 
 
 class RangeSet:
     """Closed intervals of IndexedDB keys; answers whether two sets share a key."""
 
-    __slots__ = ("_dirty", "_ranges")
+    __slots__ = ("_dirty", "_his", "_los", "_ranges")
 
     def __init__(self, ranges: Iterable[tuple[Key, Key]] = ()) -> None:
         self._ranges: list[tuple[Key, Key]] = []
+        self._los: list[Any] = []
+        self._his: list[Any] = []
         self._dirty = False
         for lo, hi in ranges:
             self.add_range(lo, hi)
@@ -77,7 +94,7 @@ class RangeSet:
     def intervals(self) -> list[tuple[Key, Key]]:
         """The disjoint intervals, in key order."""
         if self._dirty:
-            self._ranges = _merged(self._ranges)
+            self._ranges, self._los, self._his = _merged(self._ranges)
             self._dirty = False
         return self._ranges
 
@@ -111,22 +128,22 @@ class RangeSet:
 
     def has_key(self, key: Key) -> bool:
         """True if ``key`` lies in one of the intervals."""
-        return any(
-            compare_keys(lo, key) <= 0 <= compare_keys(hi, key) for lo, hi in self.intervals()
-        )
+        self.intervals()
+        k = order(key)
+        i = bisect.bisect_left(self._his, k)  # the first interval not ending before key
+        return i < len(self._los) and self._los[i] <= k
 
     def overlaps(self, other: RangeSet) -> bool:
-        """True if some key lies in both sets."""
-        a, b = self.intervals(), other.intervals()
-        i = j = 0
-        while i < len(a) and j < len(b):
-            (alo, ahi), (blo, bhi) = a[i], b[j]
-            if compare_keys(alo, bhi) <= 0 and compare_keys(blo, ahi) <= 0:
+        """True if some key lies in both sets (a bisection per interval of the smaller)."""
+        self.intervals()
+        other.intervals()
+        small, large = (self, other) if len(self._los) <= len(other._los) else (other, self)
+        los, his = large._los, large._his
+        n = len(los)
+        for lo, hi in zip(small._los, small._his, strict=True):
+            i = bisect.bisect_left(his, lo)  # the first interval of large ending at or after lo
+            if i < n and los[i] <= hi:
                 return True
-            if compare_keys(ahi, bhi) < 0:
-                i += 1
-            else:
-                j += 1
         return False
 
     # -- Dexie's tree shape -------------------------------------------------------------
@@ -185,14 +202,22 @@ def _holds(key: Any, marker: object) -> bool:
     return isinstance(key, list) and any(_holds(k, marker) for k in key)
 
 
-def _merged(ranges: list[tuple[Key, Key]]) -> list[tuple[Key, Key]]:
-    """Sort intervals by start and merge the overlapping ones."""
-    ordered = sorted(ranges, key=_by_start)
+def _merged(
+    ranges: list[tuple[Key, Key]],
+) -> tuple[list[tuple[Key, Key]], list[Any], list[Any]]:
+    """Sort intervals by start and merge the overlapping ones; also their sort keys."""
+    keyed = sorted(((order(lo), lo, hi) for lo, hi in ranges), key=lambda t: t[0])
     out: list[tuple[Key, Key]] = []
-    for lo, hi in ordered:
-        if out and compare_keys(lo, out[-1][1]) <= 0:
-            if compare_keys(hi, out[-1][1]) > 0:
+    los: list[Any] = []
+    his: list[Any] = []
+    for olo, lo, hi in keyed:
+        ohi = olo if hi is lo else order(hi)
+        if out and olo <= his[-1]:
+            if ohi > his[-1]:
                 out[-1] = (out[-1][0], hi)
+                his[-1] = ohi
         else:
             out.append((lo, hi))
-    return out
+            los.append(olo)
+            his.append(ohi)
+    return out, los, his
