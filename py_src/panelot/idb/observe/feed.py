@@ -75,27 +75,30 @@ class ChangeFeed:
     def committed(self, changes: ObsSet) -> None:
         """A transaction of this connection committed ``changes``: tell everyone.
 
-        This connection's listeners hear at once. The other connections hear on the
-        next turn of the event loop, in one message for all the commits made until
-        then, and at most once per :data:`BATCH` seconds: a lone commit is published
-        at once, a burst (a streaming reply, an import in many transactions) in a few
-        messages, not one per transaction, and publishing runs while the page would
-        wait for IndexedDB anyway, off the path of the commit that caused it.
+        This connection's listeners hear at once, and so do the other connections
+        after a quiet spell. Within :data:`BATCH` seconds of a message, the commits
+        wait and go out together when it has passed: a burst (a streaming reply, an
+        import in many transactions) costs a few messages, not one per transaction,
+        and their publishing runs while the page would wait for IndexedDB anyway.
         """
         if not any(changes.values()):
             return
         self._deliver(changes)
         if self.channel is None:
             return
-        if self._outbox is None:
-            self._outbox = {}
-            loop = asyncio.get_event_loop()
-            delay = self._last_flush + BATCH - loop.time()
-            if delay > 0:
-                loop.call_later(delay, self.flush)
-            else:
-                loop.call_soon(self.flush)
+        if self._outbox is not None:
+            merge_sets(self._outbox, changes)  # a message is already due
+            return
+        loop = asyncio.get_event_loop()
+        delay = self._last_flush + BATCH - loop.time()
+        if delay <= 0:  # the first commit after a quiet spell goes out at once
+            self._last_flush = loop.time()
+            self.published += 1
+            self.channel.publish(changes)
+            return
+        self._outbox = {}
         merge_sets(self._outbox, changes)
+        loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
         """Publish what has been committed and not yet published (done on its own)."""

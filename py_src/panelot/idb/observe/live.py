@@ -95,11 +95,10 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
             return
         gap = max(self._interval, self._last_duration)
         delay = self._last_end + gap - self._loop.time()
-        self._handle = (
-            self._loop.call_later(delay, self._start)
-            if delay > 0
-            else self._loop.call_soon(self._start)
-        )
+        if delay <= 0:
+            self._start()  # idle long enough: no hop through the event loop
+            return
+        self._handle = self._loop.call_later(delay, self._start)
 
     def _start(self) -> None:
         self._handle = None
