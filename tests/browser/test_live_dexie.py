@@ -57,17 +57,17 @@ async def ld_open(name):
         LD[name] = {{"db": db, "lives": {{}}, "results": {{}}, "errors": []}}
     return LD[name]
 
-def ld_thread_ids(thread):
+def ld_thread_ids(thread, texts=False):
     async def body(tx):
         rows = await tx.table("nodes").where("threadId").equals(thread).to_list()
-        return sorted(r["id"] for r in rows)
+        return sorted(r["id"] + "=" + r["payload"]["text"] if texts else r["id"] for r in rows)
     return body
 
-async def ld_watch(name, key, thread):
+async def ld_watch(name, key, thread, texts=False):
     st = await ld_open(name)
     results = st["results"][key] = []
     st["lives"][key] = st["db"].live_query(
-        ld_thread_ids(thread), on_result=results.append, on_error=st["errors"].append)
+        ld_thread_ids(thread, texts), on_result=results.append, on_error=st["errors"].append)
     await ld_until(lambda: results, f"the first result of {{key}}")
 
 def ld_last(name, key):
@@ -199,12 +199,19 @@ def dexie_runs(page: Page, name: str, key: str) -> int:
 
 
 def py_put(page: Page, name: str, *records: dict[str, Any]) -> None:
-    """Put ``records`` from Python, in one read-write transaction."""
+    """Put ``records`` from Python, in one read-write transaction; wait until it is published.
+
+    (Publishing is deferred to a later turn; waiting for it keeps a late announcement of
+    this write from landing in the next step of a case.)
+    """
     py(
         page,
         f"""
 st = await ld_open({name!r})
+feed = st["db"].feed
+published = feed.published
 await st["db"].table("nodes").bulk_put(json.loads({json.dumps(json.dumps(records))}))
+await ld_until(lambda: feed.published > published, "the write published")
 json.dumps(True)
 """,
     )
@@ -327,16 +334,11 @@ def test_dexie_put_bulk_put_and_delete_wake_a_python_live_query(
     py_wait_result(harness_page, db_name, "T", ["t-1", "t-put", "t-bulk-a", "t-bulk-b"])
     dexie(page, "delete", db_name, "t-put")
     py_wait_result(harness_page, db_name, "T", ["t-1", "t-bulk-a", "t-bulk-b"])
-    # An update in place (same key, same thread) is a change too.
+    # An update in place (same key, same thread, new payload) is a change too.
+    py(harness_page, f"await ld_watch({db_name!r}, 'texts', {T!r}, texts=True)\njson.dumps(True)")
     dexie(page, "put", db_name, {**node("t-1", T, 1), "payload": {"text": "edited"}})
-    runs = py_runs(harness_page, db_name, "T")
-    py(
-        harness_page,
-        f"""
-live = LD[{db_name!r}]["lives"]["T"]
-await ld_until(lambda: live.runs > {runs}, "a run after the in-place update")
-json.dumps(True)
-""",
+    py_wait_result(
+        harness_page, db_name, "texts", ["t-1=edited", "t-bulk-a=t-bulk-a", "t-bulk-b=t-bulk-b"]
     )
 
 
@@ -347,9 +349,16 @@ def test_aborted_python_transaction_publishes_nothing(
     harness_page: Page, second_page: Page, db_name: str
 ) -> None:
     aborted = f"aborted-{uuid.uuid4().hex[:8]}"
-    py_put(harness_page, db_name, node("t-1", T, 1))
-    dexie_watch(harness_page, db_name, "T", T, ["t-1"])
     second_page.evaluate(RAW_LISTEN)
+    py_put(harness_page, db_name, node("t-1", T, 1))
+    # The listener hears this database's writes (and the seed's message is out of the way).
+    second_page.wait_for_function(
+        "(name) => globalThis.__raw.some((m) => m.includes(name) && m.includes('\"t-1\"'))",
+        arg=db_name,
+        timeout=WAIT_MS,
+    )
+    second_page.evaluate("() => { globalThis.__raw = []; }")
+    dexie_watch(harness_page, db_name, "T", T, ["t-1"])
     runs = dexie_runs(harness_page, db_name, "T")
     outcome = py(
         harness_page,
@@ -415,7 +424,8 @@ def test_python_write_to_another_thread_does_not_wake_dexie_live_query(
     harness_page: Page, second_page: Page, db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
-    py_put(harness_page, db_name, node("t-1", T, 1), node("u-1", U, 1))
+    # Seeded by Dexie in its own page: no message of Python's is in flight to it.
+    dexie(page, "bulkPut", db_name, [node("t-1", T, 1), node("u-1", U, 1)])
     dexie_watch(page, db_name, "T", T, ["t-1"])
     dexie_watch(page, db_name, "U", U, ["u-1"])
     runs = dexie_runs(page, db_name, "T")
