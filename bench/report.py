@@ -7,6 +7,8 @@ from typing import Any
 
 TARGET_RATIO = 1.25
 """Issue 8: every workload except startup at most 1.25× Dexie."""
+TURN_TARGET = 1.5
+"""A turn in the panel on a 10,000-node thread at most 1.5× one on a 10-node thread."""
 PUBLISH_TARGET = 1.05
 """Publishing a commit's changes adds at most 5% to ``append`` (observe on / off)."""
 OBSERVE_VARIANTS = (
@@ -42,7 +44,8 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, w in results["workloads"].items():
-        mark = " ⚠" if not name.startswith("startup") and w["ratio_dexie"] > TARGET_RATIO else ""
+        ratio = w["ratio_dexie"]
+        mark = " ⚠" if not name.startswith("startup") and (ratio or 0) > TARGET_RATIO else ""
         lines.append(
             f"| {name} | {sizes.get(name, '')} | {w['runs']} | {_cell(w, 'python')} "
             f"| {_cell(w, 'dexie')} | {_cell(w, 'raw')} | {_ratio(w['ratio_dexie'], mark)} "
@@ -121,6 +124,21 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
                 f"| {t.get('runtime_ms', 0):.0f} / {t.get('package_ms', 0):.0f} / "
                 f"{t.get('database_ms', 0):.0f} | {w['package_database_pct_of_runtime']}% |"
             )
+    turn = results["workloads"].get("panel_turn")
+    if turn:
+        nodes = turn["nodes"]
+        mark = " ⚠" if turn["ratio_short"] > TURN_TARGET else ""
+        lines += [
+            "",
+            "A turn in the side panel (`panel_turn`: Enter in the composer to the stored "
+            "reply shown, stub provider), median (min–max) of "
+            f"{turn['runs']} turns each: {nodes['long']:,}-node thread "
+            f"{turn['python_ms']:.0f} ms ({turn['spread']['python'][0]:.0f}–"
+            f"{turn['spread']['python'][1]:.0f}), {nodes['short']:,}-node thread "
+            f"{turn['short_ms']:.0f} ms ({turn['spread']['short'][0]:.0f}–"
+            f"{turn['spread']['short'][1]:.0f}); ratio {turn['ratio_short']:.2f}×{mark} "
+            f"(target ≤ {TURN_TARGET:g}×).",
+        ]
     memory = results.get("memory") or {}
     proxies = memory.get("pyproxies")
     if proxies:
@@ -149,7 +167,11 @@ def chart(results: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [(n, w) for n, w in results["workloads"].items() if not n.startswith("startup")]
+    rows = [
+        (n, w)
+        for n, w in results["workloads"].items()
+        if not n.startswith("startup") and w["ratio_dexie"] is not None
+    ]
     names = [n for n, _ in rows][::-1]
     dexie = [w["ratio_dexie"] for _, w in rows][::-1]
     raw = [w["ratio_raw"] or 0.0 for _, w in rows][::-1]

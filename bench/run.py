@@ -17,7 +17,9 @@ and Dexie's ``liveQuery``) stamps when each new node arrives.
 
 Then, in the same Chromium: the live PyProxy count across the workloads and the wasm
 heap around 10,000 appends (``"memory"``), and startup of the extension's side-panel
-page, cold and warm, against bare ``loadPyodide`` (see bench/startup.py).
+page, cold and warm, against bare ``loadPyodide`` (see bench/startup.py), and a turn
+in the side panel on a 10-node and a 10,000-node thread (``panel_turn``, see
+bench/panel_turn.py).
 
 Usage::
 
@@ -51,6 +53,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from bench.panel_turn import measure_panel_turn, summarize_panel_turn
 from bench.report import chart, markdown
 from bench.startup import measure_startup, summarize_startup
 
@@ -70,7 +73,7 @@ CHROMIUM_ARGS = [
 PAGE_ARGS = ["--js-flags=--expose-gc"]
 IMPLS = ("python", "dexie", "raw")
 #: --only names that are not page workloads.
-SPECIAL = ["startup", "memory", "live_notify"]
+SPECIAL = ["startup", "memory", "live_notify", "panel_turn"]
 #: live_notify's readers: Python's live query at its default interval and at 0, and Dexie's.
 LIVE_IMPLS = ("python", "python_i0", "dexie")
 LIVE_INTERVALS = {"python": 0.05, "python_i0": 0.0, "dexie": 0.0}
@@ -327,6 +330,11 @@ def measure_all(
                     warm_navs=1 if quick else 2,
                     progress=progress,
                 )
+            turn = None
+            if not only or "panel_turn" in only:
+                turn = measure_panel_turn(
+                    pw, CHROMIUM, CHROMIUM_ARGS, runs, warmup, quick, progress=progress
+                )
             machine = {
                 "cpu": cpu_model(),
                 "cores": os.cpu_count(),
@@ -355,6 +363,7 @@ def measure_all(
         "sizes": sizes,
         "memory": memory,
         "startup": startup,
+        "panel_turn": turn,
     }
 
 
@@ -469,7 +478,7 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         action="append",
         metavar="WORKLOAD",
-        help="run only this workload (repeatable; also 'startup' and 'memory')",
+        help="run only this workload (repeatable; also 'startup', 'memory', 'panel_turn')",
     )
     parser.add_argument(
         "--out", type=Path, help="write the results JSON to this file only (plus .md next to it)"
@@ -509,9 +518,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     if measured["startup"] is not None:
         results["workloads"].update(summarize_startup(measured["startup"]))
+    if measured["panel_turn"] is not None:
+        results["workloads"].update(summarize_panel_turn(measured["panel_turn"]))
     results["memory"] = measured["memory"]
     sizes = dict(measured["sizes"])
     sizes.update({"startup_cold": "new profile", "startup_warm": "reload"})
+    if measured["panel_turn"] is not None:
+        short, long = measured["panel_turn"]["sizes"]
+        sizes["panel_turn"] = f"{long:,} vs {short:,} nodes"
     table = markdown(results, sizes)
     progress(f"done in {time.monotonic() - started:.0f} s")
 

@@ -4,6 +4,9 @@
 // view that is out of date never writes on the basis of it. What is shown is live
 // (thread.get and thread.snapshot through panelot.live): a change committed anywhere,
 // this panel's own writes included, re-renders it, keeping unchanged messages' elements.
+// Only a window of the path is asked for and drawn (the last PAGE shown messages, a
+// PAGE more each time the view is scrolled to its top), so a turn's cost does not grow
+// with the thread's length.
 import { h, replace, reconcile, ago, download } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
@@ -14,6 +17,10 @@ import { MessageView } from "./panel_messages.mjs";
 import { Replies } from "./panel_replies.mjs";
 
 const $ = (id) => document.getElementById(id);
+/** How many messages the open thread shows at first, and how many more each scroll up. */
+export const PAGE = 50;
+/** How close to the top (px) a scroll loads the earlier messages. */
+const NEAR_TOP = 120;
 /** Where the panel remembers the open conversation, to reopen it after a reload. */
 export const LAST_THREAD_KEY = "panelot.lastThread";
 
@@ -44,6 +51,9 @@ export class Chat {
     this.landed = new Map(); // threadId -> a stored reply's element, until the snapshot has it
     this.deleting = new Set(); // thread ids this panel is deleting (their end is no news)
     this.scrollPending = false; // the next render goes to the bottom
+    this.limit = PAGE; // how many of the open thread's last messages are asked for
+    this.keepBottom = null; // after loading earlier messages: the distance kept from the bottom
+    this.shownLimit = null; // the limit of the snapshot shown
     this.messages = $("messages");
     this.view = new MessageView(this);
     this.replies = new Replies(app, {
@@ -101,6 +111,9 @@ export class Chat {
       retry?.();
     });
     $("chat-error-close").addEventListener("click", () => this.hideError(this.threadId));
+    this.messages.addEventListener("scroll", () => {
+      if (this.messages.scrollTop < NEAR_TOP) this.loadEarlier();
+    });
     $("chat-menu").addEventListener("click", (event) => {
       const action = event.target.closest("button")?.dataset.action;
       if (!action) return;
@@ -150,6 +163,8 @@ export class Chat {
       this.thread = null;
       this.snapshot = null;
       this.scrollPending = true;
+      this.limit = PAGE;
+      this.keepBottom = null;
     }
     this.threadId = threadId;
     publishActive(threadId);
@@ -203,15 +218,49 @@ export class Chat {
         this.thread = thread;
         got("thread");
       }, failed),
-      live("thread.snapshot", { threadId }, (snapshot) => {
-        if (!mine()) return;
-        this.snapshot = snapshot;
-        got("snapshot");
-      }, failed),
     ];
-    state.stop = () => stops.forEach((stop) => stop());
+    const follow = (limit) => {
+      state.limit = limit;
+      state.stopSnapshot?.();
+      state.stopSnapshot = live("thread.snapshot", { threadId, limit }, (snapshot) => {
+        if (!mine() || state.limit !== limit) return;
+        this.snapshot = snapshot;
+        this.shownLimit = limit;
+        got("snapshot");
+      }, failed);
+    };
+    follow(this.limit);
+    state.follow = follow;
+    state.stop = () => {
+      stops.forEach((stop) => stop());
+      state.stopSnapshot?.();
+    };
     this.watching = state;
     return state.ready;
+  }
+
+  /**
+   * Show PAGE more of the open thread's earlier messages (the live window grows), the
+   * messages in view staying where they are on the screen.
+   */
+  loadEarlier() {
+    const state = this.watching;
+    if (!state || state.threadId !== this.threadId || !this.snapshot?.hasMore) return;
+    if (this.shownLimit !== this.limit) return; // already loading
+    const box = this.messages;
+    this.limit += PAGE;
+    this.keepBottom = box.scrollHeight - box.scrollTop;
+    state.follow(this.limit);
+  }
+
+  /** The element at the top of a window with more above: scrolling to it loads them. */
+  earlier() {
+    if (!this.earlierEl) {
+      this.earlierEl = h("button", { class: "earlier", type: "button", text: "Earlier messages" });
+      this.earlierEl.dataset.testid = "earlier";
+      this.earlierEl.addEventListener("click", () => this.loadEarlier());
+    }
+    return this.earlierEl;
   }
 
   /** Stop following the open thread. */
@@ -278,19 +327,26 @@ export class Chat {
       const at = nodes.findIndex((n) => n.id === stream.userNodeId);
       if (at >= 0) nodes = nodes.slice(0, at + 1);
     }
-    $("chat-meta").textContent = `${nodes.length} message${nodes.length === 1 ? "" : "s"} · updated ${ago(t.updatedAt)}`;
+    const more = !!this.snapshot.hasMore;
+    const count = `${nodes.length}${more ? "+" : ""} message${nodes.length === 1 && !more ? "" : "s"}`;
+    $("chat-meta").textContent = `${count} · updated ${ago(t.updatedAt)}`;
     const menu = $("chat-menu");
     menu.querySelector('[data-action="pin"]').textContent = t.pinned ? "Unpin" : "Pin";
     menu.querySelector('[data-action="archive"]').textContent = t.archived ? "Unarchive" : "Archive";
     if (this.app.view === "chat") $("view-title").textContent = t.title || "Untitled";
     const els = this.view.nodes(nodes);
+    if (more) els.unshift(this.earlier());
     if (!nodes.length && !stream) els.push(this.welcome());
     if (stream?.el) els.push(stream.el);
     const box = this.messages;
     const bottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
     const top = box.scrollTop;
     reconcile(box, els);
-    if (bottom || this.scrollPending) this.scrollDown();
+    const keep = this.shownLimit === this.limit ? this.keepBottom : null;
+    if (keep !== null && this.snapshot.nodes.length) {
+      box.scrollTop = box.scrollHeight - keep; // earlier messages came in above
+      this.keepBottom = null;
+    } else if (bottom || this.scrollPending) this.scrollDown();
     else box.scrollTop = top;
     this.scrollPending = false;
     this.updateComposer();

@@ -130,6 +130,19 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
                 "ratio_p95": 1.33,
                 "interval_ms": 50.0,
             },
+            "panel_turn": {
+                **entry,
+                "python_ms": 130.0,
+                "dexie_ms": None,
+                "raw_ms": None,
+                "ratio_dexie": None,
+                "ratio_raw": None,
+                "spread": {"python": [120.0, 150.0], "short": [100.0, 110.0]},
+                "short_ms": 104.0,
+                "ratio_short": 1.25,
+                "nodes": {"short": 10, "long": 10_000},
+                "turn_ms": {"short": [104.0], "long": [130.0]},
+            },
         },
         "observe": {
             "observe_append": {
@@ -153,6 +166,8 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
     assert "| append | 1,000 appends | 5 |" in table and "+20.0%" in table
     assert "| live_notify |" in table and "12.0 (p95 20.0)" in table and "| — |" in table
     assert "| observe_append |" in table and "1.04×" in table
+    assert "| panel_turn |" in table and "130.0 (120.0–150.0)" in table
+    assert "10,000-node thread 130 ms" in table and "ratio 1.25× (target" in table
     png = tmp_path / "chart.png"
     chart(doc, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,7 @@ Commands (payload → response)::
 Queries (args → result)::
 
     thread.list {archived?, folderId?, tag?, limit?} · thread.get {threadId}
-    thread.context {threadId, leafId?} · thread.snapshot {threadId}
+    thread.context {threadId, leafId?} · thread.snapshot {threadId, limit?, before?}
     thread.siblings {nodeId} · thread.export {threadId, format?} · thread.check {threadId}
     db.describe {} · receipts.list {clientId?, limit?}
 """
@@ -39,7 +39,7 @@ from panelot.tree.nodes import (
 )
 from panelot.tree.records import thread_to_wire
 from panelot.tree.transfer import export_thread, import_thread
-from panelot.tree.views import context_of, markdown_of, snapshot_of
+from panelot.tree.views import context_of, markdown_of, snapshot_of, window_of
 
 __all__ = ["COMMANDS", "QUERIES"]
 
@@ -212,6 +212,19 @@ class ThreadArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class SnapshotArgs:
+    """``thread.snapshot``: the whole visible path, or a window of it.
+
+    ``limit``: the last ``limit`` shown nodes (leaf upward); ``before``: only those above
+    that node of the path. Either gives ``hasMore``: whether shown nodes remain above.
+    """
+
+    thread_id: str
+    limit: int | None = None
+    before: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ContextArgs:
     """``thread.context``: of the current leaf, or of ``leafId``."""
 
@@ -262,8 +275,10 @@ async def _context(env: Env, a: ContextArgs) -> dict[str, Any]:
     return await context_of(env.db, a.thread_id, a.leaf_id, env.clock)
 
 
-async def _snapshot(env: Env, a: ThreadArgs) -> dict[str, Any]:
-    return await snapshot_of(env.db, a.thread_id, env.clock)
+async def _snapshot(env: Env, a: SnapshotArgs) -> dict[str, Any]:
+    if a.limit is None and a.before is None:
+        return await snapshot_of(env.db, a.thread_id, env.clock)
+    return await window_of(env.db, a.thread_id, a.limit, a.before, env.clock)
 
 
 async def _siblings(env: Env, a: NodeArgs) -> list[dict[str, Any]]:
@@ -295,7 +310,7 @@ QUERIES: dict[str, Query[Any]] = {
     "thread.list": Query(args=ListArgs, run=_list),
     "thread.get": Query(args=ThreadArgs, run=_get),
     "thread.context": Query(args=ContextArgs, run=_context),
-    "thread.snapshot": Query(args=ThreadArgs, run=_snapshot),
+    "thread.snapshot": Query(args=SnapshotArgs, run=_snapshot),
     "thread.siblings": Query(args=NodeArgs, run=_siblings),
     "thread.export": Query(args=ExportArgs, run=_export),
     "thread.check": Query(args=ThreadArgs, run=_check),

@@ -12,7 +12,7 @@ from panelot.tree.descent import is_shown, versions_in
 from panelot.tree.loading import LoadedThread
 from panelot.tree.tool_steps import ToolSteps
 
-__all__ = ["session_context", "thread_markdown", "ui_snapshot"]
+__all__ = ["session_context", "thread_markdown", "ui_entry", "ui_snapshot"]
 
 
 def _visible(loaded: LoadedThread) -> list[dict[str, Any]]:
@@ -154,21 +154,26 @@ def ui_snapshot(loaded: LoadedThread) -> dict[str, Any]:
         node = nodes[node_id]
         if not is_shown(node):
             continue
-        versions = [v["id"] for v in versions_in(loaded.index, shown_parent)]
-        entry = {
-            "id": node_id,
-            "type": node["type"],
-            "payload": _for_ui(node["payload"]),
-            "seq": node["seq"],
-            "parentId": node["parentId"],
-            "siblingIndex": versions.index(node_id) + 1 if node_id in versions else 1,
-            "siblingCount": max(len(versions), 1),
-        }
-        if len(versions) > 1:
-            entry["siblings"] = versions
-        out.append(entry)
+        out.append(ui_entry(node, [v["id"] for v in versions_in(loaded.index, shown_parent)]))
         shown_parent = node_id
     return {"threadId": loaded.thread.id, "leafId": loaded.thread.leaf_id, "nodes": out}
+
+
+def ui_entry(node: dict[str, Any], versions: list[str]) -> dict[str, Any]:
+    """A shown node as the UI snapshot lists it; ``versions``: the ids at its place, by seq."""
+    node_id = node["id"]
+    entry = {
+        "id": node_id,
+        "type": node["type"],
+        "payload": _for_ui(node["payload"]),
+        "seq": node["seq"],
+        "parentId": node["parentId"],
+        "siblingIndex": versions.index(node_id) + 1 if node_id in versions else 1,
+        "siblingCount": max(len(versions), 1),
+    }
+    if len(versions) > 1:
+        entry["siblings"] = versions
+    return entry
 
 
 def _block_text(block: Any) -> str:

@@ -2,19 +2,32 @@
 
 Each loads the thread (repairing its leaf when it must, see :mod:`.loading`) and
 derives the view with the pure functions of :mod:`.context`.
+
+A *window* of the UI snapshot (:func:`window_of`: the last ``limit`` shown nodes of the
+path, or those above the node ``before``) reads only what it returns: it walks from
+the leaf up by gets by id in one read-only transaction, and asks the ``parentId``
+index for the versions at each returned node's place. It returns exactly the entries
+of the full snapshot at those places. Anything the full load would repair or move
+met on the walk (no leaf, a leaf on a tombstone, a missing, foreign or malformed
+node, a cycle) makes it load the thread in full and cut the window from that; a
+break further up than the window reaches is not seen until a window (or the model
+context of the next turn, which loads the whole path) reaches it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from panelot.clock import Clock, now_ms
-from panelot.idb import Database
-from panelot.idb.errors import NotFoundError
-from panelot.tree.context import session_context, thread_markdown, ui_snapshot
+from panelot.idb import Database, Transaction
+from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.tree.context import session_context, thread_markdown, ui_entry, ui_snapshot
+from panelot.tree.descent import is_shown, is_tombstone, versions
 from panelot.tree.loading import load_thread
+from panelot.tree.nodes import TREE_TABLES, thread_of
 
-__all__ = ["context_of", "markdown_of", "snapshot_of"]
+__all__ = ["context_of", "markdown_of", "snapshot_of", "window_of"]
 
 
 async def context_of(
@@ -38,3 +51,114 @@ async def snapshot_of(db: Database, thread_id: str, clock: Clock = now_ms) -> di
 async def markdown_of(db: Database, thread_id: str, clock: Clock = now_ms) -> str:
     """The Markdown of the visible path."""
     return thread_markdown(await load_thread(db, thread_id, None, clock))
+
+
+async def _sound_node(tx: Transaction, node_id: str, thread_id: str) -> dict[str, Any] | None:
+    """The node record by id when it is a sound node of the thread, else ``None``."""
+    raw = await tx.table("nodes").get(node_id)
+    if not isinstance(raw, dict):
+        return None
+    seq, parent = raw.get("seq"), raw.get("parentId")
+    if (
+        raw.get("id") == node_id
+        and raw.get("threadId") == thread_id
+        and (parent is None or type(parent) is str)
+        and (type(seq) is int or (isinstance(seq, float) and math.isfinite(seq)))
+        and type(raw.get("type")) is str
+        and type(raw.get("payload")) is dict
+    ):
+        return raw
+    return None
+
+
+async def _read_window(
+    tx: Transaction, thread_id: str, limit: int | None, before: str | None
+) -> dict[str, Any] | None:
+    """The window read from the leaf up, or ``None`` when the full load must decide.
+
+    ``None`` stands for anything :func:`load_thread` would repair or move (no leaf, a
+    leaf on a tombstone, a missing or foreign node, a cycle, a malformed record) met on
+    the part of the path walked.
+    """
+    raw_thread = await tx.table("threads").get(thread_id)
+    try:
+        thread = thread_of(raw_thread, thread_id)
+    except ValidationError:
+        return None  # a malformed leaf is repaired by the full load; the rest raises there
+    if thread.leaf_id is None:
+        return None
+    picked: list[dict[str, Any]] = []  # the window's shown nodes, leaf first
+    above: str | None = None  # the nearest shown node above the window
+    passed = before is None
+    seen: set[str] = set()
+    current: str | None = thread.leaf_id
+    while current is not None:
+        node = await _sound_node(tx, current, thread_id)
+        if node is None or current in seen:
+            return None
+        if not seen and is_tombstone(node):
+            return None  # the leaf on a tombstone: the full load may move it
+        seen.add(current)
+        if not passed:
+            passed = current == before
+        elif is_shown(node):
+            if limit is not None and len(picked) >= limit:
+                above = current
+                break
+            picked.append(node)
+        current = node["parentId"]
+    if not passed:
+        raise NotFoundError(
+            f"before: node {before!r} is not on the thread's visible path", field="before"
+        )
+    out = []
+    for i, node in enumerate(picked):
+        shown_parent = picked[i + 1]["id"] if i + 1 < len(picked) else above
+        ids = [v["id"] for v in await versions(tx, thread_id, shown_parent)]
+        out.append(ui_entry(node, ids))
+    out.reverse()
+    return {
+        "threadId": thread.id,
+        "leafId": thread.leaf_id,
+        "nodes": out,
+        "hasMore": above is not None,
+    }
+
+
+def _cut(
+    snapshot: dict[str, Any], path: list[str], limit: int | None, before: str | None
+) -> dict[str, Any]:
+    """The window of a full snapshot of ``path``: what :func:`_read_window` reads."""
+    shown = snapshot["nodes"]
+    if before is not None:
+        if before not in path:
+            raise NotFoundError(
+                f"before: node {before!r} is not on the thread's visible path", field="before"
+            )
+        above = set(path[: path.index(before)])
+        shown = [n for n in shown if n["id"] in above]
+    window = shown if limit is None else shown[max(len(shown) - limit, 0) :]
+    return {**snapshot, "nodes": window, "hasMore": len(window) < len(shown)}
+
+
+async def window_of(
+    db: Database,
+    thread_id: str,
+    limit: int | None,
+    before: str | None = None,
+    clock: Clock = now_ms,
+) -> dict[str, Any]:
+    """The UI snapshot's last ``limit`` shown nodes (all: ``None``), above ``before`` if given.
+
+    The snapshot's fields and ``hasMore``: whether shown nodes remain above the window.
+    ``before`` not on the visible path is a NotFoundError on ``before``.
+    """
+    if limit is not None and limit < 0:
+        raise ValidationError("limit: must be a non-negative integer", field="limit")
+    read = await db.transaction(
+        "r", TREE_TABLES, lambda tx: _read_window(tx, thread_id, limit, before)
+    )
+    if read is not None:
+        return read
+    loaded = await load_thread(db, thread_id, None, clock)
+    return _cut(ui_snapshot(loaded), loaded.path, limit, before)

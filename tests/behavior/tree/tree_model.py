@@ -10,7 +10,9 @@ the page, on real IndexedDB. :func:`check_tree` then reports every broken invari
   selectors alone (each version a selector offers, switched to, shows up);
 * the UI shows exactly the shown nodes of the context's path, and that path is the
   leaf's path without tombstones;
-* the context's tool calls and results are paired as providers require.
+* the context's tool calls and results are paired as providers require;
+* every window of the UI snapshot (``thread.snapshot`` with ``limit``, paged up with
+  ``before``) is exactly the full snapshot's entries at those places, in every view.
 """
 
 from __future__ import annotations
@@ -128,13 +130,43 @@ def check_pairing(messages: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-async def _reachable(store: PanelotStore, tid: str) -> set[str]:
-    """Every node id shown in any view reached from this one through the selectors."""
+async def check_windows(store: PanelotStore, tid: str) -> list[str]:
+    """How the windows of the current view differ from the full snapshot's slices."""
+    problems: list[str] = []
+    full = list((await store.snapshot(tid))["nodes"])
+    for limit in sorted({0, 1, 2, 3, len(full) - 1, len(full), len(full) + 1} - {-1}):
+        window = await store.query("thread.snapshot", {"threadId": tid, "limit": limit})
+        expected = full[max(len(full) - limit, 0) :]
+        if window["nodes"] != expected:
+            problems.append(f"the window of {limit} is not the full snapshot's last {limit}")
+        if window["hasMore"] != (len(expected) < len(full)):
+            problems.append(f"the window of {limit} says hasMore={window['hasMore']}")
+    for size in (1, 2, 5):  # paging up from the leaf, as the panel scrolls
+        pages: list[dict[str, Any]] = []
+        args: dict[str, Any] = {"threadId": tid, "limit": size}
+        while True:
+            window = await store.query("thread.snapshot", args)
+            pages[:0] = window["nodes"]
+            if not window["hasMore"] or not window["nodes"]:
+                break
+            args = {**args, "before": window["nodes"][0]["id"]}
+        if pages != full:
+            problems.append(f"pages of {size} do not add up to the full snapshot")
+    return problems
+
+
+async def _reachable(store: PanelotStore, tid: str, problems: list[str] | None = None) -> set[str]:
+    """Every node id shown in any view reached from this one through the selectors.
+
+    With ``problems``, the windows of every view reached are checked into it.
+    """
     shown: set[str] = set()
     tried: set[str] = set()
     queue: list[str] = []
     view = await _shown_view(store, tid)
     while True:
+        if problems is not None:
+            problems += await check_windows(store, tid)
         for node in view:
             shown.add(node["id"])
             for version in node.get("siblings", []):
@@ -172,7 +204,7 @@ async def check_tree(store: PanelotStore, tid: str) -> list[str]:
         problems.append("the UI does not show the shown nodes of the context's path")
     problems += check_pairing(context["messages"])
     expected = {n for n, r in records.items() if is_shown(r)}
-    missing = expected - await _reachable(store, tid)
+    missing = expected - await _reachable(store, tid, problems)
     if missing:
         problems.append(f"shown nodes the selectors cannot reach: {sorted(missing)}")
     return problems

@@ -1,0 +1,118 @@
+"""End-to-end: the side panel shows a long conversation a window at a time.
+
+The open thread's live query asks for the last 50 shown messages (``thread.snapshot``
+with ``limit``); scrolling to the top asks for 50 more, the messages on screen staying
+where they were; a turn on a long thread renders its reply like any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import BrowserContext, Page
+
+from browser_harness import query
+from e2e_support import StubProvider, command, open_configured_panel, send
+
+PAGE = 50
+MSGS = "() => document.querySelectorAll('#messages .msg[data-node-id]').length"
+
+
+@pytest.fixture(scope="module")
+def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
+    context, extension_id = ext
+    page = open_configured_panel(context, extension_id, stub.base_url)
+    yield page
+    page.close()
+
+
+def seed(page: Page, count: int) -> str:
+    """A thread of ``count`` alternating user and assistant messages, by import."""
+    tid = command(page, "thread.create", {"title": "seed"})["threadId"]
+    command(page, "message.append", {
+        "threadId": tid, "type": "user_message", "payload": {"content": [{"type": "text", "text": "q"}]},
+    })  # fmt: skip
+    command(page, "message.append", {
+        "threadId": tid, "type": "assistant_message",
+        "payload": {"content": [{"type": "text", "text": "a"}], "model": "m", "connectionId": "c"},
+    })  # fmt: skip
+    data: dict[str, Any] = query(page, "thread.export", {"threadId": tid})["data"]
+    user, reply = data["nodes"]
+    nodes, parent = [], None
+    for i in range(count):
+        base = reply if i % 2 else user
+        text = f"message {i}\n" * 3
+        payload = {**base["payload"], "content": [{"type": "text", "text": text}]}
+        nodes.append({**base, "id": f"n{i}", "parentId": parent, "seq": i + 1, "payload": payload})
+        parent = f"n{i}"
+    data["thread"] = {**data["thread"], "title": f"{count} messages", "leafId": parent}
+    data["nodes"] = nodes
+    out = command(page, "thread.import", {"data": data})
+    command(page, "thread.delete", {"threadId": tid})
+    return str(out["threadId"])
+
+
+def open_thread(page: Page, thread_id: str) -> None:
+    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
+    page.wait_for_function(
+        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.chat.snapshot",
+        arg=thread_id,
+    )
+
+
+def shown_ids(page: Page) -> list[str]:
+    return page.evaluate(  # type: ignore[no-any-return]
+        "() => [...document.querySelectorAll('#messages .msg[data-node-id]')]"
+        ".map((el) => el.dataset.nodeId)"
+    )
+
+
+def top_of(page: Page, node_id: str) -> float:
+    """Where the message's element is on the screen (px from the top of the viewport)."""
+    return float(
+        page.eval_on_selector(
+            f"#messages [data-node-id='{node_id}']", "(el) => el.getBoundingClientRect().top"
+        )
+    )
+
+
+def scroll_to_top(page: Page, expected: int) -> None:
+    page.eval_on_selector("#messages", "(el) => { el.scrollTop = 0; }")
+    page.wait_for_function(f"() => ({MSGS})() === {expected}")
+
+
+def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(panel: Page) -> None:
+    tid = seed(panel, 130)
+    full = [n["id"] for n in query(panel, "thread.snapshot", {"threadId": tid})["nodes"]]
+    assert len(full) == 130
+    open_thread(panel, tid)
+    ids = shown_ids(panel)
+    assert ids == full[-PAGE:]
+    assert panel.is_visible("#messages > .earlier")
+    assert panel.inner_text("#chat-meta").startswith("50+ messages")
+    assert panel.evaluate("() => window.panelotApp.chat.snapshot.hasMore") is True
+    first = ids[0]
+    scrolled = float(panel.eval_on_selector("#messages", "(el) => el.scrollTop"))
+    assert scrolled > 0  # opened at the bottom
+    before = top_of(panel, first) + scrolled  # where it is once scrolled to the top
+    panel.eval_on_selector("#messages", "(el) => { el.scrollTop = 0; }")
+    panel.wait_for_function(f"() => ({MSGS})() === {2 * PAGE}")
+    assert abs(top_of(panel, first) - before) < 2  # the message stayed where it was
+    assert shown_ids(panel) == full[-2 * PAGE :]
+    scroll_to_top(panel, 130)
+    assert shown_ids(panel) == full
+    assert not panel.is_visible("#messages > .earlier")
+    assert panel.inner_text("#chat-meta").startswith("130 messages")
+
+
+def test_a_turn_on_a_long_thread_renders_its_reply_in_the_window(panel: Page) -> None:
+    tid = seed(panel, 300)
+    open_thread(panel, tid)
+    send(panel, "one more question")
+    ids = shown_ids(panel)
+    assert len(ids) == PAGE
+    stored = query(panel, "thread.snapshot", {"threadId": tid, "limit": 2})["nodes"]
+    assert ids[-2:] == [n["id"] for n in stored]
+    assert [n["type"] for n in stored] == ["user_message", "assistant_message"]
