@@ -112,6 +112,9 @@ class StubProvider:
     def __init__(self, chunk_delay: float = 0.02, drip_delay: float = 0.1) -> None:
         self.chunk_delay = chunk_delay
         self.drip_delay = drip_delay
+        self.release: threading.Event | None = None
+        """When set to an Event, a reply's last chunk waits until the Event is set: a test
+        can then look at the panel mid-stream, however slow the machine."""
         self.requests: list[dict[str, Any]] = []
         self.closed: list[int] = []
         self.lock = threading.Condition()
@@ -238,6 +241,9 @@ class StubProvider:
                 handler.wfile.write(_chunk(model, {"content": word}))
                 handler.wfile.flush()
                 time.sleep(delay)
+            release = self.release
+            if release is not None:
+                release.wait(HOLD_SECONDS)
             usage = {
                 "prompt_tokens": 10 + len(text.split()),
                 "completion_tokens": len(words),

@@ -9,6 +9,7 @@ Screenshots of key states go to test-results/.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -166,12 +167,17 @@ def test_send_streams_then_stores_one_assistant_node(panel: Page, stub: StubProv
     assert page.input_value("#input").count("\n") == 2
     page.fill("#input", "Tell me a story about streaming")
     before_id = last_id(page)
-    page.press("#input", "Enter")
-    page.wait_for_selector("[data-streaming] .msg-body >> text=Reply")
-    streaming_text = page.inner_text("[data-streaming] .msg-body")
-    assert streaming_text.startswith("Reply")
-    # While streaming, the deltas live only in memory: one node (the user message).
-    assert count_nodes(page, thread_id) == 1
+    stub.release = threading.Event()  # the reply's last chunk waits: the test sees it mid-stream
+    try:
+        page.press("#input", "Enter")
+        page.wait_for_selector("[data-streaming] .msg-body >> text=Reply")
+        streaming_text = page.inner_text("[data-streaming] .msg-body")
+        assert streaming_text.startswith("Reply")
+        # While streaming, the deltas live only in memory: one node (the user message).
+        assert count_nodes(page, thread_id) == 1
+    finally:
+        stub.release.set()
+        stub.release = None
     wait_reply(page, before_id)
     shot(page, "panel-after-send")
 

@@ -13,7 +13,7 @@ one that does not is ignored. Changes that arrive during a run are kept and chec
 against the new run's reads when it ends, so none is missed.
 
 Runs are coalesced: a new run starts no sooner than ``interval`` seconds (or the last
-run's duration, if longer) after the previous one ended, and however many changes
+run's duration, if longer, up to :data:`MAX_GAP`) after the previous one ended, and however many changes
 arrive meanwhile, they cause one run. A burst of N commits therefore costs a few runs,
 not N.
 """
@@ -36,6 +36,9 @@ log = logging.getLogger("panelot.idb.observe")
 
 DEFAULT_INTERVAL = 0.05
 """The shortest time, in seconds, between the end of one run and the start of the next."""
+
+MAX_GAP = 0.25
+"""The longest wait, in seconds, a long last run imposes before the next."""
 
 
 class LiveQuery(AsyncIterator[T], Generic[T]):
@@ -93,7 +96,10 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
     def _schedule(self) -> None:
         if self.closed or self._handle is not None or self._running:
             return
-        gap = max(self._interval, self._last_duration)
+        # A slow query waits as long as it ran, so it never runs more than half the
+        # time; capped, because a run's wall-clock time also counts whatever ran
+        # beside it (a model request being built), not only the query.
+        gap = max(self._interval, min(self._last_duration, MAX_GAP))
         delay = self._last_end + gap - self._loop.time()
         if delay <= 0:
             self._start()  # idle long enough: no hop through the event loop
