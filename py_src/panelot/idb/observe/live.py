@@ -13,8 +13,8 @@ one that does not is ignored. Changes that arrive during a run are kept and chec
 against the new run's reads when it ends, so none is missed.
 
 Runs are coalesced: a new run starts no sooner than ``interval`` seconds (or the last
-run's duration, if longer, up to :data:`MAX_GAP`) after the previous one ended, and however many changes
-arrive meanwhile, they cause one run. A burst of N commits therefore costs a few runs,
+run's duration, if longer, up to :data:`MAX_GAP`) after the previous one ended, and
+however many changes arrive meanwhile, they cause one run. A burst of N commits therefore costs a few runs,
 not N.
 """
 
