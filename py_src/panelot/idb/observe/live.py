@@ -14,8 +14,8 @@ against the new run's reads when it ends, so none is missed.
 
 Runs are coalesced: a new run starts no sooner than ``interval`` seconds (or the last
 run's duration, if longer, up to :data:`MAX_GAP`) after the previous one ended, and
-however many changes arrive meanwhile, they cause one run. A burst of N commits therefore costs a few runs,
-not N.
+however many changes arrive meanwhile, they cause one run. A burst of N commits
+therefore costs a few runs, not N.
 """
 
 from __future__ import annotations
