@@ -5,13 +5,19 @@
 // BroadcastChannel("x-storagemutated-1") (other pages and workers). This module does
 // both for Python's sets, and hands every set it hears to Python as wire JSON. The sets
 // are built and read in Python (py_src/panelot/idb/observe); here they are only parsed
-// and stringified. On the wire, ±Infinity is {"$inf": ±1}, and a key JSON cannot carry
-// (a Date, binary) becomes {"$wide": 1}, which Python reads as "every key".
+// and stringified. On the wire, ±Infinity is {"$inf": ±1}, the top of an open range is
+// {"$top": 1} (Dexie gets its maxKey, [[]]), and a key JSON cannot carry (a Date,
+// binary) becomes {"$wide": 1}, which Python reads as "every key".
 
 const NAME = "x-storagemutated-1";
 
+const MAX_KEY = [[]]; // Dexie's maxKey: what Dexie takes for "the top"
+
 function revive(_key, value) {
-  return value !== null && typeof value === "object" && "$inf" in value ? value.$inf * Infinity : value;
+  if (value === null || typeof value !== "object") return value;
+  if ("$inf" in value) return value.$inf * Infinity;
+  if ("$top" in value) return MAX_KEY;
+  return value;
 }
 
 function replace(key, value) {
@@ -86,7 +92,8 @@ export function openChannel(onMessage) {
   return {
     publish(text) {
       if (!open) return;
-      const detail = text.includes('"$inf"') ? JSON.parse(text, revive) : JSON.parse(text);
+      const plain = !text.includes('"$inf"') && !text.includes('"$top"');
+      const detail = plain ? JSON.parse(text) : JSON.parse(text, revive);
       publishing = true;
       try {
         scope.dispatchEvent(new CustomEvent(NAME, { detail }));

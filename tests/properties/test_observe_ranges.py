@@ -12,7 +12,7 @@ import math
 from datetime import UTC
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
@@ -92,6 +92,7 @@ def test_trees_are_balanced_and_read_back(a: list[tuple[Any, Any]]) -> None:
     assert RangeSet.from_tree(tree) == rs
 
 
+@example({"idb://d/t/": [([[], b""], [[0]])]})  # above maxKey: widened must still cover it
 @settings(max_examples=examples(200))
 @given(
     st.dictionaries(

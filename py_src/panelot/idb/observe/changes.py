@@ -7,8 +7,9 @@ every set (Dexie sends one when a page comes back from the back/forward cache).
 
 On the wire (between contexts, and to Dexie), a set is JSON text of
 ``{part: tree}`` in Dexie's tree shape, with ``{"$inf": 1}`` / ``{"$inf": -1}`` for
-the infinities. A key JSON cannot carry (a date, binary) widens its part to every
-key, in both directions: never a missed change, at worst an extra re-run.
+the infinities and ``{"$top": 1}`` for the top of an open range (:data:`TOP`, above every
+key; Dexie is handed its ``maxKey`` instead). A key JSON cannot carry (a date, binary)
+widens its part to every key, in both directions: never a missed change, at worst an extra re-run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import re
 from typing import Any, TypeAlias
 
 from panelot.idb.keys import Key
-from panelot.idb.observe.ranges import RangeSet
+from panelot.idb.observe.ranges import TOP, RangeSet
 
 __all__ = [
     "ALL",
@@ -89,6 +90,8 @@ class _Wide(Exception):  # noqa: N818 - a signal, not an error
 
 
 def _key_out(key: Key) -> Any:
+    if key is TOP:
+        return {"$top": 1}
     if isinstance(key, bool):
         raise _Wide
     if isinstance(key, str | int):
@@ -101,7 +104,7 @@ def _key_out(key: Key) -> Any:
 
 
 _dumps = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
-_FULL_TREE = '{"from":{"$inf":-1},"to":[[]],"d":1,"l":null,"r":null}'
+_FULL_TREE = '{"from":{"$inf":-1},"to":{"$top":1},"d":1,"l":null,"r":null}'
 
 
 def _tree_text(ranges: list[tuple[str, str]], lo: int, hi: int) -> tuple[str, int]:
@@ -147,6 +150,8 @@ def _revive(obj: dict[str, Any]) -> Any:
             return sign * math.inf
         if "$wide" in obj:
             return _WIDE
+        if "$top" in obj:
+            return TOP
     return obj
 
 

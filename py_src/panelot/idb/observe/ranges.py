@@ -14,12 +14,26 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from panelot.idb.keys import MAX_KEY, MIN_KEY, Key, compare_keys, is_valid_key
+from panelot.idb.keys import MIN_KEY, Key, is_valid_key
 
-__all__ = ["FULL", "MAX_NODES", "RangeSet", "order"]
+__all__ = ["FULL", "MAX_NODES", "TOP", "RangeSet", "order"]
 
-FULL: tuple[Key, Key] = (MIN_KEY, MAX_KEY)
-"""Every key (Dexie's ``FULL_RANGE``: ``minKey`` to ``maxKey``)."""
+
+class _Top:
+    """Above every key: IndexedDB has no greatest key (arrays nest without end)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "TOP"
+
+
+TOP: Any = _Top()
+"""The upper end of every range that has none (above Dexie's ``maxKey``, ``[[]]``, too).
+Dexie is sent ``maxKey`` in its place; other Python contexts get it as ``{"$top": 1}``."""
+
+FULL: tuple[Key, Key] = (MIN_KEY, TOP)
+"""Every key."""
 
 MAX_NODES = 100_000
 """A received tree with more nodes than this is refused as malformed."""
@@ -33,6 +47,8 @@ def order(key: Key) -> Any:
     :func:`~panelot.idb.keys.compare_keys`, which it agrees with.
     """
     kind = type(key)
+    if key is TOP:
+        return (5,)
     if kind is str:
         return (2, key.encode("utf-16-be", "surrogatepass"))
     if kind is int or kind is float:
@@ -66,7 +82,7 @@ class RangeSet:
 
     def add_range(self, lo: Key, hi: Key) -> RangeSet:
         """Add the keys from ``lo`` to ``hi``, both included; ``lo > hi`` is a ValueError."""
-        if compare_keys(lo, hi) > 0:
+        if order(lo) > order(hi):
             raise ValueError(f"a range's start {lo!r} is above its end {hi!r}")
         self._ranges.append((lo, hi))
         self._dirty = True
@@ -114,11 +130,9 @@ class RangeSet:
         """Equal when both hold the same keys (the same merged intervals)."""
         if not isinstance(other, RangeSet):
             return NotImplemented
-        a, b = self.intervals(), other.intervals()
-        return len(a) == len(b) and all(
-            compare_keys(x[0], y[0]) == 0 and compare_keys(x[1], y[1]) == 0
-            for x, y in zip(a, b, strict=True)
-        )
+        self.intervals()
+        other.intervals()
+        return self._los == other._los and self._his == other._his
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
@@ -188,7 +202,7 @@ class RangeSet:
             lo, hi = node.get("from"), node.get("to")
             if wide is not None and (_holds(lo, wide) or _holds(hi, wide)):
                 return cls.full()
-            if not (is_valid_key(lo) and is_valid_key(hi)):
+            if not ((lo is TOP or is_valid_key(lo)) and (hi is TOP or is_valid_key(hi))):
                 raise ValueError(f"a range's bounds must be keys, not {lo!r} and {hi!r}")
             out.add_range(lo, hi)
             stack.append(node.get("l"))

@@ -25,7 +25,6 @@ from typing import Any
 from panelot.idb.core import Batch, Count, GetMany, Mutate, MutateResult, Query, Request
 from panelot.idb.errors import PanelotError
 from panelot.idb.keys import (
-    MAX_KEY,
     MIN_KEY,
     Key,
     KeyRange,
@@ -34,7 +33,7 @@ from panelot.idb.keys import (
     index_keys,
 )
 from panelot.idb.observe.changes import DELS, PRIMARY, ObsSet, part_name
-from panelot.idb.observe.ranges import FULL, RangeSet
+from panelot.idb.observe.ranges import FULL, TOP, RangeSet
 from panelot.idb.schema import TableSpec
 
 __all__ = ["EXACT_WRITES", "Observed", "Recorder", "reading"]
@@ -232,7 +231,7 @@ def _keys_of(spec: TableSpec, value: Any) -> dict[str, list[Key]]:
 def _bounds(rng: KeyRange) -> tuple[Any, Any]:
     """A key range's closed bounds (open ends widened, as Dexie does)."""
     lo = MIN_KEY if rng.lower is None else rng.lower
-    hi = MAX_KEY if rng.upper is None else rng.upper
+    hi = TOP if rng.upper is None else rng.upper
     return lo, hi
 
 
