@@ -8,10 +8,12 @@ only (Playwright, pytest): nothing in the runtime imports it. See docs/testing.m
 """
 
 from panelot.testing.panel import (
+    API_KEY,
     BootError,
     ExtensionContext,
     Launcher,
     configure_provider,
+    last_id,
     launch_extension,
     new_thread,
     open_panel,
@@ -30,6 +32,7 @@ from panelot.testing.store import (
 from panelot.testing.stub_provider import StubProvider
 
 __all__ = [
+    "API_KEY",
     "BootError",
     "ExtensionContext",
     "Launcher",
@@ -40,6 +43,7 @@ __all__ = [
     "StubProvider",
     "configure_provider",
     "error_class",
+    "last_id",
     "launch_extension",
     "new_thread",
     "open_panel",

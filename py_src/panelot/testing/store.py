@@ -388,22 +388,27 @@ class PanelotStore:
             self.seed_turn(seeded, text)
         return seeded
 
-    def seed_turn(self, thread: SeededThread, text: str, reply: str | None = None) -> str:
-        """Append a user message and its reply to the thread's leaf; return the reply id."""
+    def seed_turn(self, thread: SeededThread | str, text: str, reply: str | None = None) -> str:
+        """Append a user message and its reply to a thread's leaf; return the reply id.
+
+        ``thread`` is a :class:`SeededThread` (whose id lists grow) or a thread id.
+        """
+        thread_id = thread if isinstance(thread, str) else thread.thread_id
         user = self.send(
             "message.append",
-            {"threadId": thread.thread_id, "type": "user_message", "payload": _text(text)},
+            {"threadId": thread_id, "type": "user_message", "payload": _text(text)},
         )
         answer = self.send(
             "message.append",
             {
-                "threadId": thread.thread_id,
+                "threadId": thread_id,
                 "type": "assistant_message",
                 "payload": _reply(reply if reply is not None else f"About {text}"),
             },
         )
-        thread.user_ids.append(user["nodeId"])
-        thread.reply_ids.append(answer["nodeId"])
+        if isinstance(thread, SeededThread):
+            thread.user_ids.append(user["nodeId"])
+            thread.reply_ids.append(answer["nodeId"])
         return str(answer["nodeId"])
 
     def seed_edit(self, thread_id: str, user_node_id: str, text: str) -> str:
@@ -433,8 +438,12 @@ class PanelotStore:
         mime: str = "image/png",
         kind: str = "image",
         with_message: bool = True,
+        text: str | None = None,
     ) -> str:
-        """Store an attachment; with ``with_message``, in a new user message. Its id."""
+        """Store an attachment; with ``with_message``, in a new user message. Its id.
+
+        The message says ``text`` (default ``"see <name>"``) before the attachment's block.
+        """
         attachment_id = str(
             self.send(
                 "attachment.put",
@@ -454,7 +463,7 @@ class PanelotStore:
                 {
                     "threadId": thread_id,
                     "type": "user_message",
-                    "payload": {"content": [{"type": "text", "text": f"see {name}"}, block]},
+                    "payload": {"content": [_text(text or f"see {name}")["content"][0], block]},
                 },
             )
             self.send(
