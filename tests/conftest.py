@@ -6,6 +6,7 @@ profile. The extension fixtures come from the plugin, panelot.testing (``pytest_
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +21,14 @@ from hypothesis_support import register_profiles, uses_hypothesis
 from panelot.testing import Launcher, wait_ready
 from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
 
-#: The project's own run loads the plugin here: py_src is on sys.path, not installed.
-pytest_plugins = ["panelot.testing.plugin"]
+#: The project's own run loads the plugin here: py_src is on sys.path, not installed. An
+#: installed panelot registers it through its pytest11 entry point, and once is enough.
+_PLUGIN = "panelot.testing.plugin"
+pytest_plugins = (
+    []
+    if any(ep.value == _PLUGIN for ep in importlib.metadata.entry_points(group="pytest11"))
+    else [_PLUGIN]
+)
 
 # Before pytest_configure, where `--hypothesis-profile=NAME` loads one of them.
 register_profiles()
