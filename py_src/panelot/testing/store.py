@@ -31,22 +31,29 @@ DB_NAME = "panelot_v1"
 
 _SEND = """async ([command]) => window.panelot.send(command)"""
 
-_QUERY = """async ([name, args]) => {
-  try {
-    return { ok: true, result: await window.panelot.query(name, args) };
-  } catch (error) {
-    return { ok: false, error: error?.name ? error : { name: "Error", message: String(error) } };
-  }
-}"""
+#: A domain error is a plain object; a JS Error's name and message are not enumerable.
+_PLAIN_ERROR = """const plainError = (error) => (error && typeof error === "object")
+  ? { ...error, name: String(error.name ?? "Error"), message: String(error.message ?? error) }
+  : { name: "Error", message: String(error) };"""
 
-_LIVE_START = """([key, name, args]) => {
-  const all = (window.__panelotTestingLive ??= {});
-  const entry = { results: [], errors: [], stop: null };
+_QUERY = f"""async ([name, args]) => {{
+  {_PLAIN_ERROR}
+  try {{
+    return {{ ok: true, result: await window.panelot.query(name, args) }};
+  }} catch (error) {{
+    return {{ ok: false, error: plainError(error) }};
+  }}
+}}"""
+
+_LIVE_START = f"""([key, name, args]) => {{
+  {_PLAIN_ERROR}
+  const all = (window.__panelotTestingLive ??= {{}});
+  const entry = {{ results: [], errors: [], stop: null }};
   all[key] = entry;
   entry.stop = window.panelot.live(name, args,
     (result) => entry.results.push(result),
-    (error) => entry.errors.push(error?.name ? error : { name: "Error", message: String(error) }));
-}"""
+    (error) => entry.errors.push(plainError(error)));
+}}"""
 
 _LIVE_WAIT = """([key, n]) => {
   const entry = window.__panelotTestingLive[key];
