@@ -38,6 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 PY_SRC = ROOT / "py_src"
+#: Subpackages of py_src/panelot left out of the wheel the extension bundles.
+HOST_ONLY = {"testing"}
 VENV = ROOT / ".venv"
 VENV_PYTHON = VENV / "bin" / "python"
 VENV_STAMP = VENV / ".requirements.sha256"
@@ -302,10 +304,18 @@ def build_own_wheel() -> Path:
     with tempfile.TemporaryDirectory(prefix="panelot-wheel-") as scratch:
         scratch_dir = Path(scratch)
         shutil.copy2(ROOT / "pyproject.toml", scratch_dir)
+        # panelot.testing (the pytest plugin) is host-side: it imports pytest and
+        # Playwright, so it stays out of the wheel Pyodide loads (and the snapshot,
+        # which imports every module of the wheel).
+        skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
         shutil.copytree(
             PY_SRC,
             scratch_dir / "py_src",
-            ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"),
+            ignore=lambda d, names: (
+                {*skip(d, names), *HOST_ONLY.intersection(names)}
+                if Path(d) == PY_SRC / "panelot"
+                else skip(d, names)
+            ),
         )
         step("wheel: building panelot from py_src")
         run(

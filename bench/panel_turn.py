@@ -1,6 +1,6 @@
 """Turn timing in the extension's side panel: Enter in the composer to the stored reply shown.
 
-A temporary profile loads ``dist/extension``; the stub provider (tools/stub_provider.py,
+A temporary profile loads ``dist/extension``; the stub provider (panelot/testing/stub_provider.py,
 no delay between chunks) answers. Two threads are seeded through ``thread.import``: a
 short one and a long one (10 and 10,000 nodes; 10 and 500 with ``--quick``). Each turn
 opens one of them (alternating, so both see the same state of the browser), types a
@@ -115,8 +115,8 @@ def measure_panel_turn(
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
     """Return ``{"sizes": [short, long], "short": [ms...], "long": [ms...]}``."""
-    sys.path.insert(0, str(ROOT / "tools"))
-    from stub_provider import StubProvider
+    sys.path.insert(0, str(ROOT / "py_src"))
+    from panelot.testing.stub_provider import StubProvider
 
     short, long = SIZES["quick" if quick else "full"]
     times: dict[str, list[float]] = {"short": [], "long": []}

@@ -1,31 +1,34 @@
 """Pytest set-up: hypothesis profiles, the ``fuzz`` marker and the shared fixtures.
 
-The fixtures: a server for dist/web, a booted harness page and the extension.
+The fixtures: a server for dist/web, a booted harness page and the session's extension
+profile. The extension fixtures come from the plugin, panelot.testing (``pytest_plugins``).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from behavior import discover
-from browser_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DIST_WEB,
-    extension_id_of,
-    launch_extension,
-    require_dist,
-    run_py,
-    serve_directory,
-    wait_ready,
-)
+from browser_harness import DIST_WEB, require_dist, run_py, serve_directory
 from hypothesis_support import register_profiles, uses_hypothesis
+from panelot.testing import Launcher, wait_ready
+from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
+
+#: The project's own run loads the plugin here: py_src is on sys.path, not installed. An
+#: installed panelot registers it through its pytest11 entry point, and once is enough.
+_PLUGIN = "panelot.testing.plugin"
+pytest_plugins = (
+    []
+    if any(ep.value == _PLUGIN for ep in importlib.metadata.entry_points(group="pytest11"))
+    else [_PLUGIN]
+)
 
 # Before pytest_configure, where `--hypothesis-profile=NAME` loads one of them.
 register_profiles()
@@ -64,10 +67,10 @@ def harness_page(browser: Browser, web_server: str) -> Iterator[Page]:
 
 
 @pytest.fixture(scope="session")
-def extension_context(playwright: Playwright) -> Iterator[tuple[BrowserContext, str]]:
-    """A persistent Chromium context with dist/extension loaded; yields (context, id)."""
-    with launch_extension(playwright) as (context, worker):
-        yield context, extension_id_of(worker)
+def extension_context(panelot_launcher: Launcher) -> Iterator[tuple[BrowserContext, str]]:
+    """The session's shared profile with dist/extension loaded (the plugin's launcher)."""
+    with panelot_launcher.launch("panelot-session-") as ext:
+        yield ext.context, ext.extension_id
 
 
 BEHAVIOR_DIR = Path(__file__).parent / "behavior"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,14 @@ def test_wheel_manifest_lists_bundled_wheels(dist: Path) -> None:
     assert names[0] == "panelot-0.1.0-py3-none-any.whl"
     assert any(name.startswith("rfc8785-") for name in names)
     assert sorted(names) == sorted(p.name for p in wheels.glob("*.whl"))
+
+
+def test_the_bundled_wheel_leaves_out_the_host_side_test_plugin() -> None:
+    wheel = require_dist(DIST_EXTENSION) / "wheels" / "panelot-0.1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    assert "panelot/store.py" in names
+    assert not [n for n in names if n.startswith("panelot/testing/")]
 
 
 @pytest.mark.parametrize("dist", [DIST_EXTENSION, DIST_WEB], ids=["extension", "web"])

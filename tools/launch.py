@@ -17,8 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stub_provider import StubProvider  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py_src"))
+from panelot.testing.stub_provider import StubProvider  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -1,39 +1,38 @@
-"""Fixtures the end-to-end tests share: the stub provider and a profile of their own.
+"""The e2e modules' side panel: the plugin's module profile with the stub provider saved.
 
-A module that needs another stub (a slower one) or the session's shared profile
-(``extension_context``, in ``tests/conftest.py``) defines its own fixture of that name.
+Each e2e module runs on a profile of its own (``panelot_module_context``, from
+panelot.testing), so its database and ``chrome.storage.local`` start empty and counts
+are exact. A module that needs another stub (a slower one) overrides ``panelot_stub``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from playwright.sync_api import BrowserContext, Playwright
+from playwright.sync_api import Dialog, Page
 
-from browser_harness import extension_id_of, launch_extension
-from e2e_support import StubProvider
-
-#: Playwright's default timeout in the modules' own profiles.
-TIMEOUT = 60_000
+from panelot.testing import PanelotStore, StubProvider, configure_provider
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubProvider]:
-    """The stub OpenAI-compatible provider on 127.0.0.1, for one module."""
-    with StubProvider(chunk_delay=0.01) as server:
-        yield server
+def panel(panelot_module_panel: Page, panelot_stub: StubProvider) -> Page:
+    """The module's side panel with the stub provider saved through Settings.
 
-
-@pytest.fixture(scope="module")
-def ext(
-    playwright: Playwright, request: pytest.FixtureRequest
-) -> Iterator[tuple[BrowserContext, str]]:
-    """A persistent profile of the module's own with dist/extension loaded: (context, id).
-
-    Its database and ``chrome.storage.local`` start empty, so counts are exact.
+    Dialogs are dismissed and their messages kept in ``page.dialogs``.
     """
-    prefix = f"panelot-{request.module.__name__.removeprefix('test_')}-"
-    with launch_extension(playwright, prefix) as (context, worker):
-        context.set_default_timeout(TIMEOUT)
-        yield context, extension_id_of(worker)
+    page = panelot_module_panel
+    configure_provider(page, panelot_stub.base_url)
+    dialogs: list[str] = []
+
+    def on_dialog(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    page.dialogs = dialogs  # type: ignore[attr-defined]
+    return page
+
+
+@pytest.fixture(scope="module")
+def store(panel: Page) -> PanelotStore:
+    """The typed store handle over ``panel``."""
+    return PanelotStore(panel, client_id="e2e")

@@ -9,48 +9,39 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
 from browser_harness import READY_TIMEOUT_MS
-from e2e_support import (
+from e2e_support import shot
+from panelot.testing import (
     API_KEY,
-    StubProvider,
-    configure_provider,
+    ExtensionContext,
     new_thread,
     open_panel,
-    reset_state,
-    send,
-    shot,
+    send_message,
 )
 
 
 @pytest.fixture(scope="module")
-def data(extension_context: tuple[BrowserContext, str]) -> Iterator[dict[str, str]]:
+def data(panel: Page) -> dict[str, str]:
     """A thread made through the panel UI: two turns, one regenerated reply, a tombstone."""
-    context, extension_id = extension_context
-    with StubProvider() as stub:
-        panel = open_panel(context, extension_id)
-        reset_state(panel)
-        configure_provider(panel, stub.base_url)
-        thread_id = new_thread(panel)
-        send(panel, "Console question one")
-        send(panel, "Console question two")
-        first_reply = panel.locator(".msg.assistant").first
-        first_reply.hover()
-        first_reply.locator("[data-action=delete]").click()
-        panel.click("#dialog-ok")
-        panel.wait_for_function("() => document.querySelectorAll('.msg.assistant').length === 1")
-        leaf = panel.evaluate("() => window.panelotApp.chat.snapshot.leafId")
-        yield {"thread_id": thread_id, "leaf": leaf}
-        panel.close()
+    thread_id = new_thread(panel)
+    send_message(panel, "Console question one")
+    send_message(panel, "Console question two")
+    first_reply = panel.locator(".msg.assistant").first
+    first_reply.hover()
+    first_reply.locator("[data-action=delete]").click()
+    panel.click("#dialog-ok")
+    panel.wait_for_function("() => document.querySelectorAll('.msg.assistant').length === 1")
+    leaf = panel.evaluate("() => window.panelotApp.chat.snapshot.leafId")
+    return {"thread_id": thread_id, "leaf": leaf}
 
 
 @pytest.fixture(scope="module")
-def console(extension_context: tuple[BrowserContext, str], data: dict[str, str]) -> Iterator[Page]:
-    context, extension_id = extension_context
-    page = context.new_page()
+def console(panelot_module_context: ExtensionContext, data: dict[str, str]) -> Iterator[Page]:
+    page = panelot_module_context.context.new_page()
     page.set_viewport_size({"width": 1000, "height": 700})
-    page.goto(f"chrome-extension://{extension_id}/console.html")
+    page.goto(panelot_module_context.url("console.html"))
     page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=READY_TIMEOUT_MS)
     assert "(from the memory snapshot) · database panelot_v1" in page.inner_text("#state")
     yield page
@@ -337,9 +328,9 @@ def test_hostile_content_is_inert_in_the_console(console: Page) -> None:
 
 
 def test_hostile_imported_data_is_inert_in_the_panel(
-    extension_context: tuple[BrowserContext, str],
+    panelot_module_context: ExtensionContext,
 ) -> None:
-    context, extension_id = extension_context
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     panel = open_panel(context, extension_id)
     dialogs: list[str] = []
     errors: list[str] = []

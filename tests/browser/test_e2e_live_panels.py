@@ -14,18 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import Page, expect
 
 from browser_harness import query
-from e2e_support import (
-    StubProvider,
-    command,
+from e2e_support import tiny_png
+from panelot.testing import (
+    ExtensionContext,
+    PanelotStore,
     last_id,
     new_thread,
-    open_configured_panel,
-    open_panel,
-    send,
-    tiny_png,
+    send_message,
     wait_reply,
 )
 
@@ -37,19 +35,9 @@ LIVE_COUNT = "() => window.panelot.py.pyimport('panelot.runtime').live_count()"
 
 
 @pytest.fixture(scope="module")
-def a(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    """Panel A, from a known state, with the stub provider configured."""
-    context, extension_id = ext
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
-
-
-@pytest.fixture(scope="module")
-def b(ext: tuple[BrowserContext, str], a: Page) -> Iterator[Page]:
-    """Panel B: another page of the profile, opened once A has saved the provider."""
-    context, extension_id = ext
-    page = open_panel(context, extension_id)
+def b(panelot_module_context: ExtensionContext, panel: Page) -> Iterator[Page]:
+    """Panel B: another page of the profile, opened once A (``panel``) saved the provider."""
+    page = panelot_module_context.open_panel()
     yield page
     page.close()
 
@@ -64,13 +52,14 @@ ROWS = "() => document.querySelectorAll('#thread-list .thread-item').length"
 
 
 @pytest.fixture()
-def pair(a: Page, b: Page) -> tuple[Page, Page]:
+def pair(panel: Page, b: Page) -> tuple[Page, Page]:
     """Both panels on an empty list (every thread deleted), B's message box empty."""
+    a = panel
     for page in (a, b):
         to_list(page)
         page.eval_on_selector("#input", "(el) => { el.value = ''; }")
     for thread in query(a, "thread.list", {"archived": None}):
-        command(a, "thread.delete", {"threadId": thread["id"]})
+        PanelotStore(a).send("thread.delete", {"threadId": thread["id"]})
     for page in (a, b):
         page.wait_for_function(f"() => ({ROWS})() === 0", timeout=LIVE_MS)
     return a, b
@@ -134,7 +123,7 @@ def test_a_thread_created_renamed_and_imported_in_a_shows_in_b(pair: tuple[Page,
 
     data = query(a, "thread.export", {"threadId": created, "format": "json"})["data"]
     data["thread"]["title"] = "Imported in A"
-    imported = command(a, "thread.import", {"data": data})["threadId"]
+    imported = PanelotStore(a).send("thread.import", {"data": data})["threadId"]
     expect(b.locator(f"{row(b, imported)} .thread-title")).to_have_text(
         "Imported in A", timeout=LIVE_MS
     )
@@ -142,14 +131,13 @@ def test_a_thread_created_renamed_and_imported_in_a_shows_in_b(pair: tuple[Page,
 
 def test_unchanged_rows_keep_their_elements_in_b(pair: tuple[Page, Page]) -> None:
     a, b = pair
-    changed = command(a, "thread.create", {"title": "To be renamed"})["threadId"]
-    kept = command(a, "thread.create", {"title": "Left alone"})["threadId"]
+    changed = PanelotStore(a).send("thread.create", {"title": "To be renamed"})["threadId"]
+    kept = PanelotStore(a).send("thread.create", {"title": "Left alone"})["threadId"]
     expect(b.locator(row(b, changed))).to_have_count(1, timeout=LIVE_MS)
     expect(b.locator(row(b, kept))).to_have_count(1, timeout=LIVE_MS)
     mark(b, row(b, kept), "kept")
     mark(b, row(b, changed), "changed")
-    command(
-        a,
+    PanelotStore(a).send(
         "thread.update",
         {"threadId": changed, "patch": {"title": "Renamed meanwhile", "pinned": True}},
     )
@@ -164,7 +152,7 @@ def test_unchanged_rows_keep_their_elements_in_b(pair: tuple[Page, Page]) -> Non
     )
     assert order == [changed, kept]
 
-    command(a, "thread.delete", {"threadId": changed})
+    PanelotStore(a).send("thread.delete", {"threadId": changed})
     expect(b.locator(row(b, changed))).to_have_count(0, timeout=LIVE_MS)
     assert marked(b, row(b, kept)) == "kept"
 
@@ -175,7 +163,7 @@ def test_unchanged_rows_keep_their_elements_in_b(pair: tuple[Page, Page]) -> Non
 def test_an_append_in_a_shows_in_b_and_keeps_bs_draft(pair: tuple[Page, Page]) -> None:
     a, b = pair
     thread_id = new_thread(a)
-    send(a, "First question")
+    send_message(a, "First question")
     open_in(b, thread_id)
     first_user = b.locator("#messages .msg.user").first.get_attribute("data-node-id")
     assert first_user is not None
@@ -183,7 +171,7 @@ def test_an_append_in_a_shows_in_b_and_keeps_bs_draft(pair: tuple[Page, Page]) -
     b.fill("#input", "a draft B is still typing")
     b.eval_on_selector("#input", "(el) => el.setSelectionRange(2, 7)")
 
-    send(a, "Second question")
+    send_message(a, "Second question")
     reply = last_id(a)
     assert reply is not None
     expect(b.locator(node(reply))).to_have_count(1, timeout=LIVE_MS)
@@ -198,7 +186,7 @@ def test_an_append_in_a_shows_in_b_and_keeps_bs_draft(pair: tuple[Page, Page]) -
 def test_a_regenerate_and_a_branch_switch_in_a_show_in_b(pair: tuple[Page, Page]) -> None:
     a, b = pair
     thread_id = new_thread(a)
-    send(a, "Tell me something")
+    send_message(a, "Tell me something")
     first = last_id(a)
     assert first is not None
     open_in(b, thread_id)
@@ -225,7 +213,7 @@ def test_a_regenerate_and_a_branch_switch_in_a_show_in_b(pair: tuple[Page, Page]
 def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
     a, b = pair
     thread_id = new_thread(a)
-    send(a, "Version one")
+    send_message(a, "Version one")
     open_in(b, thread_id)
     original = [p[0] for p in positions(b)]
     a.locator(".msg.user").first.locator("[data-action=edit]").click()
@@ -241,9 +229,9 @@ def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
 
 def test_bs_scroll_position_survives_an_append_in_a(pair: tuple[Page, Page]) -> None:
     a, b = pair
-    thread_id = command(a, "thread.create", {"title": "Long one"})["threadId"]
+    thread_id = PanelotStore(a).send("thread.create", {"title": "Long one"})["threadId"]
     for i in range(12):
-        command(a, "message.append", {
+        PanelotStore(a).send("message.append", {
             "threadId": thread_id, "type": "user_message",
             "payload": {"content": [{"type": "text", "text": f"line {i}\n" * 6}]},
         })  # fmt: skip
@@ -251,7 +239,7 @@ def test_bs_scroll_position_survives_an_append_in_a(pair: tuple[Page, Page]) -> 
     b.eval_on_selector("#messages", "(el) => { el.scrollTop = 40; }")
     top = b.eval_on_selector("#messages", "(el) => el.scrollTop")
     assert top > 0
-    appended = command(a, "message.append", {
+    appended = PanelotStore(a).send("message.append", {
         "threadId": thread_id, "type": "user_message",
         "payload": {"content": [{"type": "text", "text": "one more"}]},
     })["nodeId"]  # fmt: skip
@@ -263,8 +251,8 @@ def test_switching_threads_stops_the_old_threads_live_queries(
     pair: tuple[Page, Page],
 ) -> None:
     a, b = pair
-    one = command(a, "thread.create", {"title": "One"})["threadId"]
-    two = command(a, "thread.create", {"title": "Two"})["threadId"]
+    one = PanelotStore(a).send("thread.create", {"title": "One"})["threadId"]
+    two = PanelotStore(a).send("thread.create", {"title": "Two"})["threadId"]
     count = LIVE_COUNT
     open_in(b, one)
     watching = b.evaluate(count)
@@ -282,7 +270,7 @@ def test_switching_threads_stops_the_old_threads_live_queries(
 def test_a_thread_deleted_in_a_closes_in_b_with_a_notice(pair: tuple[Page, Page]) -> None:
     a, b = pair
     thread_id = new_thread(a)
-    send(a, "soon gone")
+    send_message(a, "soon gone")
     open_in(b, thread_id)
     b.fill("#input", "words B has not sent")
     a.click("#nav-back")
@@ -307,12 +295,12 @@ def test_a_message_sent_into_a_thread_deleted_elsewhere_is_refused_and_kept(
 ) -> None:
     a, b = pair
     thread_id = new_thread(a)
-    send(a, "here for now")
+    send_message(a, "here for now")
     open_in(b, thread_id)
     # B sends before it hears of the delete: its live view is paused to hold that window
     # open (otherwise the view closes first, well within a second).
     b.evaluate("() => window.panelotApp.chat.watching.stop()")
-    command(a, "thread.delete", {"threadId": thread_id})
+    PanelotStore(a).send("thread.delete", {"threadId": thread_id})
     b.fill("#input", "this cannot be stored")
     b.press("#input", "Enter")
     expect(b.locator("#toast")).to_contain_text("deleted in another window", timeout=LIVE_MS)
@@ -340,7 +328,7 @@ def test_bs_storage_figures_follow_an_attachment_sent_in_a(pair: tuple[Page, Pag
     a.press("#input", "Enter")
     wait_reply(a, before)
     expect(b.locator("#attachment-usage")).to_contain_text("Attachments: 1 file,", timeout=LIVE_MS)
-    command(a, "thread.delete", {"threadId": thread_id})
+    PanelotStore(a).send("thread.delete", {"threadId": thread_id})
     expect(b.locator("#attachment-usage")).to_contain_text("Attachments: 0 files,", timeout=LIVE_MS)
     to_list(b)  # leaving Settings stops its live queries
     assert b.evaluate(LIVE_COUNT) == watching

@@ -1,6 +1,6 @@
 """End-to-end tests of the side panel: the real extension in Chromium, driven by clicks.
 
-A stub OpenAI-compatible provider on 127.0.0.1 (tools/stub_provider.py) streams real
+A stub OpenAI-compatible provider on 127.0.0.1 (panelot/testing/stub_provider.py) streams real
 SSE over HTTP. After each flow the test reads what is stored (panelot.query, or the
 raw IndexedDB records through Pyodide) so what the UI shows is what is stored.
 Screenshots of key states go to test-results/.
@@ -14,40 +14,28 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
 from browser_harness import TargetRuntime, open_real_side_panel, query
-from e2e_support import (
+from e2e_support import shot, tiny_png
+from panelot.testing import (
     API_KEY,
+    ExtensionContext,
+    PanelotStore,
     StubProvider,
     configure_provider,
-    count_nodes,
     last_id,
     new_thread,
-    open_configured_panel,
     open_panel,
-    raw_nodes,
-    send,
-    shot,
-    snapshot,
-    tiny_png,
+    send_message,
     wait_reply,
 )
 
 
 @pytest.fixture(scope="module")
-def stub() -> Iterator[StubProvider]:
+def panelot_stub() -> Iterator[StubProvider]:
     with StubProvider(chunk_delay=0.03) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    """The side panel page (in a tab, at panel size) with the stub provider configured."""
-    context, extension_id = extension_context
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
 
 
 def texts(page: Page, selector: str) -> list[str]:
@@ -71,8 +59,8 @@ def confirm(page: Page) -> None:
 # ---- boot ------------------------------------------------------------------------------
 
 
-def test_boot_shows_each_stage_then_the_app(extension_context: tuple[BrowserContext, str]) -> None:
-    context, extension_id = extension_context
+def test_boot_shows_each_stage_then_the_app(panelot_module_context: ExtensionContext) -> None:
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = context.new_page()
     page.set_viewport_size({"width": 400, "height": 720})
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
@@ -92,8 +80,8 @@ def test_boot_shows_each_stage_then_the_app(extension_context: tuple[BrowserCont
     page.close()
 
 
-def test_real_side_panel_boots_the_app(extension_context: tuple[BrowserContext, str]) -> None:
-    context, extension_id = extension_context
+def test_real_side_panel_boots_the_app(panelot_module_context: ExtensionContext) -> None:
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     session, target_id = open_real_side_panel(context, extension_id)
     panel = TargetRuntime(session, target_id)
     ready = "document.body.dataset.ready === '1' ? window.__panelotState : null"
@@ -106,27 +94,27 @@ def test_real_side_panel_boots_the_app(extension_context: tuple[BrowserContext, 
 
 
 def test_settings_round_trip_keeps_the_key_encrypted(
-    panel: Page, extension_context: tuple[BrowserContext, str], stub: StubProvider
+    panel: Page, panelot_module_context: ExtensionContext, panelot_stub: StubProvider
 ) -> None:
     providers = query(panel, "settings.get", {"group": "providers"})["value"]
     conn = providers["connections"][0]
     assert providers["defaultConnectionId"] == conn["id"] == "default"
-    assert conn["baseUrl"] == stub.base_url and conn["models"] == ["stub-model"]
+    assert conn["baseUrl"] == panelot_stub.base_url and conn["models"] == ["stub-model"]
     assert conn["credentialRef"].startswith("cred:")
     assert {c["ref"] for c in query(panel, "credential.list")} >= {conn["credentialRef"]}
     stored = panel.evaluate("async () => JSON.stringify(await chrome.storage.local.get(null))")
     assert API_KEY not in stored, "the API key must never be stored in plaintext"
 
     # A fresh page reads the same settings back into the form.
-    context, extension_id = extension_context
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     other = open_panel(context, extension_id)
     other.click("#nav-settings")
-    assert other.input_value("#provider-base-url") == stub.base_url
+    assert other.input_value("#provider-base-url") == panelot_stub.base_url
     assert other.input_value("#provider-model") == "stub-model"
     assert other.input_value("#provider-key") == ""
     assert "stored" in (other.get_attribute("#provider-key", "placeholder") or "")
     saved = other.inner_text("#provider-status")
-    assert saved.startswith(f"Saved: stub-model at {stub.base_url} (API key stored).")
+    assert saved.startswith(f"Saved: stub-model at {panelot_stub.base_url} (API key stored).")
     assert "Not tested yet" in saved and "Connected" not in saved
     assert "Storage" in other.inner_text("#settings-storage")
     other.wait_for_selector("#storage-usage")
@@ -135,7 +123,7 @@ def test_settings_round_trip_keeps_the_key_encrypted(
 
 
 def test_without_provider_the_composer_says_what_to_configure(
-    extension_context: tuple[BrowserContext, str], panel: Page, stub: StubProvider
+    panelot_module_context: ExtensionContext, panel: Page, panelot_stub: StubProvider
 ) -> None:
     page = panel
     page.click("#nav-settings")
@@ -151,37 +139,40 @@ def test_without_provider_the_composer_says_what_to_configure(
     shot(page, "panel-no-provider")
     # Everything else still works: the thread exists and can be renamed.
     assert query(page, "thread.get", {"threadId": thread_id})["title"] == "New chat"
-    configure_provider(page, stub.base_url)
+    configure_provider(page, panelot_stub.base_url)
     assert page.is_hidden("#composer-hint")
 
 
 # ---- send & stream -------------------------------------------------------------------------
 
 
-def test_send_streams_then_stores_one_assistant_node(panel: Page, stub: StubProvider) -> None:
+def test_send_streams_then_stores_one_assistant_node(
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+) -> None:
     page = panel
     thread_id = new_thread(page)
-    before = len(stub.requests)
+    before = len(panelot_stub.requests)
     page.fill("#input", "Hello there\nsecond line")
     page.press("#input", "Shift+Enter")  # a newline, not a send
     assert page.input_value("#input").count("\n") == 2
     page.fill("#input", "Tell me a story about streaming")
     before_id = last_id(page)
-    stub.release = threading.Event()  # the reply's last chunk waits: the test sees it mid-stream
+    # The reply's last chunk waits: the test sees it mid-stream, however slow the machine.
+    panelot_stub.release = threading.Event()
     try:
         page.press("#input", "Enter")
         page.wait_for_selector("[data-streaming] .msg-body >> text=Reply")
         streaming_text = page.inner_text("[data-streaming] .msg-body")
         assert streaming_text.startswith("Reply")
         # While streaming, the deltas live only in memory: one node (the user message).
-        assert count_nodes(page, thread_id) == 1
+        assert len(store.raw_nodes(thread_id)) == 1
     finally:
-        stub.release.set()
-        stub.release = None
+        panelot_stub.release.set()
+        panelot_stub.release = None
     wait_reply(page, before_id)
     shot(page, "panel-after-send")
 
-    request = stub.requests[before]
+    request = panelot_stub.requests[before]
     assert request["headers"].get("Authorization") == f"Bearer {API_KEY}"
     assert request["body"]["stream"] is True
     assert request["body"]["messages"][-1] == {
@@ -189,7 +180,7 @@ def test_send_streams_then_stores_one_assistant_node(panel: Page, stub: StubProv
         "content": "Tell me a story about streaming",
     }
 
-    nodes = snapshot(page, thread_id)["nodes"]
+    nodes = store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
     assert [n["type"] for n in nodes] == ["user_message", "assistant_message"]
     reply = nodes[1]["payload"]
     assert (
@@ -199,14 +190,14 @@ def test_send_streams_then_stores_one_assistant_node(panel: Page, stub: StubProv
     assert reply["model"] == "stub-model" and reply["connectionId"] == "default"
     assert reply["usage"]["inputTokens"] > 0 and reply["usage"]["outputTokens"] > 0
     assert texts(page, ".msg.assistant .msg-body") == [reply["content"][0]["text"]]
-    assert count_nodes(page, thread_id) == 2
+    assert len(store.raw_nodes(thread_id)) == 2
     # The first message titles the thread.
     assert query(page, "thread.get", {"threadId": thread_id})["title"] == (
         "Tell me a story about streaming"
     )
 
 
-def test_stopping_mid_stream_writes_no_node(panel: Page) -> None:
+def test_stopping_mid_stream_writes_no_node(panel: Page, store: PanelotStore) -> None:
     page = panel
     thread_id = new_thread(page)
     page.fill("#input", "please be slow")
@@ -219,12 +210,16 @@ def test_stopping_mid_stream_writes_no_node(panel: Page) -> None:
     assert "nothing was saved" in page.inner_text("#chat-error")
     assert page.is_visible("#chat-retry")
     page.wait_for_timeout(400)  # let any late write land
-    nodes = raw_nodes(page, thread_id)
+    nodes = store.raw_nodes(thread_id)
     assert [n["type"] for n in nodes] == ["user_message"]
-    assert [n["type"] for n in snapshot(page, thread_id)["nodes"]] == ["user_message"]
+    assert [
+        n["type"] for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    ] == ["user_message"]
 
 
-def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(panel: Page) -> None:
+def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(
+    panel: Page, store: PanelotStore
+) -> None:
     page = panel
     thread_id = new_thread(page)
     page.fill("#input", "this will fail")
@@ -235,7 +230,7 @@ def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(panel: Page
     shot(page, "panel-provider-error")
     page.click("#chat-retry")
     page.wait_for_selector("#chat-error:not([hidden]) >> text=HTTP 500")
-    assert [n["type"] for n in raw_nodes(page, thread_id)] == ["user_message"]
+    assert [n["type"] for n in store.raw_nodes(thread_id)] == ["user_message"]
 
 
 # ---- edit, regenerate, branches ------------------------------------------------------------
@@ -245,10 +240,10 @@ def branch_of(page: Page, index: int, kind: str) -> str:
     return page.locator(f".msg.{kind}").nth(index).locator(".branch-pos").inner_text()
 
 
-def test_edit_regenerate_and_the_branch_selector(panel: Page) -> None:
+def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStore) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "First question")
+    send_message(page, "First question")
     first_user = page.locator(".msg.user").first.get_attribute("data-node-id")
     first_reply = page.locator(".msg.assistant").first.get_attribute("data-node-id")
 
@@ -294,19 +289,21 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page) -> None:
     page.wait_for_selector(".msg.user .branch-pos >> text=2/2")
     # branch.switch goes to the newest deepest descendant: the regenerated reply.
     assert query(page, "thread.get", {"threadId": thread_id})["leafId"] == regenerated
-    snap = snapshot(page, thread_id)
+    snap = store.query("thread.snapshot", {"threadId": thread_id})
     assert [(n["siblingIndex"], n["siblingCount"]) for n in snap["nodes"]] == [(2, 2), (2, 2)]
-    assert len(raw_nodes(page, thread_id)) == 5
+    assert len(store.raw_nodes(thread_id)) == 5
 
 
 # ---- delete ------------------------------------------------------------------------------
 
 
-def test_delete_message_is_a_tombstone_and_thread_delete_cascades(panel: Page) -> None:
+def test_delete_message_is_a_tombstone_and_thread_delete_cascades(
+    panel: Page, store: PanelotStore
+) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "one")
-    send(page, "two")
+    send_message(page, "one")
+    send_message(page, "two")
     victim = page.locator(".msg.assistant").first
     victim_id = victim.get_attribute("data-node-id")
     victim.hover()
@@ -316,9 +313,11 @@ def test_delete_message_is_a_tombstone_and_thread_delete_cascades(panel: Page) -
         "(id) => !document.querySelector(`[data-node-id='${id}']`)", arg=victim_id
     )
     assert texts(page, ".msg.user .msg-body") == ["one", "two"]
-    stored = {n["id"]: n for n in raw_nodes(page, thread_id)}
+    stored = {n["id"]: n for n in store.raw_nodes(thread_id)}
     assert len(stored) == 4 and stored[victim_id]["payload"]["deleted"] is True
-    assert victim_id not in [n["id"] for n in snapshot(page, thread_id)["nodes"]]
+    assert victim_id not in [
+        n["id"] for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    ]
     assert query(page, "thread.check", {"threadId": thread_id})["ok"] is True
 
     page.click("#chat-menu summary")
@@ -328,7 +327,7 @@ def test_delete_message_is_a_tombstone_and_thread_delete_cascades(panel: Page) -
     page.click("#dialog-ok")
     page.wait_for_selector("#view-threads:not([hidden])")
     assert page.locator(f"[data-thread-id='{thread_id}']").count() == 0
-    assert count_nodes(page, thread_id) == 0
+    assert len(store.raw_nodes(thread_id)) == 0
     error = page.evaluate(
         "(id) => window.panelot.query('thread.get', {threadId: id}).then(() => null, e => e.name)",
         thread_id,
@@ -403,7 +402,9 @@ def test_thread_list_search_filters_pin_archive(panel: Page) -> None:
 # ---- attachments -------------------------------------------------------------------------
 
 
-def test_attach_an_image_and_see_it_in_the_message(panel: Page, stub: StubProvider) -> None:
+def test_attach_an_image_and_see_it_in_the_message(
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+) -> None:
     page = panel
     thread_id = new_thread(page)
     page.set_input_files(
@@ -411,7 +412,7 @@ def test_attach_an_image_and_see_it_in_the_message(panel: Page, stub: StubProvid
     )
     page.wait_for_selector("#pending li[data-name='square.png'] img")
     page.fill("#input", "What colour is this square?")
-    before = len(stub.requests)
+    before = len(panelot_stub.requests)
     previous = last_id(page)
     page.press("#input", "Enter")
     wait_reply(page, previous)
@@ -429,10 +430,10 @@ def test_attach_an_image_and_see_it_in_the_message(panel: Page, stub: StubProvid
         and listed[0]["mime"] == "image/png"
         and listed[0]["size"] == len(tiny_png())
     )
-    user = snapshot(page, thread_id)["nodes"][0]
+    user = store.query("thread.snapshot", {"threadId": thread_id})["nodes"][0]
     block = user["payload"]["content"][1]
     assert block["type"] == "image" and block["attachmentId"] == listed[0]["id"]
-    sent = stub.requests[before]["body"]["messages"][-1]["content"]
+    sent = panelot_stub.requests[before]["body"]["messages"][-1]["content"]
     assert sent[0] == {"type": "text", "text": "What colour is this square?"}
     assert sent[1]["image_url"]["url"].startswith("data:image/png;base64,")
 
@@ -440,10 +441,10 @@ def test_attach_an_image_and_see_it_in_the_message(panel: Page, stub: StubProvid
 # ---- export / import -----------------------------------------------------------------------
 
 
-def test_export_then_import(panel: Page, tmp_path: Any) -> None:
+def test_export_then_import(panel: Page, store: PanelotStore, tmp_path: Any) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "Export me please")
+    send_message(page, "Export me please")
     rename(page, "Exported thread")
     page.wait_for_function("() => window.panelotApp.chat.thread?.title === 'Exported thread'")
     page.click("#chat-menu summary")
@@ -468,8 +469,12 @@ def test_export_then_import(panel: Page, tmp_path: Any) -> None:
     copies = [t for t in query(page, "thread.list", {}) if t["title"] == "Exported thread"]
     assert len(copies) == 2
     copy = next(t for t in copies if t["id"] != thread_id)
-    original = [n["payload"] for n in snapshot(page, thread_id)["nodes"]]
-    imported = [n["payload"] for n in snapshot(page, copy["id"])["nodes"]]
+    original = [
+        n["payload"] for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    ]
+    imported = [
+        n["payload"] for n in store.query("thread.snapshot", {"threadId": copy["id"]})["nodes"]
+    ]
     assert imported == original
     to_list(page)
     page.click(f"[data-thread-id='{copy['id']}'] .thread-open")
@@ -493,7 +498,7 @@ def test_html_and_script_payloads_render_inert(panel: Page) -> None:
     title = "<img src=x onerror=\"window.__xss='title'\"><script>alert(1)</script>"
     rename(page, title, tags="<b>tag</b>")
     for payload in PAYLOADS:
-        send(page, payload)  # the stub echoes it back, so it is rendered as Markdown too
+        send_message(page, payload)  # the stub echoes it back, so it is rendered as Markdown too
     page.set_input_files(
         "#file-input",
         files=[
@@ -504,7 +509,7 @@ def test_html_and_script_payloads_render_inert(panel: Page) -> None:
             }
         ],
     )
-    send(page, "file attached")
+    send_message(page, "file attached")
     to_list(page)
     page.wait_for_selector(f"[data-thread-id='{thread_id}']")
     page.click(f"[data-thread-id='{thread_id}'] .thread-open")

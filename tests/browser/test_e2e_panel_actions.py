@@ -20,11 +20,10 @@ import base64
 import importlib
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Locator, Page, Route
+from playwright.sync_api import Locator, Page, Route
 
 from behavior.legacy.browsa_fixture import KEYS, png, storage
 from browser_harness import (
@@ -32,32 +31,27 @@ from browser_harness import (
     query,
     run_py,
 )
-from e2e_support import (
+from e2e_support import shot, tiny_png
+from panelot.testing import (
+    ExtensionContext,
+    PanelotStore,
     StubProvider,
     new_thread,
-    open_configured_panel,
-    raw_nodes,
-    send,
-    shot,
-    snapshot,
-    tiny_png,
+    send_message,
     wait_reply,
 )
 
 TIMEOUT = 60_000
-#: The stub's reply to a message containing "markdown" (tools/stub_provider.py).
+#: The stub's reply to a message containing "markdown" (panelot/testing/stub_provider.py).
 MARKDOWN_REPLY: str = importlib.import_module(StubProvider.__module__).MARKDOWN_REPLY
 XSS = "<img src=x onerror=window.__pwned=1>"
 
 
 @pytest.fixture(scope="module")
-def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    """The side panel page (in a tab, at panel size) with the stub provider configured."""
-    context, extension_id = ext
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    page.evaluate(RECORD_TOASTS)
-    yield page
-    page.close()
+def panel(panel: Page) -> Page:
+    """The module's configured panel (tests/browser/conftest.py), recording toasts."""
+    panel.evaluate(RECORD_TOASTS)
+    return panel
 
 
 # ---- helpers ---------------------------------------------------------------------------
@@ -80,17 +74,6 @@ def wait_toast(page: Page, text: str) -> None:
     page.wait_for_function("(text) => window.__toasts.includes(text)", arg=text)
 
 
-def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
-    """Run a bus command through ``panelot.send``; return its response (it must complete)."""
-    envelope = page.evaluate(
-        """([type, payload]) => window.panelot.send({
-             type, clientId: "e2e-more", submissionId: crypto.randomUUID(), payload})""",
-        [kind, payload],
-    )
-    assert envelope["status"] == "completed", envelope
-    return envelope["response"]
-
-
 def to_list(page: Page) -> None:
     """Back to the (refreshed) thread list."""
     while page.evaluate("() => window.panelotApp.view") != "threads":
@@ -101,7 +84,7 @@ def to_list(page: Page) -> None:
 def wipe(page: Page) -> None:
     """Delete every thread (and so every attachment), close the chat, show the list."""
     for thread in query(page, "thread.list", {"archived": None}):
-        command(page, "thread.delete", {"threadId": thread["id"]})
+        PanelotStore(page).send("thread.delete", {"threadId": thread["id"]})
     page.evaluate("() => window.panelotApp.chat.close()")
     to_list(page)
     page.evaluate("() => window.panelotApp.refreshThreads()")
@@ -167,42 +150,15 @@ json.dumps(stamp)
     )
 
 
-def user_turn(page: Page, thread_id: str, text: str) -> str:
-    """Append a user message and an assistant reply through the bus; return the reply id."""
-    command(
-        page,
-        "message.append",
-        {
-            "threadId": thread_id,
-            "type": "user_message",
-            "payload": {"content": [{"type": "text", "text": text}]},
-        },
-    )
-    reply = command(
-        page,
-        "message.append",
-        {
-            "threadId": thread_id,
-            "type": "assistant_message",
-            "payload": {
-                "content": [{"type": "text", "text": f"About {text}"}],
-                "model": "m",
-                "connectionId": "c",
-            },
-        },
-    )
-    return str(reply["nodeId"])
-
-
 # ---- boot failure and Retry ------------------------------------------------------------
 
 FAILED = "() => !document.getElementById('failure').hidden"
 
 
 def test_boot_failure_shows_the_error_and_retry_boots_the_app(
-    ext: tuple[BrowserContext, str],
+    panelot_module_context: ExtensionContext,
 ) -> None:
-    context, extension_id = ext
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = context.new_page()
     page.set_viewport_size({"width": 400, "height": 720})
     hits: list[str] = []
@@ -258,9 +214,9 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
     assert page.is_visible("#app") and page.is_visible("#thread-list")
     assert page.is_visible("#nav-new")
     # The store works: a thread made now is listed.
-    thread_id = command(page, "thread.create", {"title": "after retry"})["threadId"]
+    thread_id = PanelotStore(page).send("thread.create", {"title": "after retry"})["threadId"]
     assert thread_id in [t["id"] for t in query(page, "thread.list", {})]
-    command(page, "thread.delete", {"threadId": thread_id})
+    PanelotStore(page).send("thread.delete", {"threadId": thread_id})
     page.close()
 
 
@@ -291,7 +247,9 @@ PASTE = """({bytes, text}) => {
 }"""
 
 
-def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: StubProvider) -> None:
+def test_drop_and_paste_attach_images_stored_byte_for_byte(
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+) -> None:
     page = panel
     thread_id = new_thread(page)
     dropped = png(20, 12, 5)
@@ -324,7 +282,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: St
     )
     shot(page, "panel-drop-paste")
 
-    before = len(stub.requests)
+    before = len(panelot_stub.requests)
     previous = page.evaluate(
         "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
     )
@@ -333,7 +291,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: St
     wait_reply(page, previous)
     assert page.locator("#pending li").count() == 0
 
-    user = snapshot(page, thread_id)["nodes"][0]
+    user = store.query("thread.snapshot", {"threadId": thread_id})["nodes"][0]
     assert user["type"] == "user_message"
     content = user["payload"]["content"]
     assert content[0] == {"type": "text", "text": "Two squares"}
@@ -348,7 +306,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: St
         assert meta["threadId"] == thread_id
         assert user["id"] in meta["refs"]["nodeIds"]
     # Both images went to the provider with exactly those bytes.
-    sent = stub.requests[before]["body"]["messages"][-1]["content"]
+    sent = panelot_stub.requests[before]["body"]["messages"][-1]["content"]
     urls = [part["image_url"]["url"] for part in sent if part.get("type") == "image_url"]
     assert urls == [
         f"data:image/png;base64,{base64.b64encode(b).decode()}" for b in (dropped, pasted)
@@ -363,17 +321,20 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(panel: Page, stub: St
 
 
 def test_copy_puts_the_exact_message_text_on_the_clipboard(
-    panel: Page, ext: tuple[BrowserContext, str]
+    panel: Page, store: PanelotStore, panelot_module_context: ExtensionContext
 ) -> None:
-    context, _ = ext
+    context = panelot_module_context.context
     # Chromium refuses a grant for the extension's (opaque) origin; a context-wide one
     # applies to it. This context is the module's own.
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = panel
     thread_id = new_thread(page)
     question = "Please answer in markdown:\n  keep *these* two lines"
-    send(page, question)
-    stored = [n["payload"]["content"][0]["text"] for n in snapshot(page, thread_id)["nodes"]]
+    send_message(page, question)
+    stored = [
+        n["payload"]["content"][0]["text"]
+        for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    ]
     assert stored == [question, MARKDOWN_REPLY]
     # The reply is shown rendered (no Markdown syntax left) ...
     shown = page.inner_text(".msg.assistant .msg-body")
@@ -399,7 +360,7 @@ def test_copy_puts_the_exact_message_text_on_the_clipboard(
 # ---- legacy import and clean-up --------------------------------------------------------
 
 
-def test_legacy_import_button_imports_once(panel: Page) -> None:
+def test_legacy_import_button_imports_once(panel: Page, store: PanelotStore) -> None:
     page = panel
     wipe(page)
     page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
@@ -415,7 +376,7 @@ def test_legacy_import_button_imports_once(panel: Page) -> None:
             f"Legacy import: 3 conversations, {r['messages']} messages, 3 images."
         )
         ids = [r["threadIds"]["history"], *r["threadIds"]["sessions"].values()]
-        assert r["messages"] == sum(len(raw_nodes(page, tid)) for tid in ids)
+        assert r["messages"] == sum(len(store.raw_nodes(tid)) for tid in ids)
 
         # The thread list shows them, pinned first, with their titles and pin marks.
         to_list(page)
@@ -465,50 +426,21 @@ def test_legacy_import_button_imports_once(panel: Page) -> None:
         wipe(page)
 
 
-def put_image(page: Page, thread_id: str, data: bytes, name: str) -> str:
-    """Store an image attachment and a user message holding it; return the attachment id."""
-    attachment_id = command(
-        page,
-        "attachment.put",
-        {
-            "threadId": thread_id,
-            "kind": "image",
-            "mime": "image/png",
-            "dataBase64": base64.b64encode(data).decode(),
-            "meta": {"title": name},
-        },
-    )["attachmentId"]
-    node = command(
-        page,
-        "message.append",
-        {
-            "threadId": thread_id,
-            "type": "user_message",
-            "payload": {
-                "content": [
-                    {"type": "text", "text": f"look at {name}"},
-                    {"type": "image", "attachmentId": attachment_id, "name": name},
-                ]
-            },
-        },
-    )
-    command(page, "attachment.attach", {"attachmentId": attachment_id, "nodeId": node["nodeId"]})
-    return str(attachment_id)
-
-
-def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: Page) -> None:
+def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
+    panel: Page, store: PanelotStore
+) -> None:
     page = panel
     wipe(page)
-    open_id = command(page, "thread.create", {"title": "Open chat"})["threadId"]
-    old_id = command(page, "thread.create", {"title": "Old pictures"})["threadId"]
-    mid_id = command(page, "thread.create", {"title": "Newer pictures"})["threadId"]
+    open_id = store.send("thread.create", {"title": "Open chat"})["threadId"]
+    old_id = store.send("thread.create", {"title": "Old pictures"})["threadId"]
+    mid_id = store.send("thread.create", {"title": "Newer pictures"})["threadId"]
     images = {name: png(6 + i, 5, i) for i, name in enumerate("dabc")}
     # Oldest first: d (in the open thread), a and b (old thread), c (newer thread).
     ids = {
-        "d": put_image(page, open_id, images["d"], "d.png"),
-        "a": put_image(page, old_id, images["a"], "a.png"),
-        "b": put_image(page, old_id, images["b"], "b.png"),
-        "c": put_image(page, mid_id, images["c"], "c.png"),
+        "d": store.seed_attachment(open_id, images["d"], "d.png", text="look at d.png"),
+        "a": store.seed_attachment(old_id, images["a"], "a.png", text="look at a.png"),
+        "b": store.seed_attachment(old_id, images["b"], "b.png", text="look at b.png"),
+        "c": store.seed_attachment(mid_id, images["c"], "c.png", text="look at c.png"),
     }
     created = {a["id"]: a["createdAt"] for a in query(page, "attachment.list", {})["attachments"]}
     order = [created[ids[k]] for k in "dabc"]
@@ -537,7 +469,10 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: 
                 ids[key],
             )
             assert error == "NotFoundError"
-        blocks = [n["payload"]["content"][1] for n in snapshot(page, old_id)["nodes"]]
+        blocks = [
+            n["payload"]["content"][1]
+            for n in store.query("thread.snapshot", {"threadId": old_id})["nodes"]
+        ]
         assert [(b["attachmentId"], b.get("evicted")) for b in blocks] == [
             (ids["a"], True),
             (ids["b"], True),
@@ -586,7 +521,12 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: 
             )
             == 1
         )
-        assert snapshot(page, mid_id)["nodes"][0]["payload"]["content"][1]["evicted"] is True
+        assert (
+            store.query("thread.snapshot", {"threadId": mid_id})["nodes"][0]["payload"]["content"][
+                1
+            ]["evicted"]
+            is True
+        )
     finally:
         set_budget(page, None)
         wipe(page)
@@ -595,14 +535,16 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(panel: 
 # ---- archive old conversations -----------------------------------------------------------
 
 
-def test_archive_old_conversations_spares_the_open_and_pinned_ones(panel: Page) -> None:
+def test_archive_old_conversations_spares_the_open_and_pinned_ones(
+    panel: Page, store: PanelotStore
+) -> None:
     page = panel
     wipe(page)
     threads = {}
     for name in ("old", "pinned", "active", "recent"):
-        threads[name] = command(page, "thread.create", {"title": f"{name} thread"})["threadId"]
-        user_turn(page, threads[name], f"the {name} question")
-    command(page, "thread.update", {"threadId": threads["pinned"], "patch": {"pinned": True}})
+        threads[name] = store.send("thread.create", {"title": f"{name} thread"})["threadId"]
+        store.seed_turn(threads[name], f"the {name} question")
+    store.send("thread.update", {"threadId": threads["pinned"], "patch": {"pinned": True}})
     for name in ("old", "pinned", "active"):
         backdate(page, threads[name], 40)
     backdate(page, threads["recent"], 10)
@@ -635,9 +577,9 @@ def test_archive_old_conversations_spares_the_open_and_pinned_ones(panel: Page) 
         "active": False,
         "recent": False,
     }
-    assert raw_nodes(page, threads["old"]) == []
+    assert store.raw_nodes(threads["old"]) == []
     for name in ("pinned", "active", "recent"):
-        assert len(raw_nodes(page, threads[name])) == 2
+        assert len(store.raw_nodes(threads[name])) == 2
     [summary] = query(page, "attachment.list", {"threadId": threads["old"]})["attachments"]
     assert (summary["id"], summary["kind"], summary["sourceRef"]) == (
         archived["summaryId"],
@@ -666,18 +608,17 @@ def summary(el: Locator) -> str:
     return " ".join((el.locator("summary").text_content() or "").split())
 
 
-def test_tool_calls_and_results_render_as_text(panel: Page) -> None:
+def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore) -> None:
     page = panel
-    thread_id = command(page, "thread.create", {"title": "Tools " + XSS})["threadId"]
-    user_turn(page, thread_id, "use a tool")
+    thread_id = store.send("thread.create", {"title": "Tools " + XSS})["threadId"]
+    store.seed_turn(thread_id, "use a tool")
     params = {"url": XSS, "nested": {"html": "<script>window.__pwned=2</script>", "n": [1, 2]}}
     calls = [
         ("call-1", "fetch_page", params),
         ("call-2", XSS, {"q": XSS}),
     ]
     for item, tool, args in calls:
-        command(
-            page,
+        PanelotStore(page).send(
             "message.append",
             {
                 "threadId": thread_id,
@@ -685,8 +626,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page) -> None:
                 "payload": {"itemId": item, "toolName": tool, "params": args, "level": "builtin"},
             },
         )
-    command(
-        page,
+    PanelotStore(page).send(
         "message.append",
         {
             "threadId": thread_id,
@@ -698,8 +638,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page) -> None:
             },
         },
     )
-    command(
-        page,
+    PanelotStore(page).send(
         "message.append",
         {
             "threadId": thread_id,
@@ -762,4 +701,4 @@ def test_tool_calls_and_results_render_as_text(panel: Page) -> None:
     )
     assert inert == {"imgs": 0, "scripts": 0, "handlers": 0}
     assert page.inner_text("#view-title") == "Tools " + XSS
-    command(page, "thread.delete", {"threadId": thread_id})
+    store.send("thread.delete", {"threadId": thread_id})

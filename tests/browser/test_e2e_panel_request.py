@@ -6,7 +6,7 @@
 * Tool-result details stored as an attachment show "Details (N KB) — Load"; Load reads
   them with ``node.details`` and shows the JSON as text.
 
-The stub provider (tools/stub_provider.py) records every request it gets, so the tests
+The stub provider (panelot/testing/stub_provider.py) records every request it gets, so the tests
 read exactly what the panel sent.
 """
 
@@ -14,33 +14,20 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
 from browser_harness import READY_TIMEOUT_MS, query
-from e2e_support import (
+from e2e_support import shot, tiny_png
+from panelot.testing import (
+    PanelotStore,
     StubProvider,
     last_id,
     new_thread,
-    open_configured_panel,
-    send,
-    shot,
-    snapshot,
-    tiny_png,
+    send_message,
     wait_reply,
 )
-
-
-@pytest.fixture(scope="module")
-def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    """The side panel page (in a tab, at panel size) with the stub provider configured."""
-    context, extension_id = extension_context
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
 
 
 def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
@@ -82,7 +69,7 @@ def reload(page: Page) -> None:
 
 
 def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
-    panel: Page, stub: StubProvider
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -92,15 +79,15 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
     )
     page.wait_for_selector("#pending li[data-name='square.png'] img")
     page.fill("#input", "What colour is this square?")
-    first = len(stub.requests)
+    first = len(panelot_stub.requests)
     previous = last_id(page)
     page.press("#input", "Enter")
     wait_reply(page, previous)
-    send(page, "And what shape was it?")
-    assert len(stub.requests) == first + 2
+    send_message(page, "And what shape was it?")
+    assert len(panelot_stub.requests) == first + 2
 
     # The first request carries the image's pixels.
-    one = stub.requests[first]["body"]["messages"]
+    one = panelot_stub.requests[first]["body"]["messages"]
     assert [m["role"] for m in one] == ["user"]
     assert one[0]["content"][0] == {"type": "text", "text": "What colour is this square?"}
     url = one[0]["content"][1]["image_url"]["url"]
@@ -108,15 +95,15 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
     assert base64.b64decode(url.split(",", 1)[1]) == png
 
     # The second: the model has answered that image, so it goes as text, not pixels.
-    two = stub.requests[first + 1]["body"]["messages"]
+    two = panelot_stub.requests[first + 1]["body"]["messages"]
     assert [m["role"] for m in two] == ["user", "assistant", "user"]
     assert two[0]["content"] == "What colour is this square?\n[Figure 1: square.png]"
     assert two[2]["content"] == "And what shape was it?"
-    dumped = json.dumps(stub.requests[first + 1]["body"])
+    dumped = json.dumps(panelot_stub.requests[first + 1]["body"])
     assert "image_url" not in dumped and "base64" not in dumped
 
     # Only the request was slimmed: the stored message still holds the image block.
-    user = snapshot(page, thread_id)["nodes"][0]["payload"]["content"]
+    user = store.query("thread.snapshot", {"threadId": thread_id})["nodes"][0]["payload"]["content"]
     assert user[1]["type"] == "image" and user[1]["name"] == "square.png"
     # And the panel still shows the picture.
     page.wait_for_function(
@@ -127,9 +114,11 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
 # ---- 2. the retention setting -------------------------------------------------------------
 
 
-def test_the_retention_setting_is_saved_shown_again_and_switched_off(panel: Page) -> None:
+def test_the_retention_setting_is_saved_shown_again_and_switched_off(
+    panel: Page, store: PanelotStore
+) -> None:
     page = panel
-    command(page, "settings.reset", {"group": "retention"})
+    store.send("settings.reset", {"group": "retention"})
     try:
         to_settings(page)
         assert not page.is_checked("#retention-auto")
@@ -177,7 +166,7 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(panel: Page
         assert not page.is_checked("#retention-auto")
         assert page.inner_text("#retention-auto-status").startswith("Off")
     finally:
-        command(page, "settings.reset", {"group": "retention"})
+        store.send("settings.reset", {"group": "retention"})
         page.click("#nav-back")
 
 
@@ -186,7 +175,7 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(panel: Page
 MARKER = "<img src=x onerror=\"window.__xss='details'\"> needle-7f3a"
 
 
-def test_tool_result_details_load_on_demand_as_text(panel: Page) -> None:
+def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotStore) -> None:
     page = panel
     thread_id = new_thread(page)
     details = {"marker": MARKER, "rows": [{"i": i, "text": "x" * 60} for i in range(600)]}
@@ -231,7 +220,7 @@ def test_tool_result_details_load_on_demand_as_text(panel: Page) -> None:
         },
     )
     node_id = result["nodeId"]
-    ref = snapshot(page, thread_id)["nodes"][-1]["payload"]["details"]
+    ref = store.query("thread.snapshot", {"threadId": thread_id})["nodes"][-1]["payload"]["details"]
     assert ref["storedAs"] == "attachment" and ref["size"] == size
 
     # Open the thread from the list.
@@ -260,7 +249,7 @@ def test_tool_result_details_load_on_demand_as_text(panel: Page) -> None:
     assert inert == {"imgs": 0, "children": 0, "xss": None}  # ...never as markup
 
     # Once the attachment is evicted, the reference says so and there is nothing to load.
-    command(page, "attachment.evict", {"budget": 0})
+    store.send("attachment.evict", {"budget": 0})
     got = query(page, "node.details", {"nodeId": node_id})
     assert got["details"] is None and got["evicted"] is True
     page.click("#nav-back")

@@ -1,7 +1,7 @@
 """End-to-end tests of the panel's dialog, provider status, Test connection and errors.
 
 The real extension in Chromium, driven by clicks and keys, against the stub provider
-(tools/stub_provider.py) and its misbehaving modes. What a test asserts as stored is
+(panelot/testing/stub_provider.py) and its misbehaving modes. What a test asserts as stored is
 read back with ``panelot.query``, never from the DOM.
 
 * Enter in any field of the rename dialog saves (OK); Escape and Cancel save nothing.
@@ -15,29 +15,12 @@ read back with ``panelot.query``, never from the DOM.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
-import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
 from browser_harness import query
-from e2e_support import (
-    API_KEY,
-    StubProvider,
-    new_thread,
-    open_configured_panel,
-    shot,
-    wait_query,
-)
-
-
-@pytest.fixture(scope="module")
-def panel(extension_context: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    """The side panel (in a tab), the store reset, the stub provider configured."""
-    context, extension_id = extension_context
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
+from e2e_support import shot, wait_query
+from panelot.testing import API_KEY, StubProvider, new_thread
 
 
 def to_list(page: Page) -> None:
@@ -107,12 +90,12 @@ def test_enter_in_a_dialog_field_saves_and_escape_or_cancel_do_not(panel: Page) 
 
 
 def test_settings_says_the_provider_is_saved_not_that_it_works(
-    panel: Page, stub: StubProvider
+    panel: Page, panelot_stub: StubProvider
 ) -> None:
     to_settings(panel)
     shown = panel.inner_text("#provider-status")
     assert shown == (
-        f"Saved: stub-model at {stub.base_url} (API key stored). Not tested yet: Test connection"
+        f"Saved: stub-model at {panelot_stub.base_url} (API key stored). Not tested yet: Test connection"
         " checks that it answers."
     )
     assert panel.get_attribute("#provider-status", "class") == "status saved"
@@ -133,22 +116,26 @@ def status_text(page: Page) -> str:
 
 
 def test_connection_test_against_the_stub_uses_the_stored_key(
-    panel: Page, stub: StubProvider
+    panel: Page, panelot_stub: StubProvider
 ) -> None:
     to_settings(panel)
-    before = len(stub.requests)
+    before = len(panelot_stub.requests)
     press_test(panel)
-    assert status_text(panel) == f"Connection works: stub-model at {stub.base_url} answered."
+    assert (
+        status_text(panel) == f"Connection works: stub-model at {panelot_stub.base_url} answered."
+    )
     assert panel.get_attribute("#provider-status", "class") == "status ok"
-    request = stub.requests[before]
+    request = panelot_stub.requests[before]
     # The key field was empty: the stored credential was decrypted, as for a send.
     assert request["headers"]["Authorization"] == f"Bearer {API_KEY}"
     assert request["body"]["model"] == "stub-model" and request["body"]["stream"] is True
-    assert len(stub.requests) == before + 1
+    assert len(panelot_stub.requests) == before + 1
     shot(panel, "panel-connection-ok")
 
 
-def test_connection_test_reports_an_unreachable_provider(panel: Page, stub: StubProvider) -> None:
+def test_connection_test_reports_an_unreachable_provider(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -161,42 +148,42 @@ def test_connection_test_reports_an_unreachable_provider(panel: Page, stub: Stub
     )
     # A test saves nothing: the stored provider is still the stub.
     providers = query(panel, "settings.get", {"group": "providers"})["value"]
-    assert providers["connections"][0]["baseUrl"] == stub.base_url
+    assert providers["connections"][0]["baseUrl"] == panelot_stub.base_url
 
 
 def test_an_http_error_shows_the_status_the_providers_words_and_details_on_a_click(
-    panel: Page, stub: StubProvider
+    panel: Page, panelot_stub: StubProvider
 ) -> None:
     to_settings(panel)
-    panel.fill("#provider-base-url", stub.url("status-401"))
+    panel.fill("#provider-base-url", panelot_stub.url("status-401"))
     panel.fill("#provider-key", "sk-wrong-key")
-    before = len(stub.requests)
+    before = len(panelot_stub.requests)
     press_test(panel)
     assert status_text(panel) == (
         "Connection failed: The provider refused the request (HTTP 401): check the API key in"
         " Settings. It said: “Incorrect API key provided.”"
     )
-    assert stub.requests[before]["headers"]["Authorization"] == "Bearer sk-wrong-key"
+    assert panelot_stub.requests[before]["headers"]["Authorization"] == "Bearer sk-wrong-key"
     detail = panel.locator("#provider-status details.error-detail")
     assert detail.get_attribute("open") is None and panel.is_hidden("#provider-status pre")
     panel.click("#provider-status details.error-detail summary")
     panel.wait_for_selector("#provider-status pre", state="visible")
     technical = panel.inner_text("#provider-status pre")
     assert technical.startswith("ProviderError (http 401): POST ")
-    assert f"{stub.url('status-401')}/chat/completions → HTTP 401" in technical
+    assert f"{panelot_stub.url('status-401')}/chat/completions → HTTP 401" in technical
     shot(panel, "panel-connection-http-error")
 
 
 def test_a_provider_that_never_answers_times_out_and_is_aborted(
-    panel: Page, stub: StubProvider
+    panel: Page, panelot_stub: StubProvider
 ) -> None:
     to_settings(panel)
     panel.evaluate(
         "async () => { (await import('/panel_provider.mjs')).TIMEOUTS.connectionTestMs = 1500; }"
     )
     try:
-        panel.fill("#provider-base-url", stub.url("never"))
-        before = len(stub.requests)
+        panel.fill("#provider-base-url", panelot_stub.url("never"))
+        before = len(panelot_stub.requests)
         press_test(panel)
     finally:
         panel.evaluate(
@@ -206,8 +193,8 @@ def test_a_provider_that_never_answers_times_out_and_is_aborted(
         "Connection failed: The provider did not answer within 1.5 s. Check the provider in"
         " Settings, or try again later."
     )
-    assert len(stub.requests) == before + 1
-    assert stub.wait_closed(before + 1), "the timed-out test request was not aborted"
+    assert len(panelot_stub.requests) == before + 1
+    assert panelot_stub.wait_closed(before + 1), "the timed-out test request was not aborted"
 
 
 def test_a_store_failure_toast_is_a_sentence_with_the_detail_behind_a_click(panel: Page) -> None:

@@ -7,38 +7,27 @@ where they were; a turn on a long thread renders its reply like any other.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
-from browser_harness import query
-from e2e_support import StubProvider, command, open_configured_panel, send
+from panelot.testing import PanelotStore, send_message
 
 PAGE = 50
 MSGS = "() => document.querySelectorAll('#messages .msg[data-node-id]').length"
 
 
-@pytest.fixture(scope="module")
-def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    context, extension_id = ext
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
-
-
-def seed(page: Page, count: int) -> str:
+def seed(store: PanelotStore, count: int) -> str:
     """A thread of ``count`` alternating user and assistant messages, by import."""
-    tid = command(page, "thread.create", {"title": "seed"})["threadId"]
-    command(page, "message.append", {
+    tid = store.send("thread.create", {"title": "seed"})["threadId"]
+    store.send("message.append", {
         "threadId": tid, "type": "user_message", "payload": {"content": [{"type": "text", "text": "q"}]},
     })  # fmt: skip
-    command(page, "message.append", {
+    store.send("message.append", {
         "threadId": tid, "type": "assistant_message",
         "payload": {"content": [{"type": "text", "text": "a"}], "model": "m", "connectionId": "c"},
     })  # fmt: skip
-    data: dict[str, Any] = query(page, "thread.export", {"threadId": tid})["data"]
+    data: dict[str, Any] = store.query("thread.export", {"threadId": tid})["data"]
     user, reply = data["nodes"]
     nodes, parent = [], None
     for i in range(count):
@@ -49,8 +38,8 @@ def seed(page: Page, count: int) -> str:
         parent = f"n{i}"
     data["thread"] = {**data["thread"], "title": f"{count} messages", "leafId": parent}
     data["nodes"] = nodes
-    out = command(page, "thread.import", {"data": data})
-    command(page, "thread.delete", {"threadId": tid})
+    out = store.send("thread.import", {"data": data})
+    store.send("thread.delete", {"threadId": tid})
     return str(out["threadId"])
 
 
@@ -83,9 +72,11 @@ def scroll_to_top(page: Page, expected: int) -> None:
     page.wait_for_function(f"() => ({MSGS})() === {expected}")
 
 
-def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(panel: Page) -> None:
-    tid = seed(panel, 130)
-    full = [n["id"] for n in query(panel, "thread.snapshot", {"threadId": tid})["nodes"]]
+def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(
+    panel: Page, store: PanelotStore
+) -> None:
+    tid = seed(store, 130)
+    full = [n["id"] for n in store.query("thread.snapshot", {"threadId": tid})["nodes"]]
     assert len(full) == 130
     open_thread(panel, tid)
     ids = shown_ids(panel)
@@ -107,12 +98,14 @@ def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(pane
     assert panel.inner_text("#chat-meta").startswith("130 messages")
 
 
-def test_a_turn_on_a_long_thread_renders_its_reply_in_the_window(panel: Page) -> None:
-    tid = seed(panel, 300)
+def test_a_turn_on_a_long_thread_renders_its_reply_in_the_window(
+    panel: Page, store: PanelotStore
+) -> None:
+    tid = seed(store, 300)
     open_thread(panel, tid)
-    send(panel, "one more question")
+    send_message(panel, "one more question")
     ids = shown_ids(panel)
     assert len(ids) == PAGE
-    stored = query(panel, "thread.snapshot", {"threadId": tid, "limit": 2})["nodes"]
+    stored = store.query("thread.snapshot", {"threadId": tid, "limit": 2})["nodes"]
     assert ids[-2:] == [n["id"] for n in stored]
     assert [n["type"] for n in stored] == ["user_message", "assistant_message"]

@@ -14,38 +14,29 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page
+from playwright.sync_api import Page
 
 from browser_harness import query
-from e2e_support import (
+from e2e_support import tiny_png
+from panelot.testing import (
+    ExtensionContext,
+    PanelotStore,
     StubProvider,
     configure_provider,
     last_id,
     new_thread,
-    open_configured_panel,
     open_panel,
-    raw_nodes,
-    send,
-    snapshot,
-    tiny_png,
+    send_message,
     wait_reply,
 )
 
 TIMEOUT = 60_000
 
 
-@pytest.fixture(scope="module")
-def panel(ext: tuple[BrowserContext, str], stub: StubProvider) -> Iterator[Page]:
-    context, extension_id = ext
-    page = open_configured_panel(context, extension_id, stub.base_url)
-    yield page
-    page.close()
-
-
 @pytest.fixture()
-def second(ext: tuple[BrowserContext, str]) -> Iterator[Page]:
+def second(panelot_module_context: ExtensionContext) -> Iterator[Page]:
     """Another side panel of the same profile (the provider is already saved)."""
-    context, extension_id = ext
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = open_panel(context, extension_id)
     page.on("dialog", lambda dialog: dialog.dismiss())
     yield page
@@ -80,7 +71,7 @@ def open_thread(page: Page, thread_id: str) -> None:
 
 
 def stored_replies(page: Page, thread_id: str) -> list[dict[str, Any]]:
-    return [n for n in raw_nodes(page, thread_id) if n["type"] == "assistant_message"]
+    return [n for n in PanelotStore(page).raw_nodes(thread_id) if n["type"] == "assistant_message"]
 
 
 def wait_stored_reply(page: Page, thread_id: str, before: int) -> None:
@@ -97,7 +88,7 @@ def wait_stored_reply(page: Page, thread_id: str, before: int) -> None:
 def test_deleting_a_regenerated_reply_shows_the_first_one(panel: Page) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "Tell me something")
+    send_message(page, "Tell me something")
     first = last_id(page)
     page.locator(".msg.assistant").first.locator("[data-action=regenerate]").click()
     wait_reply(page, first)
@@ -119,8 +110,8 @@ def test_deleting_a_regenerated_reply_shows_the_first_one(panel: Page) -> None:
 def test_deleting_an_edited_message_keeps_the_original_branch(panel: Page) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "Version one")
-    send(page, "Follow up one")
+    send_message(page, "Version one")
+    send_message(page, "Follow up one")
     original = [s[0] for s in shown(page)]
     page.locator(".msg.user").first.locator("[data-action=edit]").click()
     page.fill(".edit-box textarea", "Version two")
@@ -147,10 +138,10 @@ def test_deleting_an_edited_message_keeps_the_original_branch(panel: Page) -> No
 
 
 def test_a_follow_up_goes_under_the_branch_its_panel_shows(
-    panel: Page, second: Page, stub: StubProvider
+    panel: Page, second: Page, panelot_stub: StubProvider
 ) -> None:
     thread_id = new_thread(panel)
-    send(panel, "Question one")
+    send_message(panel, "Question one")
     open_thread(second, thread_id)
     seen_by_b = [s[0] for s in shown(second)]
     # B's view is live and would show A's edit within a second; pausing it holds open
@@ -165,12 +156,12 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     a_branch = query(panel, "thread.get", {"threadId": thread_id})["leafId"]
     assert a_branch not in seen_by_b
     # Panel B, still showing branch 1, sends a follow-up.
-    requests = len(stub.requests)
+    requests = len(panelot_stub.requests)
     second.fill("#input", "Follow-up from B")
     second.press("#input", "Enter")
 
     def follow_up() -> dict[str, Any] | None:
-        nodes = raw_nodes(second, thread_id)
+        nodes = PanelotStore(second).raw_nodes(thread_id)
         follow = next((n for n in nodes if n["type"] == "user_message"
                        and n["payload"]["content"][0]["text"] == "Follow-up from B"), None)  # fmt: skip
         replied = follow and any(n["parentId"] == follow["id"] for n in nodes)
@@ -183,7 +174,7 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     second.evaluate("() => window.panelotApp.chat.reload()")
     wait_reply(second, seen_by_b[-1])
     assert follow["parentId"] == seen_by_b[-1]
-    sent = stub.requests[requests]["body"]["messages"]
+    sent = panelot_stub.requests[requests]["body"]["messages"]
     assert [m["content"] for m in sent if m["role"] == "user"] == [
         "Question one",
         "Follow-up from B",
@@ -200,13 +191,13 @@ def test_the_auto_title_keeps_a_rename_made_in_another_panel(panel: Page, second
         thread_id,
     )
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
-    send(panel, "my very first words")  # panel A still holds the placeholder title
+    send_message(panel, "my very first words")  # panel A still holds the placeholder title
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
 
 
 def test_a_rename_on_a_stale_view_is_refused_not_lost(panel: Page, second: Page) -> None:
     thread_id = new_thread(panel)
-    send(panel, "something to talk about")
+    send_message(panel, "something to talk about")
     open_thread(second, thread_id)
     # Panel B opens its rename dialog first: it holds the old title (B's view is live,
     # so a dialog opened after A's rename would show A's title).
@@ -237,7 +228,7 @@ def test_a_rename_on_a_stale_view_is_refused_not_lost(panel: Page, second: Page)
 def test_a_reply_keeps_streaming_into_its_thread_while_another_is_open(panel: Page) -> None:
     page = panel
     other = new_thread(page)
-    send(page, "the other conversation")
+    send_message(page, "the other conversation")
     slow = new_thread(page)
     page.fill("#input", "please be slow")
     page.press("#input", "Enter")
@@ -280,11 +271,11 @@ def test_plus_reuses_the_empty_new_chat(panel: Page) -> None:
 
 
 def test_a_reload_reopens_the_last_conversation(
-    ext: tuple[BrowserContext, str], panel: Page
+    panelot_module_context: ExtensionContext, panel: Page
 ) -> None:
     thread_id = new_thread(panel)
-    send(panel, "remember me")
-    context, extension_id = ext
+    send_message(panel, "remember me")
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = context.new_page()  # a page without the tests' clean start
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_function("() => document.body.dataset.ready === '1'")
@@ -302,7 +293,7 @@ def test_a_reload_reopens_the_last_conversation(
     page.close()
 
 
-def test_an_image_only_message_has_no_empty_text_bubble(panel: Page) -> None:
+def test_an_image_only_message_has_no_empty_text_bubble(panel: Page, store: PanelotStore) -> None:
     page = panel
     thread_id = new_thread(page)
     page.set_input_files("#file-input", files=[
@@ -314,14 +305,18 @@ def test_an_image_only_message_has_no_empty_text_bubble(panel: Page) -> None:
     user = page.locator(".msg.user").first
     assert user.locator(".msg-body").count() == 0
     assert user.locator("img").count() == 1
-    (node,) = [n for n in snapshot(page, thread_id)["nodes"] if n["type"] == "user_message"]
+    (node,) = [
+        n
+        for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+        if n["type"] == "user_message"
+    ]
     assert [b["type"] for b in node["payload"]["content"]] == ["image"]
 
 
 def test_the_list_header_stays_after_a_rename_from_the_list(panel: Page) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "to be renamed")
+    send_message(page, "to be renamed")
     page.click("#nav-back")
     page.wait_for_selector("#view-threads:not([hidden])")
     page.click(f"[data-thread-id='{thread_id}'] [data-action=rename]")
@@ -333,7 +328,7 @@ def test_the_list_header_stays_after_a_rename_from_the_list(panel: Page) -> None
 
 
 def test_an_attached_text_file_reaches_the_model_as_its_text(
-    panel: Page, stub: StubProvider
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -342,21 +337,21 @@ def test_an_attached_text_file_reaches_the_model_as_its_text(
         {"name": "notes.txt", "mimeType": "text/plain", "buffer": notes.encode()},
     ])  # fmt: skip
     page.fill("#input", "summarise the file")
-    requests = len(stub.requests)
+    requests = len(panelot_stub.requests)
     before = last_id(page)
     page.press("#input", "Enter")
     wait_reply(page, before)
-    content = stub.requests[requests]["body"]["messages"][-1]["content"]
+    content = panelot_stub.requests[requests]["body"]["messages"][-1]["content"]
     assert content == f"summarise the file\n[file: notes.txt]\n{notes}"
-    (node,) = [n for n in raw_nodes(page, thread_id) if n["type"] == "user_message"]
+    (node,) = [n for n in store.raw_nodes(thread_id) if n["type"] == "user_message"]
     assert node["payload"]["content"][1]["type"] == "file"  # stored as a reference
 
 
 def test_a_provider_that_never_answers_ends_with_a_message_and_retry(
-    panel: Page, stub: StubProvider
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
-    configure_provider(page, stub.url("never"))
+    configure_provider(page, panelot_stub.url("never"))
     try:
         page.evaluate(
             "() => { window.panelotApp.chat.replies.timeouts = {firstByteTimeoutMs: 800}; }"
@@ -368,16 +363,16 @@ def test_a_provider_that_never_answers_ends_with_a_message_and_retry(
         banner = page.inner_text("#chat-error-text")
         assert "did not answer within" in banner and page.is_visible("#chat-retry")
         assert page.locator("[data-streaming]").count() == 0  # no endless "Thinking…"
-        assert [n["type"] for n in raw_nodes(page, thread_id)] == ["user_message"]
+        assert [n["type"] for n in store.raw_nodes(thread_id)] == ["user_message"]
     finally:
         page.evaluate("() => { window.panelotApp.chat.replies.timeouts = {}; }")
-        configure_provider(page, stub.base_url)
+        configure_provider(page, panelot_stub.base_url)
 
 
 def test_a_bundle_with_one_bad_thread_imports_nothing(panel: Page, tmp_path: Any) -> None:
     page = panel
     thread_id = new_thread(page)
-    send(page, "worth keeping")
+    send_message(page, "worth keeping")
     good = query(page, "thread.export", {"threadId": thread_id, "format": "json"})["data"]
     bad = json.loads(json.dumps(good))
     bad["thread"]["title"] = "Broken one"

@@ -16,9 +16,9 @@ from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
-from playwright.sync_api import BrowserContext, Playwright
+from playwright.sync_api import BrowserContext
 
-from browser_harness import extension_id_of, launch_extension, run_py, wait_ready
+from browser_harness import run_py, wait_ready
 from panelot.console import Rows, render_tree
 from panelot.settings import MemoryStorageBackend
 from panelot.surrogates import (
@@ -29,6 +29,7 @@ from panelot.surrogates import (
     utf8_size,
     well_formed,
 )
+from panelot.testing import Launcher
 
 lone = st.characters(categories=["Cs"])
 texts = st.text(st.characters() | lone, max_size=20)
@@ -108,10 +109,10 @@ THROUGH_THE_BRIDGE = """async () => {
 
 
 def test_chrome_storage_local_writes_u_fffd_and_settings_refuse_lone_surrogates(
-    playwright: Playwright,
+    panelot_launcher: Launcher,
 ) -> None:
-    with launch_extension(playwright, "panelot-lone-") as (context, worker):
-        _check_extension(context, extension_id_of(worker))
+    with panelot_launcher.launch("panelot-lone-") as ext:
+        _check_extension(ext.context, ext.extension_id)
 
 
 def _check_extension(context: BrowserContext, extension_id: str) -> None:

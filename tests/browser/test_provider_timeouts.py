@@ -1,7 +1,7 @@
 """``streamChat`` and ``testConnection`` (extension/panel_provider.mjs) on their own.
 
 They run in a page of the built extension (its origin and CSP) against the stub
-provider's misbehaving modes (tools/stub_provider.py): ``never`` (no answer at all),
+provider's misbehaving modes (panelot/testing/stub_provider.py): ``never`` (no answer at all),
 ``stall`` (the headers, then silence), ``drip`` (a reply that never ends) and
 ``status-401``. Each time limit is small here. The stub watches its side of each
 connection, so a test proves that a limit aborted the fetch by waiting for the stub to
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from e2e_support import StubProvider, open_module_page
+from e2e_support import open_module_page
+from panelot.testing import StubProvider
 
 STREAM = """async ([url, options]) => {
   const m = await import("/panel_provider.mjs");

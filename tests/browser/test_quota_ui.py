@@ -21,7 +21,7 @@ from playwright.sync_api import Browser, Page
 from test_attachments_browser import MIB, own_browser  # noqa: F401 - the shared fixture
 
 from browser_harness import DIST_EXTENSION, READY_TIMEOUT_MS, query, require_dist, serve_directory
-from e2e_support import StubProvider, configure_provider, new_thread, raw_nodes, wait_reply
+from panelot.testing import PanelotStore, StubProvider, configure_provider, new_thread, wait_reply
 
 QUOTA = 16 * MIB
 
@@ -72,10 +72,10 @@ def fill_storage(page: Page) -> int:
 
 
 def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
-    small_panel: Page, stub: StubProvider
+    small_panel: Page, panelot_stub: StubProvider
 ) -> None:
     page = small_panel
-    configure_provider(page, stub.base_url)
+    configure_provider(page, panelot_stub.base_url)
     thread_id = new_thread(page)
     stored = fill_storage(page)
     assert stored >= 3
@@ -93,7 +93,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     assert shown.startswith("Could not save your message.") and "Storage is full" in shown
     assert page.is_visible("#chat-retry")
     # nothing half-written: no message, no attachment in this thread, no receipt
-    assert raw_nodes(page, thread_id) == []
+    assert PanelotStore(page).raw_nodes(thread_id) == []
     assert query(page, "attachment.list", {"threadId": thread_id})["attachments"] == []
     assert query(page, "attachment.usage")["count"] == stored
     assert len(query(page, "receipts.list", {"limit": 200})) == receipts_before
@@ -114,7 +114,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     page.click("#chat-retry")
     wait_reply(page, None)
     assert page.is_hidden("#chat-error")
-    nodes = raw_nodes(page, thread_id)
+    nodes = PanelotStore(page).raw_nodes(thread_id)
     assert [n["type"] for n in nodes] == ["user_message", "assistant_message"]
     blocks = nodes[0]["payload"]["content"]
     assert blocks[0] == {"type": "text", "text": "keep this message"}

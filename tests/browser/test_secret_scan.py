@@ -28,7 +28,7 @@ from playwright.sync_api import BrowserContext, ConsoleMessage
 from test_credentials import DUMP_IDB, forms
 
 from browser_harness import READY_TIMEOUT_MS, query
-from e2e_support import StubProvider, configure_provider, new_thread, open_panel, send
+from panelot.testing import StubProvider, configure_provider, new_thread, open_panel, send_message
 
 SECRET = "sk-live-SCAN-7f3e9b2a4c6d8e0f1a2b-QRST"
 
@@ -69,7 +69,7 @@ def test_a_typed_key_is_nowhere_in_any_form(extension_context: tuple[BrowserCont
         panel.on("pageerror", lambda exc: logs.append(f"pageerror: {exc}"))
         configure_provider(panel, stub.base_url, key=SECRET)
         thread_id = new_thread(panel)
-        send(panel, "Is the key safe?")  # a real request to the stub, with the key
+        send_message(panel, "Is the key safe?")  # a real request to the stub, with the key
 
         providers = query(panel, "settings.get", {"group": "providers"})["value"]
         ref = providers["connections"][0]["credentialRef"]

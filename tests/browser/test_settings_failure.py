@@ -20,7 +20,7 @@ from playwright.sync_api import BrowserContext, Page
 from test_settings_extension import UI_KEY, open_page, send, storage_remove
 
 from browser_harness import query, run_py
-from e2e_support import open_panel
+from panelot.testing import open_panel
 
 #: Chrome's message for a full chrome.storage.local area.
 QUOTA_MESSAGE = "QUOTA_BYTES quota exceeded"

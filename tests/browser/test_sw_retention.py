@@ -14,20 +14,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, Playwright, Worker
+from playwright.sync_api import BrowserContext, Page, Worker
 
-from browser_harness import extension_id_of, launch_extension, run_py
-from e2e_support import open_panel
+from browser_harness import run_py
+from panelot.testing import Launcher, open_panel
 
 DAY_MS = 24 * 3600 * 1000
 PASS_TIMEOUT_MS = 120_000
 
 
 @pytest.fixture(scope="module")
-def extension(playwright: Playwright) -> Iterator[tuple[BrowserContext, Worker, str]]:
+def extension(panelot_launcher: Launcher) -> Iterator[tuple[BrowserContext, Worker, str]]:
     """A fresh profile with dist/extension loaded: (context, service worker, extension id)."""
-    with launch_extension(playwright, "panelot-sw-") as (context, worker):
-        yield context, worker, extension_id_of(worker)
+    with panelot_launcher.launch("panelot-sw-") as ext:
+        yield ext.context, ext.context.service_workers[0], ext.extension_id
 
 
 @pytest.fixture(scope="module")

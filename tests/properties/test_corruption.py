@@ -325,7 +325,7 @@ json.dumps(base)
 
 @pytest.fixture
 def panel_page(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
-    from e2e_support import open_panel
+    from panelot.testing import open_panel
 
     context, extension_id = extension_context
     page = open_panel(context, extension_id)
@@ -350,7 +350,7 @@ json.dumps(True)
 def test_the_side_panel_opens_corrupt_threads(
     extension_context: tuple[BrowserContext, str], index: int
 ) -> None:
-    from e2e_support import open_panel
+    from panelot.testing import open_panel
 
     context, extension_id = extension_context
     setup = open_panel(context, extension_id)

@@ -1,6 +1,7 @@
 """Helpers for driving the built runtime in Chromium with Playwright.
 
-The fixtures in conftest.py are thin wrappers around these functions.
+The harness page (dist/web) and CDP access to the real side panel; the extension's
+launch recipe and panel fixtures are the plugin's, panelot.testing.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import hashlib
 import http.server
 import itertools
 import json
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -20,25 +20,39 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright, Worker
+from playwright.sync_api import BrowserContext, CDPSession, Page
+
+# The launch recipe and the boot wait live in the plugin (panelot.testing); re-exported
+# for the modules that use them without its fixtures.
+from panelot.testing.panel import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    EXTENSION_ID,
+    READY_TIMEOUT_MS,
+    wait_ready,
+)
+
+__all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "DIST_EXTENSION",
+    "DIST_WEB",
+    "EXTENSION_ID",
+    "READY_TIMEOUT_MS",
+    "ROOT",
+    "TargetRuntime",
+    "extension_id_from_key",
+    "open_real_side_panel",
+    "query",
+    "require_dist",
+    "run_py",
+    "serve_directory",
+    "wait_ready",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST_WEB = ROOT / "dist" / "web"
 DIST_EXTENSION = ROOT / "dist" / "extension"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-#: Fixed by the "key" in extension/manifest.json (checked in test_build.py).
-EXTENSION_ID = "maakonipenibfpopjnlikofcidnnglfl"
-READY_TIMEOUT_MS = 120_000
-
-#: Function-form predicates only: the extension CSP forbids string evaluation.
-SETTLED = "() => ['ready', 'error'].includes(window.__panelotState)"
 
 _RUN_PY = """async (code) => {
   let value;
@@ -95,15 +109,6 @@ def serve_directory(directory: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
-
-
-def wait_ready(page: Page, timeout_ms: int = READY_TIMEOUT_MS) -> None:
-    """Wait until ``window.panelot`` has booted; fail with its error if booting failed."""
-    page.wait_for_function(SETTLED, timeout=timeout_ms)
-    state = page.evaluate("() => window.__panelotState")
-    if state != "ready":
-        error = page.evaluate("() => String(window.panelot.error?.message ?? window.panelot.error)")
-        pytest.fail(f"panelot failed to boot: {error}")
 
 
 def query(page: Page, name: str, args: dict[str, Any] | None = None) -> Any:
@@ -196,35 +201,3 @@ class TargetRuntime:
                 return value
             time.sleep(0.1)
         raise TimeoutError(f"{expression!r} stayed null for {timeout_s} s")
-
-
-@contextmanager
-def launch_extension(
-    playwright: Playwright, prefix: str = "panelot-profile-"
-) -> Iterator[tuple[BrowserContext, Worker]]:
-    """A persistent context in a fresh profile with dist/extension loaded.
-
-    Yields the context and the extension's service worker (its URL holds the id).
-    """
-    extension = require_dist(DIST_EXTENSION)
-    with tempfile.TemporaryDirectory(prefix=prefix) as profile:
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                f"--disable-extensions-except={extension}",
-                f"--load-extension={extension}",
-                *CHROMIUM_ARGS,
-            ],
-        )
-        try:
-            workers = context.service_workers
-            yield context, workers[0] if workers else context.wait_for_event("serviceworker")
-        finally:
-            context.close()
-
-
-def extension_id_of(worker: Worker) -> str:
-    """The extension id in a service worker's chrome-extension:// URL."""
-    return worker.url.split("/")[2]

@@ -1,0 +1,54 @@
+"""Test the extension end to end from pytest: a pytest-playwright plugin and its helpers.
+
+:mod:`panelot.testing.plugin` holds the fixtures (``panelot_panel``, ``panelot_store``,
+...); :class:`PanelotStore` is the typed handle over a page's ``window.panelot``;
+:mod:`panelot.testing.panel` launches Chromium with the extension and drives the panel;
+:mod:`panelot.testing.stub_provider` is a local OpenAI-compatible provider. Host-side
+only (Playwright, pytest): nothing in the runtime imports it. See docs/testing.md.
+"""
+
+from panelot.testing.panel import (
+    API_KEY,
+    BootError,
+    ExtensionContext,
+    Launcher,
+    configure_provider,
+    last_id,
+    launch_extension,
+    new_thread,
+    open_panel,
+    send_message,
+    wait_ready,
+    wait_reply,
+)
+from panelot.testing.store import (
+    LiveQuery,
+    PanelotStore,
+    SeededThread,
+    StoreError,
+    error_class,
+    raw_bytes,
+)
+from panelot.testing.stub_provider import StubProvider
+
+__all__ = [
+    "API_KEY",
+    "BootError",
+    "ExtensionContext",
+    "Launcher",
+    "LiveQuery",
+    "PanelotStore",
+    "SeededThread",
+    "StoreError",
+    "StubProvider",
+    "configure_provider",
+    "error_class",
+    "last_id",
+    "launch_extension",
+    "new_thread",
+    "open_panel",
+    "raw_bytes",
+    "send_message",
+    "wait_ready",
+    "wait_reply",
+]

@@ -1,0 +1,277 @@
+"""Launching Chromium with the built extension and opening its side panel, for tests.
+
+Plain functions over Playwright's sync API; :mod:`panelot.testing.plugin` wraps them in
+fixtures. Every wait that can time out fails with what the page shows (the boot stage,
+the boot error), never with a bare timeout.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Page, Playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+__all__ = [
+    "API_KEY",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "EXTENSION_ID",
+    "PANEL_VIEWPORT",
+    "READY_TIMEOUT_MS",
+    "DEFAULT_TIMEOUT_MS",
+    "BootError",
+    "ExtensionContext",
+    "Launcher",
+    "configure_provider",
+    "last_id",
+    "launch_extension",
+    "new_thread",
+    "open_panel",
+    "send_message",
+    "wait_ready",
+    "wait_reply",
+]
+
+#: Debian's Chromium (Playwright's own build cannot be downloaded everywhere).
+CHROMIUM = "/usr/bin/chromium"
+#: Flags for a headless run in a container.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+#: Fixed by the "key" in extension/manifest.json.
+EXTENSION_ID = "maakonipenibfpopjnlikofcidnnglfl"
+#: How long a panel may take to boot (Pyodide, the wheels, the database).
+READY_TIMEOUT_MS = 120_000
+#: The side panel's size, for a panel opened in a tab.
+PANEL_VIEWPORT = {"width": 400, "height": 720}
+#: Playwright's default timeout in the contexts :class:`Launcher` opens (slow machines).
+DEFAULT_TIMEOUT_MS = 60_000
+#: The API key :func:`configure_provider` saves unless told otherwise.
+API_KEY = "sk-e2e-secret-4f1c9a"
+
+_SETTLED = "() => document.body?.dataset.ready === '1' || window.__panelotState === 'error'"
+_STORE_SETTLED = "() => ['ready', 'error'].includes(window.__panelotState)"
+_BOOT_STATE = """() => ({
+  state: window.__panelotState ?? null,
+  error: window.panelot?.error ? String(window.panelot.error.message ?? window.panelot.error)
+    : null,
+  shown: document.getElementById('error')?.textContent ?? '',
+})"""
+
+
+class BootError(AssertionError):
+    """The panel (or a page's ``window.panelot``) did not boot; the message says why."""
+
+
+@contextmanager
+def launch_extension(
+    playwright: Playwright,
+    extension: Path,
+    chromium: str = CHROMIUM,
+    *,
+    prefix: str = "panelot-profile-",
+    headless: bool = True,
+    timeout_ms: float | None = None,
+) -> Iterator[tuple[BrowserContext, str]]:
+    """A persistent context in a fresh profile with ``extension`` loaded: (context, id).
+
+    The profile is a temporary directory, removed when the context closes.
+    """
+    with tempfile.TemporaryDirectory(prefix=prefix) as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile,
+            executable_path=chromium,
+            headless=headless,
+            args=[
+                f"--disable-extensions-except={extension}",
+                f"--load-extension={extension}",
+                *CHROMIUM_ARGS,
+            ],
+        )
+        try:
+            if timeout_ms is not None:
+                context.set_default_timeout(timeout_ms)
+            workers = context.service_workers
+            worker = workers[0] if workers else context.wait_for_event("serviceworker")
+            yield context, worker.url.split("/")[2]
+        finally:
+            context.close()
+
+
+@dataclass(frozen=True)
+class ExtensionContext:
+    """A Chromium context with the extension loaded, and the extension's id."""
+
+    context: BrowserContext
+    extension_id: str
+
+    def open_panel(self, *, forget_last_thread: bool = True) -> Page:
+        """Open another side-panel page (a tab at panel size) and wait until it is ready."""
+        return open_panel(self.context, self.extension_id, forget_last_thread=forget_last_thread)
+
+    def url(self, page: str) -> str:
+        """``chrome-extension://<id>/<page>``."""
+        return f"chrome-extension://{self.extension_id}/{page}"
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """Launches fresh profiles with the extension: for a scope of one's own."""
+
+    playwright: Playwright
+    extension: Path
+    chromium: str
+    headless: bool = True
+
+    def launch(
+        self, prefix: str = "panelot-profile-", timeout_ms: float = DEFAULT_TIMEOUT_MS
+    ) -> AbstractContextManager[ExtensionContext]:
+        """A persistent context in a new temporary profile, closed on exit."""
+        return self._launch(prefix, timeout_ms)
+
+    @contextmanager
+    def _launch(self, prefix: str, timeout_ms: float) -> Iterator[ExtensionContext]:
+        with launch_extension(
+            self.playwright,
+            self.extension,
+            self.chromium,
+            prefix=prefix,
+            headless=self.headless,
+            timeout_ms=timeout_ms,
+        ) as (context, extension_id):
+            yield ExtensionContext(context, extension_id)
+
+
+def wait_ready(page: Page, timeout_ms: float = READY_TIMEOUT_MS, *, panel: bool = False) -> None:
+    """Wait until the page's ``window.panelot`` is ready (and, for a panel, the app).
+
+    Raises :class:`BootError` with the boot error, or with the stage reached on a timeout.
+    """
+    try:
+        page.wait_for_function(_SETTLED if panel else _STORE_SETTLED, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        boot = page.evaluate(_BOOT_STATE)
+        raise BootError(
+            f"{page.url} did not boot in {timeout_ms / 1000:g} s: it stopped at stage "
+            f"{boot['state']!r}" + (f" ({boot['error']})" if boot["error"] else "")
+        ) from None
+    boot = page.evaluate(_BOOT_STATE)
+    if boot["state"] != "ready":
+        raise BootError(f"{page.url} failed to boot: {boot['error'] or boot['shown']}")
+
+
+def open_panel(
+    context: BrowserContext,
+    extension_id: str,
+    *,
+    forget_last_thread: bool = True,
+    timeout_ms: float = READY_TIMEOUT_MS,
+) -> Page:
+    """Open sidepanel.html in a tab at side-panel size and wait until the app is shown.
+
+    ``forget_last_thread``: start on the thread list, whatever conversation an earlier
+    page of the profile left open (the panel reopens the last one).
+    """
+    page = context.new_page()
+    page.set_viewport_size(PANEL_VIEWPORT)  # type: ignore[arg-type]
+    if forget_last_thread:
+        page.add_init_script("localStorage.removeItem('panelot.lastThread')")
+    page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+    wait_ready(page, timeout_ms, panel=True)
+    return page
+
+
+def configure_provider(
+    page: Page, base_url: str, key: str = API_KEY, model: str = "stub-model"
+) -> None:
+    """Save a provider through the panel's Settings form; wait until *this* save landed.
+
+    The status line counts finished saves (``data-save-count``), so a status an earlier
+    save left cannot satisfy the wait; then the stored ``providers`` setting must hold
+    what was typed, and the chat must use it.
+    """
+    page.click("#nav-settings")
+    status = page.wait_for_selector("#provider-status[data-save-count]")
+    assert status is not None
+    saves = int(status.get_attribute("data-save-count") or "0")
+    page.fill("#provider-base-url", base_url)
+    page.fill("#provider-model", model)
+    page.fill("#provider-key", key)
+    page.click("#provider-save")
+    page.wait_for_selector(f"#provider-status[data-save-count='{saves + 1}']")
+    shown = page.inner_text("#provider-status")
+    assert "ok" in (page.get_attribute("#provider-status", "class") or ""), shown
+    providers: dict[str, Any] = page.evaluate(
+        "() => window.panelot.query('settings.get', {group: 'providers'})"
+    )["value"]
+    conn = next(c for c in providers["connections"] if c["id"] == providers["defaultConnectionId"])
+    assert (conn["baseUrl"], conn["models"]) == (base_url, [model]), conn
+    assert page.evaluate("() => window.panelotApp.chat.provider?.baseUrl") == base_url
+    page.click("#nav-back")
+
+
+def new_thread(page: Page) -> str:
+    """Open an empty conversation with the panel's + button; return its id (from the app).
+
+    Going back to the list closes the open conversation first, so the wait sees this
+    click's thread arrive even when + reuses an empty "New chat".
+    """
+    if page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.wait_for_function("() => window.panelotApp.chat.threadId === null")
+    page.click("#nav-new")
+    page.wait_for_function(
+        "() => { const chat = window.panelotApp.chat;"
+        " return chat.threadId !== null && chat.thread?.id === chat.threadId; }"
+    )
+    return str(page.evaluate("() => window.panelotApp.chat.threadId"))
+
+
+def last_id(page: Page) -> str | None:
+    """The node id of the last message the panel shows (None if there is none)."""
+    found = page.evaluate(
+        "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
+    )
+    return None if found is None else str(found)
+
+
+_NEW_REPLY = """(before) => {
+  const last = document.querySelector('#messages .msg:last-child');
+  return !document.querySelector('[data-streaming]') && last?.dataset.type === 'assistant_message'
+    && last.dataset.nodeId !== before;
+}"""
+
+
+def wait_reply(page: Page, before: str | None, timeout_ms: float = 30_000) -> str:
+    """Wait until a stored assistant reply other than ``before`` is the last message; its id."""
+    try:
+        page.wait_for_function(_NEW_REPLY, arg=before, timeout=timeout_ms)
+    except PlaywrightTimeoutError:
+        shown = page.evaluate(
+            "() => document.querySelector('#messages .msg:last-child')?.innerText ?? '(none)'"
+        )
+        raise AssertionError(
+            f"no new stored reply after {timeout_ms / 1000:g} s; the last message shown: {shown!r}"
+        ) from None
+    return str(last_id(page))
+
+
+def send_message(page: Page, text: str, *, wait: bool = True) -> str | None:
+    """Type ``text`` into the composer and press Enter.
+
+    With ``wait``, wait for the stored reply and return its node id.
+    """
+    before = last_id(page)
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+    return wait_reply(page, before) if wait else None
