@@ -21,6 +21,7 @@ from e2e_support import tiny_png
 from panelot.testing import (
     ExtensionContext,
     PanelotStore,
+    edit_message,
     last_id,
     new_thread,
     send_message,
@@ -216,13 +217,8 @@ def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
     send_message(a, "Version one")
     open_in(b, thread_id)
     original = [p[0] for p in positions(b)]
-    a.locator(".msg.user").first.locator("[data-action=edit]").click()
-    a.fill(".edit-box textarea", "Version two")
-    before = last_id(a)
-    a.click("[data-action=save-edit]")
-    wait_reply(a, before)
-    edited = a.locator(".msg.user").first.get_attribute("data-node-id")
-    assert edited is not None and edited not in original
+    edited = edit_message(a, "Version two")
+    assert edited not in original
     expect(b.locator(f"{node(edited)} .branch-pos")).to_have_text("2/2", timeout=LIVE_MS)
     assert [p[0] for p in positions(b)] == [p[0] for p in positions(a)]
 

@@ -24,6 +24,7 @@ from panelot.testing import (
     PanelotStore,
     StubProvider,
     configure_provider,
+    edit_message,
     last_id,
     new_thread,
     open_panel,
@@ -248,12 +249,7 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStor
     first_reply = page.locator(".msg.assistant").first.get_attribute("data-node-id")
 
     # Edit & resend: a new sibling of the user message, with its own reply.
-    page.locator(".msg.user").first.hover()
-    page.locator(".msg.user").first.locator("[data-action=edit]").click()
-    page.fill(".edit-box textarea", "Edited question")
-    before = last_id(page)
-    page.click("[data-action=save-edit]")
-    wait_reply(page, before)
+    edit_message(page, "Edited question")
     assert texts(page, ".msg.user .msg-body") == ["Edited question"]
     assert branch_of(page, 0, "user") == "2/2"
     edited_user = page.locator(".msg.user").first.get_attribute("data-node-id")

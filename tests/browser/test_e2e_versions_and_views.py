@@ -23,6 +23,7 @@ from panelot.testing import (
     PanelotStore,
     StubProvider,
     configure_provider,
+    edit_message,
     last_id,
     new_thread,
     open_panel,
@@ -113,12 +114,7 @@ def test_deleting_an_edited_message_keeps_the_original_branch(panel: Page) -> No
     send_message(page, "Version one")
     send_message(page, "Follow up one")
     original = [s[0] for s in shown(page)]
-    page.locator(".msg.user").first.locator("[data-action=edit]").click()
-    page.fill(".edit-box textarea", "Version two")
-    before = last_id(page)
-    page.click("[data-action=save-edit]")
-    wait_reply(page, before)
-    edited = page.locator(".msg.user").first.get_attribute("data-node-id")
+    edited = edit_message(page, "Version two")
     assert shown(page)[0] == (edited, "2/2")
     page.locator(f"[data-node-id='{edited}'] [data-action=delete]").click()
     confirm(page)
@@ -148,11 +144,7 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     # the window in which B still shows branch 1 (B sends before it hears of A's edit).
     second.evaluate("() => window.panelotApp.chat.watching.stop()")
     # Panel A edits the first message: the stored leaf moves to A's new branch.
-    panel.locator(".msg.user").first.locator("[data-action=edit]").click()
-    panel.fill(".edit-box textarea", "Question two")
-    before = last_id(panel)
-    panel.click("[data-action=save-edit]")
-    wait_reply(panel, before)
+    edit_message(panel, "Question two")
     a_branch = query(panel, "thread.get", {"threadId": thread_id})["leafId"]
     assert a_branch not in seen_by_b
     # Panel B, still showing branch 1, sends a follow-up.

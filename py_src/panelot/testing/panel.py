@@ -8,7 +8,7 @@ the boot error), never with a bare timeout.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ __all__ = [
     "ExtensionContext",
     "Launcher",
     "configure_provider",
+    "edit_message",
     "last_id",
     "launch_extension",
     "new_thread",
@@ -41,13 +42,13 @@ __all__ = [
 #: Debian's Chromium (Playwright's own build cannot be downloaded everywhere).
 CHROMIUM = "/usr/bin/chromium"
 #: Flags for a headless run in a container.
-CHROMIUM_ARGS = [
+CHROMIUM_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",
     "--no-first-run",
-]
+)
 #: Fixed by the "key" in extension/manifest.json.
 EXTENSION_ID = "maakonipenibfpopjnlikofcidnnglfl"
 #: How long a panel may take to boot (Pyodide, the wheels, the database).
@@ -82,10 +83,12 @@ def launch_extension(
     prefix: str = "panelot-profile-",
     headless: bool = True,
     timeout_ms: float | None = None,
+    args: Sequence[str] = CHROMIUM_ARGS,
 ) -> Iterator[tuple[BrowserContext, str]]:
     """A persistent context in a fresh profile with ``extension`` loaded: (context, id).
 
-    The profile is a temporary directory, removed when the context closes.
+    The profile is a temporary directory, removed when the context closes. ``args``:
+    Chromium's flags besides the two that load the extension.
     """
     with tempfile.TemporaryDirectory(prefix=prefix) as profile:
         context = playwright.chromium.launch_persistent_context(
@@ -95,7 +98,7 @@ def launch_extension(
             args=[
                 f"--disable-extensions-except={extension}",
                 f"--load-extension={extension}",
-                *CHROMIUM_ARGS,
+                *args,
             ],
         )
         try:
@@ -275,3 +278,19 @@ def send_message(page: Page, text: str, *, wait: bool = True) -> str | None:
     page.fill("#input", text)
     page.press("#input", "Enter")
     return wait_reply(page, before) if wait else None
+
+
+def edit_message(page: Page, text: str, *, index: int = 0) -> str:
+    """Edit the ``index``-th shown user message to ``text`` and resend it.
+
+    Waits for the new branch's stored reply; returns the id of the edited message (a new
+    sibling of the one edited, now shown in its place).
+    """
+    page.locator(".msg.user").nth(index).locator("[data-action=edit]").click()
+    page.fill(".edit-box textarea", text)
+    before = last_id(page)
+    page.click("[data-action=save-edit]")
+    wait_reply(page, before)
+    edited = page.locator(".msg.user").nth(index).get_attribute("data-node-id")
+    assert edited is not None, "the edited message has no data-node-id"
+    return edited
