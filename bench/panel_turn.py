@@ -13,11 +13,12 @@ ratio (long / short): the cost of a turn should not grow with the thread's lengt
 from __future__ import annotations
 
 import statistics
-import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from panelot.testing.panel import configure_provider, launch_extension, open_panel
+from panelot.testing.stub_provider import StubProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST_EXTENSION = ROOT / "dist" / "extension"
@@ -89,94 +90,52 @@ ENDED = "() => window.__benchTurn && window.__benchTurn.end !== null"
 TAKEN = "() => window.__benchTurn.end - window.__benchTurn.start"
 
 
-def _configure(page: Any, base_url: str) -> None:
-    """Save the stub as the provider through the Settings form, as a user would."""
-    page.click("#nav-settings")
-    status = page.wait_for_selector("#provider-status[data-save-count]")
-    saves = int(status.get_attribute("data-save-count") or "0")
-    page.fill("#provider-base-url", base_url)
-    page.fill("#provider-model", "stub-model")
-    page.fill("#provider-key", "sk-bench")
-    page.click("#provider-save")
-    page.wait_for_selector(f"#provider-status[data-save-count='{saves + 1}']")
-    page.wait_for_function(
-        "(url) => window.panelotApp.chat.provider?.baseUrl === url", arg=base_url
-    )
-    page.click("#nav-back")
-
-
 def measure_panel_turn(
     playwright: Any,
-    chromium: str,
-    chromium_args: list[str],
     runs: int,
     warmup: int,
     quick: bool,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
     """Return ``{"sizes": [short, long], "short": [ms...], "long": [ms...]}``."""
-    sys.path.insert(0, str(ROOT / "py_src"))
-    from panelot.testing.stub_provider import StubProvider
-
     short, long = SIZES["quick" if quick else "full"]
     times: dict[str, list[float]] = {"short": [], "long": []}
     with (
-        tempfile.TemporaryDirectory(prefix="panelot-bench-turn-") as tmp,
         StubProvider(chunk_delay=0.0) as stub,
+        launch_extension(playwright, DIST_EXTENSION, prefix="panelot-bench-turn-") as (
+            context,
+            extension_id,
+        ),
     ):
-        context = playwright.chromium.launch_persistent_context(
-            str(Path(tmp) / "profile"),
-            executable_path=chromium,
-            headless=True,
-            args=[
-                f"--disable-extensions-except={DIST_EXTENSION}",
-                f"--load-extension={DIST_EXTENSION}",
-                *chromium_args,
-            ],
-        )
-        try:
-            workers = context.service_workers
-            worker = workers[0] if workers else context.wait_for_event("serviceworker")
-            base = f"chrome-extension://{worker.url.split('/')[2]}"
-            page = context.new_page()
-            page.set_viewport_size({"width": 400, "height": 720})
-            page.goto(f"{base}/sidepanel.html")
-            page.wait_for_function(
-                "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",
-                timeout=READY_TIMEOUT_MS,
-            )
-            if page.evaluate("() => window.__panelotState") != "ready":
-                raise RuntimeError("the side panel did not start")
-            _configure(page, stub.base_url)
-            progress(f"panel_turn: seeding threads of {short:,} and {long:,} nodes")
-            threads = {
-                "short": page.evaluate(SEED, ["bench short", short]),
-                "long": page.evaluate(SEED, ["bench long", long]),
-            }
-            for run in range(warmup + runs):
-                order = ("short", "long") if run % 2 == 0 else ("long", "short")
-                for which in order:
-                    page.evaluate(OPEN, threads[which])
-                    page.wait_for_function(
-                        "(id) => window.panelotApp.chat.thread?.id === id"
-                        " && window.panelotApp.chat.snapshot?.threadId === id",
-                        arg=threads[which],
-                    )
-                    page.fill("#input", f"turn {run} in the {which} thread")
-                    page.evaluate(ARM)
-                    page.press("#input", "Enter")
-                    page.wait_for_function(ENDED, timeout=TURN_TIMEOUT_MS)
-                    ms = float(page.evaluate(TAKEN))
-                    label = (
-                        f"warm-up {run + 1}/{warmup}"
-                        if run < warmup
-                        else f"run {run - warmup + 1}/{runs}"
-                    )
-                    progress(f"{label} panel_turn {which:<5} {ms:9.1f} ms")
-                    if run >= warmup:
-                        times[which].append(ms)
-        finally:
-            context.close()
+        page = open_panel(context, extension_id, timeout_ms=READY_TIMEOUT_MS)
+        configure_provider(page, stub.base_url, key="sk-bench")
+        progress(f"panel_turn: seeding threads of {short:,} and {long:,} nodes")
+        threads = {
+            "short": page.evaluate(SEED, ["bench short", short]),
+            "long": page.evaluate(SEED, ["bench long", long]),
+        }
+        for run in range(warmup + runs):
+            order = ("short", "long") if run % 2 == 0 else ("long", "short")
+            for which in order:
+                page.evaluate(OPEN, threads[which])
+                page.wait_for_function(
+                    "(id) => window.panelotApp.chat.thread?.id === id"
+                    " && window.panelotApp.chat.snapshot?.threadId === id",
+                    arg=threads[which],
+                )
+                page.fill("#input", f"turn {run} in the {which} thread")
+                page.evaluate(ARM)
+                page.press("#input", "Enter")
+                page.wait_for_function(ENDED, timeout=TURN_TIMEOUT_MS)
+                ms = float(page.evaluate(TAKEN))
+                label = (
+                    f"warm-up {run + 1}/{warmup}"
+                    if run < warmup
+                    else f"run {run - warmup + 1}/{runs}"
+                )
+                progress(f"{label} panel_turn {which:<5} {ms:9.1f} ms")
+                if run >= warmup:
+                    times[which].append(ms)
     return {"sizes": [short, long], **times}
 
 

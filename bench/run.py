@@ -56,19 +56,12 @@ from urllib.parse import unquote, urlsplit
 from bench.panel_turn import measure_panel_turn, summarize_panel_turn
 from bench.report import chart, markdown
 from bench.startup import measure_startup, summarize_startup
+from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
 DIST_WEB = ROOT / "dist" / "web"
 PAGE_DIR = ROOT / "bench" / "page"
 RESULTS_DIR = ROOT / "bench" / "results"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 #: Bench page only: lets each implementation start from a collected JS heap.
 PAGE_ARGS = ["--js-flags=--expose-gc"]
 IMPLS = ("python", "dexie", "raw")
@@ -324,17 +317,13 @@ def measure_all(
             if not only or "startup" in only:
                 startup = measure_startup(
                     pw,
-                    CHROMIUM,
-                    CHROMIUM_ARGS,
                     runs=runs,
                     warm_navs=1 if quick else 2,
                     progress=progress,
                 )
             turn = None
             if not only or "panel_turn" in only:
-                turn = measure_panel_turn(
-                    pw, CHROMIUM, CHROMIUM_ARGS, runs, warmup, quick, progress=progress
-                )
+                turn = measure_panel_turn(pw, runs, warmup, quick, progress=progress)
             machine = {
                 "cpu": cpu_model(),
                 "cores": os.cpu_count(),

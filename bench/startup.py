@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from panelot.testing.panel import launch_extension
+
 ROOT = Path(__file__).resolve().parent.parent
 DIST_EXTENSION = ROOT / "dist" / "extension"
 DEXIE = ROOT / "dist" / "web" / "vendor" / "dexie.mjs"
@@ -75,8 +77,6 @@ def _navigate(page: Any, url: str) -> dict[str, Any]:
 
 def measure_startup(
     playwright: Any,
-    chromium: str,
-    chromium_args: list[str],
     runs: int,
     warm_navs: int,
     progress: Callable[[str], None],
@@ -90,21 +90,11 @@ def measure_startup(
             # One fresh profile per page kind and run, so that each cold load is a first load.
             groups = (("panel",), ("pyodide",), ("dexie", "raw"))
             for group in groups if run % 2 == 0 else reversed(groups):
-                profile = Path(tmp) / f"profile-{run}-{group[0]}"
-                context = playwright.chromium.launch_persistent_context(
-                    str(profile),
-                    executable_path=chromium,
-                    headless=True,
-                    args=[
-                        f"--disable-extensions-except={ext}",
-                        f"--load-extension={ext}",
-                        *chromium_args,
-                    ],
-                )
-                try:
-                    workers = context.service_workers
-                    worker = workers[0] if workers else context.wait_for_event("serviceworker")
-                    base = f"chrome-extension://{worker.url.split('/')[2]}"
+                with launch_extension(playwright, ext, prefix=f"panelot-bench-{group[0]}-") as (
+                    context,
+                    extension_id,
+                ):
+                    base = f"chrome-extension://{extension_id}"
                     context.add_init_script(PANEL_INIT_SCRIPT)
                     page = context.new_page()
                     urls = {
@@ -125,8 +115,6 @@ def measure_startup(
                                 f"startup run {run + 1}/{runs} {kind:<8} {phase} "
                                 f"{out['ready']:8.1f} ms"
                             )
-                finally:
-                    context.close()
     return {"times": times, "panel_timings": panel_timings}
 
 

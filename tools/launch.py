@@ -18,58 +18,32 @@ from pathlib import Path
 from playwright.sync_api import BrowserContext, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "py_src"))
+from panelot.testing.panel import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    PANEL_VIEWPORT,
+    READY_TIMEOUT_MS,
+    BootError,
+    configure_provider,
+    edit_message,
+    last_id,
+    send_message,
+    wait_ready,
+    wait_reply,
+)
 from panelot.testing.stub_provider import StubProvider  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-READY_TIMEOUT_MS = 120_000
-VIEWPORT = {"width": 400, "height": 720}
+#: The key the local stub provider is saved with (it accepts any).
+STUB_KEY = "sk-local-stub"
 
 
 def wait_panel(page: Page) -> str:
     """Wait until the panel booted (or failed); return the runtime state."""
-    page.wait_for_function(
-        "() => document.body.dataset.ready === '1' || window.__panelotState === 'error'",
-        timeout=READY_TIMEOUT_MS,
-    )
+    try:
+        wait_ready(page, panel=True)
+    except BootError as err:
+        print(f"[run] {err}", flush=True)
     return str(page.evaluate("() => window.__panelotState"))
-
-
-LAST_ID = "() => document.querySelector('#messages .msg:last-child')?.dataset.nodeId ?? null"
-NEW_REPLY = """(before) => {
-  const last = document.querySelector('#messages .msg:last-child');
-  return !document.querySelector('[data-streaming]') && last?.dataset.type === 'assistant_message'
-    && last.dataset.nodeId !== before;
-}"""
-
-
-def wait_reply(page: Page, before: str | None) -> None:
-    """Wait until a stored assistant reply other than ``before`` is the last message."""
-    page.wait_for_function(NEW_REPLY, arg=before, timeout=30_000)
-
-
-def configure_provider(page: Page, base_url: str) -> None:
-    """Fill the provider form in Settings and save it."""
-    page.click("#nav-settings")
-    page.fill("#provider-base-url", base_url)
-    page.fill("#provider-model", "stub-model")
-    page.fill("#provider-key", "sk-local-stub")
-    page.click("#provider-save")
-    page.wait_for_selector("#provider-status.ok")
-
-
-def send(page: Page, text: str) -> None:
-    """Type a message and press Enter, then wait for the streamed reply to be stored."""
-    before = page.evaluate(LAST_ID)
-    page.fill("#input", text)
-    page.press("#input", "Enter")
-    wait_reply(page, before)
 
 
 def tour(
@@ -83,25 +57,20 @@ def tour(
         (target or page).screenshot(path=str(path))
         shots.append(path)
 
-    configure_provider(page, stub)
+    configure_provider(page, stub, key=STUB_KEY)
+    page.click("#nav-settings")
     shot("settings")
     page.click("#nav-back")
     page.click("#nav-new")
-    send(page, "Plan a weekend in Lisbon for two")
-    send(page, "Can you format it as markdown?")
+    send_message(page, "Plan a weekend in Lisbon for two")
+    send_message(page, "Can you format it as markdown?")
     # Edit the first question and resend: a new sibling with its own reply.
-    first = page.locator(".msg.user").first
-    first.hover()
-    first.locator("[data-action=edit]").click()
-    page.fill(".edit-box textarea", "Plan a long weekend in Porto for two")
-    before = page.evaluate(LAST_ID)
-    page.click("[data-action=save-edit]")
-    wait_reply(page, before)
+    edit_message(page, "Plan a long weekend in Porto for two")
     # Regenerate the last reply: a new assistant branch.
-    before = page.evaluate(LAST_ID)
+    before = last_id(page)
     page.locator(".msg.assistant").last.locator("[data-action=regenerate]").click()
     wait_reply(page, before)
-    send(page, "Which markdown tricks do you know?")
+    send_message(page, "Which markdown tricks do you know?")
     shot("panel-light")
     page.emulate_media(color_scheme="dark")
     shot("panel-dark")
@@ -148,7 +117,7 @@ def main() -> int:
             profile,
             executable_path=CHROMIUM,
             headless=not headed,
-            **({"no_viewport": True} if headed else {"viewport": VIEWPORT}),
+            **({"no_viewport": True} if headed else {"viewport": PANEL_VIEWPORT}),
             args=[
                 f"--disable-extensions-except={extension}",
                 f"--load-extension={extension}",
@@ -166,8 +135,7 @@ def main() -> int:
         state = wait_panel(page)
         if headed:
             if state == "ready":
-                configure_provider(page, stub.base_url)
-                page.click("#nav-back")
+                configure_provider(page, stub.base_url, key=STUB_KEY)
             console = context.new_page()
             console.goto(f"chrome-extension://{extension_id}/console.html")
             page.bring_to_front()

@@ -25,6 +25,9 @@ from urllib.parse import parse_qs, urlsplit
 from playwright.sync_api import sync_playwright
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "py_src"))
+from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
 PYODIDE = ROOT / "node_modules" / "pyodide"
 PYODIDE_FILES = (
     "pyodide.mjs",
@@ -33,8 +36,6 @@ PYODIDE_FILES = (
     "python_stdlib.zip",
     "pyodide-lock.json",
 )
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 TIMEOUT_S = 120
 PAGE = '<!doctype html><script type="module" src="snapshot_page.mjs"></script>'
 MIME = {".mjs": "text/javascript", ".wasm": "application/wasm"}
