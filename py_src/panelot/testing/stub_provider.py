@@ -75,23 +75,26 @@ def _chunk(model: str, delta: dict[str, Any], finish: str | None = None, **extra
     return f"data: {json.dumps(event)}\n\n".encode()
 
 
+def _head(handler: Handler, status: int, headers: dict[str, str]) -> None:
+    """Send the status line and ``headers``, with CORS open to any origin (the extension's)."""
+    handler.send_response(status)
+    for name, value in {**headers, "Access-Control-Allow-Origin": "*"}.items():
+        handler.send_header(name, value)
+    handler.end_headers()
+
+
 def _send_json(handler: Handler, status: int, payload: dict[str, Any]) -> None:
     data = json.dumps(payload).encode()
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(data)))
-    handler.send_header("Access-Control-Allow-Origin", "*")
-    handler.end_headers()
+    _head(handler, status, {"Content-Type": "application/json", "Content-Length": str(len(data))})
     handler.wfile.write(data)
 
 
 def _start_stream(handler: Handler) -> None:
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/event-stream")
-    handler.send_header("Cache-Control", "no-cache")
-    handler.send_header("Access-Control-Allow-Origin", "*")
-    handler.send_header("Connection", "close")
-    handler.end_headers()
+    _head(
+        handler,
+        200,
+        {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "Connection": "close"},
+    )
     handler.wfile.flush()
 
 
@@ -133,12 +136,15 @@ class StubProvider:
                 """Quiet."""
 
             def do_OPTIONS(self) -> None:  # noqa: N802 - http.server naming
-                self.send_response(204)
-                self.send_header("Access-Control-Allow-Origin", "*")
-                self.send_header("Access-Control-Allow-Headers", "authorization, content-type")
-                self.send_header("Access-Control-Allow-Methods", "POST, OPTIONS")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
+                _head(
+                    self,
+                    204,
+                    {
+                        "Access-Control-Allow-Headers": "authorization, content-type",
+                        "Access-Control-Allow-Methods": "POST, OPTIONS",
+                        "Content-Length": "0",
+                    },
+                )
 
             def do_POST(self) -> None:  # noqa: N802 - http.server naming
                 length = int(self.headers.get("Content-Length") or 0)
