@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from behavior import Ctx
+from behavior.waiting import until
 from panelot.idb import Database, ReadOnlyError, Transaction
 from panelot.idb.observe import LiveQuery, ObsSet
 
@@ -36,15 +37,6 @@ class Probe:
     async def wait(self, table: str, key: Any, timeout: float = 5.0) -> None:
         """Wait until a set announcing ``key`` of ``table`` has arrived."""
         await until(lambda: self.saw(table, key), timeout, f"the change of {table} {key!r}")
-
-
-async def until(check: Callable[[], bool], timeout: float = 5.0, what: str = "it") -> None:
-    loop = asyncio.get_event_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 async def result_where(
@@ -76,8 +68,7 @@ def thread_nodes(thread: str) -> Callable[[Transaction], Any]:
 
 async def case_live_query_sees_another_connections_commit(ctx: Ctx) -> None:
     a, b = await two(ctx)
-    live = b.live_query(thread_nodes("X"))
-    try:
+    with b.live_query(thread_nodes("X")) as live:
         assert await result_where(live, lambda r: True) == []
         await a.table("nodes").put({"id": "n1", "threadId": "X", "seq": 1})
         rows = await result_where(live, lambda r: len(r) == 1)
@@ -86,22 +77,17 @@ async def case_live_query_sees_another_connections_commit(ctx: Ctx) -> None:
         rows = await result_where(live, lambda r: r and r[0].get("text") == "edited")
         await a.table("nodes").delete("n1")
         assert await result_where(live, lambda r: r == []) == []
-    finally:
-        live.close()
 
 
 async def case_live_query_sees_its_own_connections_commit(ctx: Ctx) -> None:
     db = await ctx.open(STORES)
-    live = db.live_query(thread_nodes("X"))
-    try:
+    with db.live_query(thread_nodes("X")) as live:
         await result_where(live, lambda r: r == [])
         await db.table("nodes").bulk_put(
             [{"id": f"n{i}", "threadId": "X", "seq": i} for i in range(3)]
         )
         rows = await result_where(live, lambda r: len(r) == 3)
         assert [r["id"] for r in rows] == ["n0", "n1", "n2"]
-    finally:
-        live.close()
 
 
 async def case_unrelated_writes_do_not_rerun(ctx: Ctx) -> None:
@@ -114,8 +100,7 @@ async def case_unrelated_writes_do_not_rerun(ctx: Ctx) -> None:
         ]
     )
     await probe.wait("nodes", "y1")  # the set-up's own change, before the query starts
-    live = b.live_query(thread_nodes("X"))
-    try:
+    with b.live_query(thread_nodes("X")) as live:
         await result_where(live, lambda r: [n["id"] for n in r] == ["x1"])
         assert live.runs == 1
         # Another thread's nodes (new, edited, deleted), another table: none touches X.
@@ -130,8 +115,6 @@ async def case_unrelated_writes_do_not_rerun(ctx: Ctx) -> None:
         await a.table("nodes").add({"id": "x2", "threadId": "X", "seq": 2})
         await result_where(live, lambda r: len(r) == 2)
         assert live.runs == 2
-    finally:
-        live.close()
 
 
 async def case_index_range_precision(ctx: Ctx) -> None:
@@ -142,8 +125,7 @@ async def case_index_range_precision(ctx: Ctx) -> None:
         nodes = tx.table("nodes")
         return await nodes.where("[threadId+seq]").between(["X", 10], ["X", 20]).to_list()
 
-    live = b.live_query(window, "nodes")
-    try:
+    with b.live_query(window, "nodes") as live:
         await result_where(live, lambda r: r == [])
         await a.table("nodes").add({"id": "a", "threadId": "X", "seq": 5})
         await a.table("nodes").add({"id": "b", "threadId": "X", "seq": 25})
@@ -156,8 +138,6 @@ async def case_index_range_precision(ctx: Ctx) -> None:
         # Moving a record out of the range (it was in the result) re-runs it.
         await a.table("nodes").put({"id": "c", "threadId": "X", "seq": 30})
         assert await result_where(live, lambda r: r == []) == []
-    finally:
-        live.close()
 
 
 async def case_aborted_transaction_publishes_nothing(ctx: Ctx) -> None:
@@ -187,9 +167,8 @@ async def case_aborted_transaction_publishes_nothing(ctx: Ctx) -> None:
 
 async def case_a_burst_of_commits_is_coalesced(ctx: Ctx) -> None:
     a, b = await two(ctx)
-    live = b.live_query(thread_nodes("X"), interval=0.05)
-    loop = asyncio.get_event_loop()
-    try:
+    with b.live_query(thread_nodes("X"), interval=0.05) as live:
+        loop = asyncio.get_event_loop()
         await result_where(live, lambda r: r == [])
         started = loop.time()
         count = 200
@@ -201,14 +180,11 @@ async def case_a_burst_of_commits_is_coalesced(ctx: Ctx) -> None:
         # At most one run per interval of the burst, plus the last: never one per commit.
         assert reruns <= elapsed / 0.05 + 2, (reruns, elapsed)
         assert reruns < count / 4, (reruns, count)
-    finally:
-        live.close()
 
 
 async def case_malformed_messages_are_ignored(ctx: Ctx) -> None:
     db = await ctx.open(STORES)
-    live = db.live_query(thread_nodes("X"))
-    try:
+    with db.live_query(thread_nodes("X")) as live:
         await result_where(live, lambda r: r == [])
         junk: list[Any] = [
             None,
@@ -227,8 +203,6 @@ async def case_malformed_messages_are_ignored(ctx: Ctx) -> None:
         assert live.runs == 1
         await db.table("nodes").put({"id": "n", "threadId": "X", "seq": 1})
         await result_where(live, lambda r: len(r) == 1)
-    finally:
-        live.close()
 
 
 async def case_close_leaves_no_listener(ctx: Ctx) -> None:
@@ -256,15 +230,13 @@ async def case_a_querier_may_not_write(ctx: Ctx) -> None:
         await tx.table("nodes").put({"id": "n", "threadId": "X", "seq": 1})
 
     errors: list[BaseException] = []
-    live = LiveQuery(
+    querier = LiveQuery(
         db.feed, lambda: db.transaction("rw", ["nodes"], writes), on_error=errors.append
     )
-    try:
+    with querier:
         await until(lambda: bool(errors), what="the querier's error")
         assert isinstance(errors[0], ReadOnlyError)
         assert await db.table("nodes").get("n") is None
-    finally:
-        live.close()
 
 
 async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
@@ -277,8 +249,7 @@ async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
     tid = await a.create_thread("watched")
     other = await a.create_thread("other")
     await probe.wait("threads", other)  # the set-up's own change, before the query starts
-    live = b.live("thread.snapshot", {"threadId": tid})
-    try:
+    with b.live("thread.snapshot", {"threadId": tid}) as live:
         await result_where(live, lambda s: s["nodes"] == [])
         runs = live.runs
         sent = await a.append(other, "user_message", {"content": [{"type": "text", "text": "x"}]})
@@ -288,5 +259,3 @@ async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
         node = await a.append(tid, "user_message", {"content": [{"type": "text", "text": "hi"}]})
         snap = await result_where(live, lambda s: len(s["nodes"]) == 1)
         assert snap["nodes"][0]["id"] == node["nodeId"]
-    finally:
-        live.close()

@@ -1,9 +1,11 @@
 """``LiveQuery``: a query that runs again whenever a committed change touches its reads.
 
->>> live = db.live_query(lambda tx: tx.table("threads").where("updatedAt").above(0).to_list())
->>> async for threads in live:          # the first result, then one per relevant change
-...     show(threads)
->>> live.close()
+>>> recent = lambda tx: tx.table("threads").where("updatedAt").above(0).to_list()
+>>> with db.live_query(recent) as live:
+...     async for threads in live:      # the first result, then one per relevant change
+...         show(threads)
+
+(``with`` closes it on the way out; or call :meth:`LiveQuery.close`.)
 
 The querier runs with :data:`~panelot.idb.observe.track.reading` set, so every
 transaction it starts records what its requests read. A change set from the
@@ -48,7 +50,8 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
     before it is taken is skipped), or pass ``on_result`` (and ``on_error``) to be
     called with each. A failing run raises from the iterator, or goes to ``on_error``;
     either way the query stays live and runs again on the next relevant change.
-    :meth:`close` ends it: no further run, no listener left.
+    :meth:`close` ends it: no further run, no listener left. As a context manager
+    (``with db.live_query(...) as live:``) it is closed on leaving the block.
     """
 
     def __init__(
@@ -169,6 +172,14 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
                 raise value
             self._event.clear()
             await self._event.wait()
+
+    def __enter__(self) -> LiveQuery[T]:
+        """The live query itself; leaving the ``with`` block closes it."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close it (see :meth:`close`); an exception propagates."""
+        self.close()
 
     @property
     def reads(self) -> ObsSet:
