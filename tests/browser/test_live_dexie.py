@@ -37,15 +37,9 @@ import asyncio, gc, json
 from panelot.idb import Database
 from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
+from behavior.waiting import until
 LD = globals().setdefault("LD", {{}})
-
-async def ld_until(pred, what, timeout={WAIT_MS / 1000}):
-    loop = asyncio.get_event_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise TimeoutError(f"waited {{timeout}} s for {{what}}")
-        await asyncio.sleep(0.01)
+WAIT_S = {WAIT_MS / 1000}
 
 def ld_node(node_id, thread, seq=0):
     return {{"id": node_id, "threadId": thread, "parentId": None, "seq": seq,
@@ -68,15 +62,15 @@ async def ld_watch(name, key, thread, texts=False):
     results = st["results"][key] = []
     st["lives"][key] = st["db"].live_query(
         ld_thread_ids(thread, texts), on_result=results.append, on_error=st["errors"].append)
-    await ld_until(lambda: results, f"the first result of {{key}}")
+    await until(lambda: results, WAIT_S, f"the first result of {{key}}")
 
 def ld_last(name, key):
     results = LD[name]["results"][key]
     return results[-1] if results else None
 
 async def ld_wait_result(name, key, want):
-    await ld_until(lambda: ld_last(name, key) == sorted(want),
-                   f"{{key}} == {{sorted(want)}} (last: {{ld_last(name, key)}})")
+    await until(lambda: ld_last(name, key) == sorted(want), WAIT_S,
+                f"{{key}} == {{sorted(want)}} (last: {{ld_last(name, key)}})")
 
 def ld_close(name):
     st = LD.pop(name, None)
@@ -211,7 +205,7 @@ st = await ld_open({name!r})
 feed = st["db"].feed
 published = feed.published
 await st["db"].table("nodes").bulk_put(json.loads({json.dumps(json.dumps(records))}))
-await ld_until(lambda: feed.published > published, "the write published")
+await until(lambda: feed.published > published, WAIT_S, "the write published")
 json.dumps(True)
 """,
     )
@@ -232,9 +226,21 @@ def py_runs(page: Page, name: str, key: str) -> int:
     return int(py(page, f"json.dumps(LD[{name!r}]['lives'][{key!r}].runs)"))
 
 
+def py_seed_and_watch_t(page: Page, name: str) -> None:
+    """Store t-1 (on T) and u-1 (on U); start Python live query "T" and see ``["t-1"]``."""
+    py_put(page, name, node("t-1", T, 1), node("u-1", U, 1))
+    py_watch(page, name, "T", T)
+    py_wait_result(page, name, "T", ["t-1"])
+
+
 @pytest.fixture()
-def db_name(harness_page: Page) -> Iterator[str]:
-    """A fresh database name; afterwards every connection to it is closed and it is deleted."""
+def db_name(behavior_page: Page) -> Iterator[str]:
+    """A fresh database name; afterwards every connection to it is closed and it is deleted.
+
+    The page is the harness page with tests/behavior importable (the prelude imports
+    ``behavior.waiting``).
+    """
+    harness_page = behavior_page
     name = f"live-dexie-{uuid.uuid4().hex[:10]}"
     yield name
     errors = py(
@@ -325,9 +331,7 @@ def test_dexie_put_bulk_put_and_delete_wake_a_python_live_query(
     harness_page: Page, second_page: Page, db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
-    py_put(harness_page, db_name, node("t-1", T, 1), node("u-1", U, 1))
-    py_watch(harness_page, db_name, "T", T)
-    py_wait_result(harness_page, db_name, "T", ["t-1"])
+    py_seed_and_watch_t(harness_page, db_name)
     dexie(page, "put", db_name, node("t-put", T, 2))
     py_wait_result(harness_page, db_name, "T", ["t-1", "t-put"])
     dexie(page, "bulkPut", db_name, [node("t-bulk-a", T, 3), node("t-bulk-b", T, 4)])
@@ -404,8 +408,7 @@ def test_dexie_write_to_another_thread_does_not_rerun_python_live_query(
     harness_page: Page, second_page: Page, db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
-    py_put(harness_page, db_name, node("t-1", T, 1), node("u-1", U, 1))
-    py_watch(harness_page, db_name, "T", T)
+    py_seed_and_watch_t(harness_page, db_name)
     py_watch(harness_page, db_name, "U", U)
     runs = py_runs(harness_page, db_name, "T")
     dexie(page, "put", db_name, node("u-new", U, 2))
@@ -477,7 +480,7 @@ def test_malformed_broadcast_messages_are_ignored(
         harness_page,
         f"""
 feed = LD[{db_name!r}]["db"].feed
-await ld_until(lambda: feed.ignored >= {posted}, "the junk counted")
+await until(lambda: feed.ignored >= {posted}, WAIT_S, "the junk counted")
 await asyncio.sleep({QUIET_S})  # a miscount (one message counted twice) shows by now
 json.dumps(feed.ignored)
 """,
