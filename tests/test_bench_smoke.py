@@ -9,6 +9,7 @@ result JSON keeps the shape tools read.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,21 @@ LIVE = ("live_notify", "live_notify_i0")
 LIVE_KEYS = {"samples", "python_p95_ms", "dexie_p95_ms", "ratio_p95", "interval_ms"}
 
 
+#: Chromium's stderr lines worth keeping in a failure message (not the dbus chatter).
+_TELLING = ("FATAL", "Check failed", "signal", "crash", "OOM", "out of memory", "Traceback")
+
+
+def _failure(stderr: str) -> str:
+    """The bench's own output, with Chromium's telling lines, for a failed run."""
+    ours = [line for line in stderr.splitlines() if " pw:browser " not in line]
+    browser = [
+        line
+        for line in stderr.splitlines()
+        if " pw:browser " in line and any(word in line for word in _TELLING)
+    ]
+    return "\n".join([*ours[-60:], "-- Chromium:", *browser[-40:]])
+
+
 def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     require_dist(DIST_WEB)
     require_dist(DIST_EXTENSION)
@@ -53,8 +69,11 @@ def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
         text=True,
         timeout=600,
         check=False,
+        # Playwright then relays Chromium's own stderr: a renderer that crashes
+        # ("Target crashed") says why there (signal, failed check, out of memory).
+        env={**os.environ, "DEBUG": "pw:browser"},
     )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.returncode == 0, _failure(proc.stderr)
 
     doc = json.loads(out.read_text())
     assert set(doc) == {"machine", "workloads", "observe", "memory"}
