@@ -21,6 +21,7 @@ from e2e_support import tiny_png
 from panelot.testing import (
     ExtensionContext,
     PanelotStore,
+    attach,
     edit_message,
     last_id,
     new_thread,
@@ -316,9 +317,7 @@ def test_bs_storage_figures_follow_an_attachment_sent_in_a(pair: tuple[Page, Pag
     expect(b.locator("#attachment-usage")).to_contain_text("Attachments: 0 files,")
     expect(b.locator("#storage-usage")).to_be_visible()
     thread_id = new_thread(a)
-    a.set_input_files("#file-input", files=[
-        {"name": "dot.png", "mimeType": "image/png", "buffer": tiny_png()},
-    ])  # fmt: skip
+    attach(a, "dot.png", tiny_png(), "image/png")
     before = last_id(a)
     a.fill("#input", "a picture")
     a.press("#input", "Enter")

@@ -23,6 +23,7 @@ from panelot.testing import (
     ExtensionContext,
     PanelotStore,
     StubProvider,
+    attach,
     configure_provider,
     edit_message,
     last_id,
@@ -403,9 +404,7 @@ def test_attach_an_image_and_see_it_in_the_message(
 ) -> None:
     page = panel
     thread_id = new_thread(page)
-    page.set_input_files(
-        "#file-input", files=[{"name": "square.png", "mimeType": "image/png", "buffer": tiny_png()}]
-    )
+    attach(page, "square.png", tiny_png(), "image/png")
     page.wait_for_selector("#pending li[data-name='square.png'] img")
     page.fill("#input", "What colour is this square?")
     before = len(panelot_stub.requests)
@@ -495,16 +494,7 @@ def test_html_and_script_payloads_render_inert(panel: Page) -> None:
     rename(page, title, tags="<b>tag</b>")
     for payload in PAYLOADS:
         send_message(page, payload)  # the stub echoes it back, so it is rendered as Markdown too
-    page.set_input_files(
-        "#file-input",
-        files=[
-            {
-                "name": "<img src=x onerror=\"window.__xss='file'\">.txt",
-                "mimeType": "text/plain",
-                "buffer": b"hello",
-            }
-        ],
-    )
+    attach(page, "<img src=x onerror=\"window.__xss='file'\">.txt", b"hello", "text/plain")
     send_message(page, "file attached")
     to_list(page)
     page.wait_for_selector(f"[data-thread-id='{thread_id}']")

@@ -23,6 +23,7 @@ from e2e_support import shot, tiny_png
 from panelot.testing import (
     PanelotStore,
     StubProvider,
+    attach,
     last_id,
     new_thread,
     send_message,
@@ -74,9 +75,7 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
     page = panel
     thread_id = new_thread(page)
     png = tiny_png()
-    page.set_input_files(
-        "#file-input", files=[{"name": "square.png", "mimeType": "image/png", "buffer": png}]
-    )
+    attach(page, "square.png", png, "image/png")
     page.wait_for_selector("#pending li[data-name='square.png'] img")
     page.fill("#input", "What colour is this square?")
     first = len(panelot_stub.requests)

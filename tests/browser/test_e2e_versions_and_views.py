@@ -22,6 +22,7 @@ from panelot.testing import (
     ExtensionContext,
     PanelotStore,
     StubProvider,
+    attach,
     configure_provider,
     edit_message,
     last_id,
@@ -291,9 +292,7 @@ def test_a_reload_reopens_the_last_conversation(
 def test_an_image_only_message_has_no_empty_text_bubble(panel: Page, store: PanelotStore) -> None:
     page = panel
     thread_id = new_thread(page)
-    page.set_input_files("#file-input", files=[
-        {"name": "dot.png", "mimeType": "image/png", "buffer": tiny_png()},
-    ])  # fmt: skip
+    attach(page, "dot.png", tiny_png(), "image/png")
     before = last_id(page)
     page.press("#input", "Enter")
     wait_reply(page, before)
@@ -328,9 +327,7 @@ def test_an_attached_text_file_reaches_the_model_as_its_text(
     page = panel
     thread_id = new_thread(page)
     notes = "alpha line\nbeta line ✓\n"
-    page.set_input_files("#file-input", files=[
-        {"name": "notes.txt", "mimeType": "text/plain", "buffer": notes.encode()},
-    ])  # fmt: skip
+    attach(page, "notes.txt", notes.encode(), "text/plain")
     page.fill("#input", "summarise the file")
     requests = len(panelot_stub.requests)
     before = last_id(page)

@@ -21,7 +21,14 @@ from playwright.sync_api import Browser, Page
 from test_attachments_browser import MIB, own_browser  # noqa: F401 - the shared fixture
 
 from browser_harness import DIST_EXTENSION, READY_TIMEOUT_MS, query, require_dist, serve_directory
-from panelot.testing import PanelotStore, StubProvider, configure_provider, new_thread, wait_reply
+from panelot.testing import (
+    PanelotStore,
+    StubProvider,
+    attach,
+    configure_provider,
+    new_thread,
+    wait_reply,
+)
 
 QUOTA = 16 * MIB
 
@@ -82,10 +89,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     receipts_before = len(query(page, "receipts.list", {"limit": 200}))
 
     photo = os.urandom(MIB + MIB // 2)
-    page.set_input_files(
-        "#file-input",
-        files=[{"name": "photo.bin", "mimeType": "application/octet-stream", "buffer": photo}],
-    )
+    attach(page, "photo.bin", photo, "application/octet-stream")
     page.fill("#input", "keep this message")
     page.press("#input", "Enter")
     page.wait_for_selector("#chat-error:not([hidden])")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import BrowserContext, Page, Playwright
+from playwright.sync_api import BrowserContext, FilePayload, Page, Playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "BootError",
     "ExtensionContext",
     "Launcher",
+    "attach",
     "configure_provider",
     "edit_message",
     "last_id",
@@ -278,6 +279,15 @@ def send_message(page: Page, text: str, *, wait: bool = True) -> str | None:
     page.fill("#input", text)
     page.press("#input", "Enter")
     return wait_reply(page, before) if wait else None
+
+
+def attach(page: Page, name: str, data: bytes, mime: str = "application/octet-stream") -> None:
+    """Choose a file ``name`` holding ``data`` in the composer's file picker, as a user would.
+
+    The composer shows it as a chip; the next send carries it.
+    """
+    payload: FilePayload = {"name": name, "mimeType": mime, "buffer": data}
+    page.set_input_files("#file-input", files=[payload])
 
 
 def edit_message(page: Page, text: str, *, index: int = 0) -> str:
