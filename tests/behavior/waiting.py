@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+from panelot.idb.observe import LiveQuery
 
 
 async def until(
@@ -16,3 +19,17 @@ async def until(
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(poll)
+
+
+async def result_where(
+    live: LiveQuery[Any], check: Callable[[Any], bool], timeout: float = 5.0
+) -> Any:
+    """The first result of ``live`` for which ``check`` holds (newer ones supersede)."""
+
+    async def scan() -> Any:
+        async for result in live:
+            if check(result):
+                return result
+        raise AssertionError("the live query closed")
+
+    return await asyncio.wait_for(scan(), timeout)

@@ -175,24 +175,28 @@ def test_panel_start_up_applies_the_setting_and_spares_the_open_thread(
         second.close()
 
 
-def test_a_worker_pass_reaches_an_open_panels_thread_list_live(
+def test_a_worker_pass_reaches_both_open_panels_thread_lists_live(
     extension: tuple[BrowserContext, Worker, str],
 ) -> None:
-    """The worker's commit is heard by a panel already open: its list drops the thread."""
+    """The worker's commit is heard by two panels already open: both lists drop the thread."""
     context, worker, extension_id = extension
-    listing = open_panel(context, extension_id)  # a fresh panel: the thread list
+    panels = [open_panel(context, extension_id) for _ in range(2)]  # each on the thread list
+    a, b = panels
     try:
-        old = make_thread(listing, "Old, listed", age_days=40)
+        old = make_thread(a, "Old, listed", age_days=40)
         item = f".thread-item[data-thread-id='{old}']"
-        listing.wait_for_selector(item)  # the list's own live query showed the new thread
-        set_retention(listing, 30)
-        assert listing.locator(item).count() == 1  # nothing has archived it yet
+        for page in panels:  # each list's own live query showed the new thread
+            page.wait_for_selector(item)
+        set_retention(a, 30)
+        assert [page.locator(item).count() for page in panels] == [1, 1]  # not archived yet
         result = run_retention(worker)
         assert old in result["archived"], result
         # No reload and no query from the test: only the worker's change set, heard by
-        # the panel's live list, can take the archived thread off the list.
-        listing.wait_for_selector(item, state="detached", timeout=10_000)
-        assert old in archived(listing)
+        # each panel's live list, can take the archived thread off it.
+        for page in panels:
+            page.wait_for_selector(item, state="detached", timeout=10_000)
+        assert old in archived(b)
     finally:
-        set_retention(listing, None)
-        listing.close()
+        set_retention(a, None)
+        for page in panels:
+            page.close()

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from behavior import Ctx
-from behavior.waiting import until
+from behavior.waiting import result_where, until
 from panelot.idb import Database, ReadOnlyError, Transaction
 from panelot.idb.observe import LiveQuery, ObsSet
 
@@ -37,20 +37,6 @@ class Probe:
     async def wait(self, table: str, key: Any, timeout: float = 5.0) -> None:
         """Wait until a set announcing ``key`` of ``table`` has arrived."""
         await until(lambda: self.saw(table, key), timeout, f"the change of {table} {key!r}")
-
-
-async def result_where(
-    live: LiveQuery[Any], check: Callable[[Any], bool], timeout: float = 5.0
-) -> Any:
-    """The first result of ``live`` for which ``check`` holds."""
-
-    async def scan() -> Any:
-        async for result in live:
-            if check(result):
-                return result
-        raise AssertionError("the live query closed")
-
-    return await asyncio.wait_for(scan(), timeout)
 
 
 async def two(ctx: Ctx) -> tuple[Database, Database]:
