@@ -29,7 +29,6 @@ prompt cache sees a stable prefix. Three rules, each switchable in :class:`SlimO
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -279,12 +278,28 @@ def _apply_stale(
     return stubbed
 
 
+def _own(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``message`` whose block and entry lists may be written to.
+
+    The rules only ever replace an item of ``content`` or ``attachedContext``, never
+    change one, so copying those two lists (not the blocks in them, as a deep copy did:
+    half a 10,000-node request's time) keeps the input unchanged.
+    """
+    own = dict(message)
+    for key in ("content", "attachedContext"):
+        if isinstance(own.get(key), list):
+            own[key] = list(own[key])
+    return own
+
+
 def slim_context(
     context: Mapping[str, Any],
     attachments: Mapping[str, Mapping[str, Any]],
     options: SlimOptions | None = None,
 ) -> SlimResult:
     """Apply the slimming rules to a copy of ``context`` (the input is not changed).
+
+    The copy shares the blocks the rules leave alone with the input.
 
     ``attachments`` maps attachment id to its record's metadata (``size``, ``meta``);
     an id missing from it counts as 0 bytes. Placeholder blocks are
@@ -295,7 +310,7 @@ def slim_context(
     ``thumbnails`` say how each is sent.
     """
     opts = options or SlimOptions()
-    messages: list[dict[str, Any]] = copy.deepcopy(list(context.get("messages", [])))
+    messages = [_own(message) for message in context.get("messages", [])]
     out = SlimResult({**context, "messages": messages})
     _apply_images(messages, attachments, opts, out)
     if opts.stale_stubs:
