@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from behavior import discover, run_case
+from loops import run_async
 from panelot.idb import MemoryFactory
 
 CASES = discover()
@@ -15,11 +13,7 @@ CASES = discover()
 
 @pytest.mark.parametrize(("module", "case"), CASES, ids=[f"{m}.{c}" for m, c in CASES])
 def test_memory(module: str, case: str) -> None:
-    # A fresh event loop in a worker thread: Playwright's sync API may own this thread's loop.
-    with ThreadPoolExecutor(1) as pool:
-        result = pool.submit(
-            asyncio.run, run_case(module, case, MemoryFactory(), "memory")
-        ).result()
+    result = run_async(run_case(module, case, MemoryFactory(), "memory"))
     assert result["ok"], result.get("error")
 
 

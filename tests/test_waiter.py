@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import pytest
 
+from loops import run_async
 from panelot.idb.waiter import Waiter
 
 T = TypeVar("T")
 
 
 def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run ``main()`` with ``asyncio.run`` on a thread of its own.
-
-    Playwright's sync API, used by the browser tests of the same session, keeps a loop
-    running on the main thread.
-    """
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(main())).result()
+    """Run ``main()`` on a loop of its own (see :func:`loops.run_async`)."""
+    return run_async(main())
 
 
 def test_resolved_outside_a_task_the_waiting_task_runs_at_once() -> None:
