@@ -25,7 +25,9 @@ from panelot.testing import (
     edit_message,
     last_id,
     new_thread,
+    open_thread,
     send_message,
+    to_list,
     wait_reply,
 )
 
@@ -42,12 +44,6 @@ def b(panelot_module_context: ExtensionContext, panel: Page) -> Iterator[Page]:
     page = panelot_module_context.open_panel()
     yield page
     page.close()
-
-
-def to_list(page: Page) -> None:
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.wait_for_selector("#view-threads:not([hidden])")
 
 
 ROWS = "() => document.querySelectorAll('#thread-list .thread-item').length"
@@ -79,17 +75,6 @@ def mark(page: Page, selector: str, tag: str) -> None:
 def marked(page: Page, selector: str) -> str | None:
     """The expando ``__live`` of the element ``selector`` names (None: a new element)."""
     return page.eval_on_selector(selector, "(el) => el.__live ?? null")  # type: ignore[no-any-return]
-
-
-def open_in(page: Page, thread_id: str) -> None:
-    """Open a conversation from the list (it is there: the list is live)."""
-    to_list(page)
-    page.click(f"{row(page, thread_id)} .thread-open")
-    page.wait_for_function(
-        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.chat.snapshot"
-        " && window.panelotApp.view === 'chat'",
-        arg=thread_id,
-    )
 
 
 def node(thread_id: str) -> str:
@@ -166,7 +151,7 @@ def test_an_append_in_a_shows_in_b_and_keeps_bs_draft(pair: tuple[Page, Page]) -
     a, b = pair
     thread_id = new_thread(a)
     send_message(a, "First question")
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     first_user = b.locator("#messages .msg.user").first.get_attribute("data-node-id")
     assert first_user is not None
     mark(b, node(first_user), "first")
@@ -191,7 +176,7 @@ def test_a_regenerate_and_a_branch_switch_in_a_show_in_b(pair: tuple[Page, Page]
     send_message(a, "Tell me something")
     first = last_id(a)
     assert first is not None
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     expect(b.locator(node(first))).to_have_count(1)
     user = b.locator("#messages .msg.user").first.get_attribute("data-node-id")
     assert user is not None
@@ -216,7 +201,7 @@ def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
     a, b = pair
     thread_id = new_thread(a)
     send_message(a, "Version one")
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     original = [p[0] for p in positions(b)]
     edited = edit_message(a, "Version two")
     assert edited not in original
@@ -232,7 +217,7 @@ def test_bs_scroll_position_survives_an_append_in_a(pair: tuple[Page, Page]) -> 
             "threadId": thread_id, "type": "user_message",
             "payload": {"content": [{"type": "text", "text": f"line {i}\n" * 6}]},
         })  # fmt: skip
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     b.eval_on_selector("#messages", "(el) => { el.scrollTop = 40; }")
     top = b.eval_on_selector("#messages", "(el) => el.scrollTop")
     assert top > 0
@@ -251,11 +236,11 @@ def test_switching_threads_stops_the_old_threads_live_queries(
     one = PanelotStore(a).send("thread.create", {"title": "One"})["threadId"]
     two = PanelotStore(a).send("thread.create", {"title": "Two"})["threadId"]
     count = LIVE_COUNT
-    open_in(b, one)
+    open_thread(b, one)
     watching = b.evaluate(count)
     for _ in range(3):
-        open_in(b, two)
-        open_in(b, one)
+        open_thread(b, two)
+        open_thread(b, one)
     assert b.evaluate(count) == watching  # no live query left behind
     to_list(b)
     assert b.evaluate(count) == watching - 2  # thread.get and thread.snapshot stopped
@@ -268,7 +253,7 @@ def test_a_thread_deleted_in_a_closes_in_b_with_a_notice(pair: tuple[Page, Page]
     a, b = pair
     thread_id = new_thread(a)
     send_message(a, "soon gone")
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     b.fill("#input", "words B has not sent")
     a.click("#nav-back")
     a.click(f"{row(a, thread_id)} [data-action=delete]")
@@ -293,7 +278,7 @@ def test_a_message_sent_into_a_thread_deleted_elsewhere_is_refused_and_kept(
     a, b = pair
     thread_id = new_thread(a)
     send_message(a, "here for now")
-    open_in(b, thread_id)
+    open_thread(b, thread_id)
     # B sends before it hears of the delete: its live view is paused to hold that window
     # open (otherwise the view closes first, well within a second).
     b.evaluate("() => window.panelotApp.chat.watching.stop()")

@@ -30,6 +30,7 @@ from panelot.testing import (
     new_thread,
     open_panel,
     send_message,
+    to_list,
     wait_reply,
 )
 
@@ -42,13 +43,6 @@ def panelot_stub() -> Iterator[StubProvider]:
 
 def texts(page: Page, selector: str) -> list[str]:
     return [t.strip() for t in page.locator(selector).all_inner_texts()]
-
-
-def to_list(page: Page) -> None:
-    """Back to the thread list (from settings that can take two steps)."""
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.wait_for_selector("#view-threads:not([hidden])")
 
 
 def confirm(page: Page) -> None:

@@ -37,7 +37,9 @@ from panelot.testing import (
     PanelotStore,
     StubProvider,
     new_thread,
+    open_thread,
     send_message,
+    to_list,
     wait_reply,
 )
 
@@ -74,13 +76,6 @@ def wait_toast(page: Page, text: str) -> None:
     page.wait_for_function("(text) => window.__toasts.includes(text)", arg=text)
 
 
-def to_list(page: Page) -> None:
-    """Back to the (refreshed) thread list."""
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.wait_for_selector("#view-threads:not([hidden])")
-
-
 def wipe(page: Page) -> None:
     """Delete every thread (and so every attachment), close the chat, show the list."""
     for thread in query(page, "thread.list", {"archived": None}):
@@ -89,17 +84,6 @@ def wipe(page: Page) -> None:
     to_list(page)
     page.evaluate("() => window.panelotApp.refreshThreads()")
     assert query(page, "attachment.usage")["count"] == 0
-
-
-def open_from_list(page: Page, thread_id: str) -> None:
-    """Open a thread with a click in the (refreshed) thread list."""
-    to_list(page)
-    page.evaluate("() => window.panelotApp.refreshThreads()")
-    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
-    page.wait_for_function(
-        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.view === 'chat'",
-        arg=thread_id,
-    )
 
 
 def open_settings(page: Page) -> None:
@@ -449,7 +433,7 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
     budget = size["d"] + size["c"]
     set_budget(page, budget)
     try:
-        open_from_list(page, open_id)
+        open_thread(page, open_id)
         open_settings(page)
         assert page.inner_text("#attachment-usage") == (
             f"Attachments: 4 files, {human(sum(size.values()))} of a {human(budget)} budget"
@@ -482,7 +466,7 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
         [receipt] = sidepanel_receipts(page, "attachment.evict")
         assert receipt["response"]["evicted"] == 2
         # The old thread shows placeholders where its images were.
-        open_from_list(page, old_id)
+        open_thread(page, old_id)
         page.wait_for_function(
             "() => [...document.querySelectorAll('.msg.user .evicted')].map(e => e.textContent)"
             ".join('|') === 'a.png (removed to save space)|b.png (removed to save space)'"
@@ -548,7 +532,7 @@ def test_archive_old_conversations_spares_the_open_and_pinned_ones(
     for name in ("old", "pinned", "active"):
         backdate(page, threads[name], 40)
     backdate(page, threads["recent"], 10)
-    open_from_list(page, threads["active"])
+    open_thread(page, threads["active"])
     open_settings(page)
     state = page.locator("#settings-retention > p.status")
 
@@ -651,7 +635,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
             },
         },
     )
-    open_from_list(page, thread_id)
+    open_thread(page, thread_id)
     page.wait_for_selector(".msg.tool.result.failed")
 
     rendered = page.locator(".msg.tool")

@@ -11,7 +11,7 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from panelot.testing import PanelotStore, send_message
+from panelot.testing import PanelotStore, send_message, wait_thread_shown
 
 PAGE = 50
 MSGS = "() => document.querySelectorAll('#messages .msg[data-node-id]').length"
@@ -45,10 +45,7 @@ def seed(store: PanelotStore, count: int) -> str:
 
 def open_thread(page: Page, thread_id: str) -> None:
     page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
-    page.wait_for_function(
-        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.chat.snapshot",
-        arg=thread_id,
-    )
+    wait_thread_shown(page, thread_id)
 
 
 def shown_ids(page: Page) -> list[str]:

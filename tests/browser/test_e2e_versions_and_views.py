@@ -28,6 +28,7 @@ from panelot.testing import (
     last_id,
     new_thread,
     open_panel,
+    open_thread,
     send_message,
     wait_reply,
 )
@@ -58,18 +59,6 @@ def shown(page: Page) -> list[tuple[str, str]]:
              [el.dataset.nodeId, el.querySelector('.branch-pos')?.textContent ?? ''])"""
     )
     return [(str(node), str(pos)) for node, pos in rows]
-
-
-def open_thread(page: Page, thread_id: str) -> None:
-    """Open a conversation from the list, and wait until it is the one shown."""
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.evaluate("() => window.panelotApp.refreshThreads()")
-    page.click(f"[data-thread-id='{thread_id}'] .thread-open")
-    page.wait_for_function(
-        "(id) => window.panelotApp.chat.thread?.id === id && window.panelotApp.view === 'chat'",
-        arg=thread_id,
-    )
 
 
 def stored_replies(page: Page, thread_id: str) -> list[dict[str, Any]]:

@@ -19,9 +19,12 @@ from panelot.testing.panel import (
     launch_extension,
     new_thread,
     open_panel,
+    open_thread,
     send_message,
+    to_list,
     wait_ready,
     wait_reply,
+    wait_thread_shown,
 )
 from panelot.testing.store import (
     LiveQuery,
@@ -51,8 +54,11 @@ __all__ = [
     "launch_extension",
     "new_thread",
     "open_panel",
+    "open_thread",
     "raw_bytes",
     "send_message",
+    "to_list",
     "wait_ready",
     "wait_reply",
+    "wait_thread_shown",
 ]

@@ -35,9 +35,12 @@ __all__ = [
     "launch_extension",
     "new_thread",
     "open_panel",
+    "open_thread",
     "send_message",
+    "to_list",
     "wait_ready",
     "wait_reply",
+    "wait_thread_shown",
 ]
 
 #: Debian's Chromium (Playwright's own build cannot be downloaded everywhere).
@@ -224,6 +227,36 @@ def configure_provider(
     page.click("#nav-back")
 
 
+_THREAD_SHOWN = """(id) => {
+  const app = window.panelotApp;
+  return app.view === 'chat' && app.chat.thread?.id === id && app.chat.snapshot?.threadId === id;
+}"""
+
+
+def to_list(page: Page) -> None:
+    """Go back to the thread list (from a conversation, or from settings in two steps)."""
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.wait_for_selector("#view-threads:not([hidden])")
+
+
+def wait_thread_shown(page: Page, thread_id: str, timeout_ms: float = 30_000) -> None:
+    """Wait until the chat shows ``thread_id``: its meta *and* its own snapshot's messages.
+
+    The meta (``thread.get``) and the messages (``thread.snapshot``) arrive separately;
+    until the second has, the chat still holds the previous thread's snapshot and shows
+    nothing of this one.
+    """
+    page.wait_for_function(_THREAD_SHOWN, arg=thread_id, timeout=timeout_ms)
+
+
+def open_thread(page: Page, thread_id: str) -> None:
+    """Open ``thread_id`` with a click in the (live) thread list; wait until it is shown."""
+    to_list(page)
+    page.click(f"#thread-list [data-thread-id='{thread_id}'] .thread-open")
+    wait_thread_shown(page, thread_id)
+
+
 def new_thread(page: Page) -> str:
     """Open an empty conversation with the panel's + button; return its id (from the app).
 
@@ -249,15 +282,23 @@ def last_id(page: Page) -> str | None:
     return None if found is None else str(found)
 
 
+# The reply counts once the panel's live snapshot holds it: until then the panel shows
+# the element the stream left ("landed"), without its version selector (n/m).
 _NEW_REPLY = """(before) => {
   const last = document.querySelector('#messages .msg:last-child');
+  const id = last?.dataset.nodeId;
+  const shown = window.panelotApp?.chat?.snapshot?.nodes ?? [];
   return !document.querySelector('[data-streaming]') && last?.dataset.type === 'assistant_message'
-    && last.dataset.nodeId !== before;
+    && id !== before && shown.some((node) => node.id === id);
 }"""
 
 
 def wait_reply(page: Page, before: str | None, timeout_ms: float = 30_000) -> str:
-    """Wait until a stored assistant reply other than ``before`` is the last message; its id."""
+    """Wait until a stored assistant reply other than ``before`` is the last message; its id.
+
+    Stored means shown from the panel's live snapshot (with its version selector), not
+    only the element the stream left while the snapshot catches up.
+    """
     try:
         page.wait_for_function(_NEW_REPLY, arg=before, timeout=timeout_ms)
     except PlaywrightTimeoutError:
