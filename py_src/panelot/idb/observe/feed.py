@@ -3,8 +3,8 @@
 Each :class:`~panelot.idb.database.Database` has a feed. After a read-write
 transaction commits, the database hands the feed what it changed
 (:meth:`ChangeFeed.committed`): the feed tells this connection's listeners at once and
-publishes the set (merged with any others committed in the same turn of the event loop)
-on its :class:`Channel`, which carries it to the other contexts (the
+publishes the set (in a burst of commits, merged with the others of a frame) on its
+:class:`Channel`, which carries it to the other contexts (the
 browser core: Dexie's ``x-storagemutated-1`` event and BroadcastChannel; the memory
 core: the other connections of the same :class:`~panelot.idb.memory.core.MemoryFactory`).
 What arrives on the channel (:meth:`ChangeFeed.received`) goes to the same listeners. A
@@ -20,10 +20,13 @@ from typing import Protocol
 
 from panelot.idb.observe.changes import ObsSet, decode_set, merge_sets
 
-__all__ = ["BATCH", "Channel", "ChangeFeed", "Listener"]
+__all__ = ["BATCH", "BURST", "Channel", "ChangeFeed", "Listener"]
 
 BATCH = 0.016
-"""The shortest time, in seconds, between two messages of one connection (a frame)."""
+"""The shortest time, in seconds, between two messages of one connection in a burst."""
+
+BURST = 0.006
+"""A commit this soon (seconds) after the previous one is part of a burst."""
 
 log = logging.getLogger("panelot.idb.observe")
 
@@ -44,14 +47,19 @@ class Channel(Protocol):
 
 
 class ChangeFeed:
-    """Fans one database's changes out to listeners and to the other contexts."""
+    """Fans one database's changes out to listeners and to the other contexts.
 
-    def __init__(self, db_name: str) -> None:
+    ``clock`` gives the time in seconds (the event loop's by default; tests pass one).
+    """
+
+    def __init__(self, db_name: str, clock: Callable[[], float] | None = None) -> None:
         self.db_name = db_name
+        self._clock = clock
         self.channel: Channel | None = None
         self._listeners: list[Listener] = []
         self._outbox: ObsSet | None = None
         self._last_flush = -1e9
+        self._last_commit = -1e9
         self.published = 0
         """How many change sets this feed has published (for tests and diagnostics)."""
         self.ignored = 0
@@ -75,38 +83,47 @@ class ChangeFeed:
     def committed(self, changes: ObsSet) -> None:
         """A transaction of this connection committed ``changes``: tell everyone.
 
-        This connection's listeners hear at once, and so do the other connections
-        after a quiet spell. Within :data:`BATCH` seconds of a message, the commits
-        wait and go out together when it has passed: a burst (a streaming reply, an
-        import in many transactions) costs a few messages, not one per transaction,
-        and their publishing runs while the page would wait for IndexedDB anyway.
+        This connection's listeners hear at once, and so do the other connections,
+        unless the commit is part of a burst (it came within :data:`BURST` seconds of
+        the previous one): then it waits until :data:`BATCH` seconds have passed since
+        the last message, and goes out with the others committed meanwhile. A burst
+        (back-to-back appends, an import in many transactions) costs a few messages,
+        not one per transaction; a commit after a pause (a user's send, one write in
+        answer to what another context showed) is not held back.
         """
         if not any(changes.values()):
             return
         self._deliver(changes)
         if self.channel is None:
             return
+        now = self._now()
+        burst = now - self._last_commit < BURST
+        self._last_commit = now
         if self._outbox is not None:
             merge_sets(self._outbox, changes)  # a message is already due
+            if not burst:
+                self.flush()  # after a pause: what waited goes out now, with this one
             return
-        loop = asyncio.get_event_loop()
-        delay = self._last_flush + BATCH - loop.time()
-        if delay <= 0:  # the first commit after a quiet spell goes out at once
-            self._last_flush = loop.time()
+        delay = self._last_flush + BATCH - now
+        if delay <= 0 or not burst:
+            self._last_flush = now
             self.published += 1
             self.channel.publish(changes)
             return
         self._outbox = {}
         merge_sets(self._outbox, changes)
-        loop.call_later(delay, self.flush)
+        asyncio.get_event_loop().call_later(delay, self.flush)
 
     def flush(self) -> None:
         """Publish what has been committed and not yet published (done on its own)."""
         outbox, self._outbox = self._outbox, None
         if outbox and self.channel is not None:
-            self._last_flush = asyncio.get_event_loop().time()
+            self._last_flush = self._now()
             self.published += 1
             self.channel.publish(outbox)
+
+    def _now(self) -> float:
+        return self._clock() if self._clock is not None else asyncio.get_event_loop().time()
 
     def received_set(self, changes: ObsSet) -> None:
         """A change set from another connection of this interpreter (already decoded)."""
