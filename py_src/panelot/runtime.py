@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 from typing import Any
 
 from panelot.idb import PanelotError
@@ -74,6 +75,28 @@ def _error(exc: BaseException) -> dict[str, Any]:
     return {"name": type(exc).__name__, "message": str(exc)}
 
 
+def _json(value: Any) -> str:
+    """``value`` as JSON that ``JSON.parse`` accepts.
+
+    A non-finite float, which only a corrupt stored record holds (IndexedDB keeps NaN
+    and Infinity; JSON has neither), becomes ``null``, as ``JSON.stringify`` writes it.
+    """
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
 def _loads(text: str, what: str) -> Any:
     try:
         return json.loads(text or "{}")
@@ -86,8 +109,8 @@ async def query(name: str, args_json: str = "{}") -> str:
     try:
         result = await store().query(name, _loads(args_json, "args"))
     except Exception as exc:  # every failure becomes an error envelope, never a JS throw
-        return json.dumps({"ok": False, "error": _error(exc)})
-    return json.dumps({"ok": True, "result": result})
+        return _json({"ok": False, "error": _error(exc)})
+    return _json({"ok": True, "result": result})
 
 
 async def send(command_json: str) -> str:
@@ -96,7 +119,7 @@ async def send(command_json: str) -> str:
         response = await store().send(_loads(command_json, "command"))
     except Exception as exc:  # defensive: the bus itself reports domain errors
         response = {"status": "failed", "error": _error(exc)}
-    return json.dumps(response)
+    return _json(response)
 
 
 def live(name: str, args_json: str, callback: Any) -> str:
@@ -112,7 +135,7 @@ def live(name: str, args_json: str, callback: Any) -> str:
     last: list[str] = []
 
     def deliver(envelope: dict[str, Any]) -> None:
-        text = json.dumps(envelope)
+        text = _json(envelope)
         if last and last[0] == text:
             return  # nothing changed for this view: no re-render, no flicker
         last[:] = [text]
