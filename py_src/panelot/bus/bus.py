@@ -25,8 +25,14 @@ from panelot.bus.handler import Call, Handler, Staged
 from panelot.bus.receipts import find_receipt, fingerprint, write_receipt
 from panelot.codec import camel, decode
 from panelot.errors import UnknownCommandError
-from panelot.idb import Transaction
-from panelot.idb.errors import PanelotError, ValidationError
+from panelot.idb import Database, Transaction
+from panelot.idb.errors import (
+    AbortError,
+    DatabaseClosedError,
+    PanelotError,
+    TransactionInactiveError,
+    ValidationError,
+)
 from panelot.surrogates import check_well_formed
 
 __all__ = ["CommandBus"]
@@ -65,6 +71,20 @@ def _in_payload(exc: PanelotError, fields: frozenset[str]) -> PanelotError:
     return exc
 
 
+_LOST = (DatabaseClosedError, AbortError, TransactionInactiveError)
+"""What a transaction raises when its connection was closed under it."""
+
+
+def _connection_lost(db: Database, exc: PanelotError, reopened: int) -> bool:
+    """Whether ``exc`` came from a connection another context closed (``versionchange``)."""
+    if not isinstance(exc, _LOST):
+        return False
+    try:
+        return db.reopened != reopened or db.core.versionchanged
+    except PanelotError:  # closed on purpose (db.close()): not for a retry
+        return False
+
+
 def _wire_fields(cls: type) -> frozenset[str]:
     return frozenset(camel(f.name) for f in dataclasses.fields(cls))
 
@@ -88,8 +108,20 @@ class CommandBus:
         cmd, handler = _envelope(command, self.commands)
         raw = cmd.get("payload", {})
         payload = decode(handler.payload, raw, "payload")
+        fp = fingerprint(cmd)
+        db = self.env.db
+        reopened = db.reopened
         try:
-            return await self._run(cmd, handler, payload, fingerprint(cmd))
+            try:
+                return await self._run(cmd, handler, payload, fp)
+            except PanelotError as exc:
+                if not _connection_lost(db, exc, reopened):
+                    raise
+            # Another context's upgrade closed the connection under the command: the
+            # database reopens on the next transaction, and the command runs once more.
+            # Its receipt makes this safe: if the first attempt committed, the retry
+            # finds the receipt and returns the stored response, writing nothing.
+            return await self._run(cmd, handler, payload, fp)
         except PanelotError as exc:
             raise _in_payload(exc, _wire_fields(handler.payload)) from None
 

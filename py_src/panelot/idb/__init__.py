@@ -11,6 +11,7 @@ from panelot.idb.errors import (
     AbortError,
     BulkError,
     ConstraintError,
+    DatabaseClosedError,
     DataCloneError,
     DataError,
     InvalidStateError,
@@ -23,6 +24,7 @@ from panelot.idb.errors import (
     SchemaError,
     TransactionInactiveError,
     UnknownError,
+    UpgradeError,
     ValidationError,
     VersionError,
 )
@@ -30,6 +32,7 @@ from panelot.idb.keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_
 from panelot.idb.memory.core import MemoryFactory
 from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
 from panelot.idb.table import Table, WhereClause
+from panelot.idb.upgrade import SchemaDiff, SchemaDiffWarning
 
 __all__ = [
     "MAX_KEY",
@@ -43,6 +46,7 @@ __all__ = [
     "DataCloneError",
     "DataError",
     "Database",
+    "DatabaseClosedError",
     "IndexSpec",
     "InvalidStateError",
     "InvalidTableError",
@@ -53,6 +57,8 @@ __all__ = [
     "PrematureCommitError",
     "QuotaExceededError",
     "ReadOnlyError",
+    "SchemaDiff",
+    "SchemaDiffWarning",
     "SchemaError",
     "SchemaVersion",
     "Table",
@@ -60,6 +66,7 @@ __all__ = [
     "Transaction",
     "TransactionInactiveError",
     "UnknownError",
+    "UpgradeError",
     "ValidationError",
     "VersionError",
     "WhereClause",

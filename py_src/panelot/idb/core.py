@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 from panelot.idb.errors import PanelotError
 from panelot.idb.keys import Key, KeyRange
 from panelot.idb.schema import SchemaVersion, TableSpec
+from panelot.idb.upgrade import SchemaDiff
 
 __all__ = [
     "Batch",
@@ -149,6 +150,17 @@ class Core(Protocol):
     """The native IndexedDB version the connection was opened at."""
     tables: dict[str, TableSpec]
     """The declared tables, by name."""
+    diff: SchemaDiff
+    """How the opened database differs from the declaration (see :mod:`panelot.idb.upgrade`)."""
+
+    @property
+    def versionchanged(self) -> bool:
+        """Whether another context's upgrade or delete closed this connection.
+
+        The :class:`~panelot.idb.database.Database` then reopens on its next
+        transaction, as Dexie does; an explicit :meth:`close` does not set it.
+        """
+        ...
 
     async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
         """Drive ``body`` inside one native transaction; commit when it returns, abort on error."""

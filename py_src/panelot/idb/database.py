@@ -16,6 +16,7 @@ transaction is aborted and nothing it wrote remains.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -28,8 +29,10 @@ from panelot.idb.errors import (
     PrematureCommitError,
     ReadOnlyError,
 )
+from panelot.idb.observe.changes import ALL
 from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.observe.live import DEFAULT_INTERVAL, LiveQuery
+from panelot.idb.observe.ranges import RangeSet
 from panelot.idb.observe.track import Observed, Recorder, reading
 from panelot.idb.schema import SchemaVersion, TableSpec
 from panelot.idb.table import Table
@@ -92,20 +95,66 @@ class Database:
         (Dexie's included): for a tool that owns the database alone, or to measure what
         observing costs."""
         self._core: Core | None = None
+        self._factory: CoreFactory | None = None
+        self._reopening: asyncio.Future[Core] | None = None
+        self.reopened = 0
+        """How many times a ``versionchange`` closed the connection and it was reopened."""
         self.feed = ChangeFeed(name)
         """This connection's change feed (see :mod:`panelot.idb.observe`)."""
 
     async def open(self, factory: CoreFactory) -> Database:
         """Open (create or upgrade as Dexie would) and verify the database; return ``self``.
 
+        A database newer than the declaration (another app's ``version(2)``) is opened
+        at its own version, and a declared store or index it lacks is added by a version
+        bump, as Dexie 4 does: the differences are warned about and reported by
+        :meth:`describe`. Only a changed primary key is refused
+        (:class:`~panelot.idb.errors.UpgradeError`).
+
         If the factory has a ``channel(name, feed)`` (both cores do), the
         connection publishes its commits on it and hears the other contexts' there.
         """
         self._core = await factory.open(self.name, self.versions)
+        self._factory = factory
         channel = getattr(factory, "channel", None)
         if channel is not None and self.feed.channel is None:
             self.feed.channel = channel(self.name, self.feed)
         return self
+
+    async def ready(self) -> Core:
+        """The open connection, reopened first if another context's upgrade closed it.
+
+        As Dexie does, a ``versionchange`` (another connection upgrading or deleting the
+        database) closes this connection at once, so that the upgrade can proceed; the
+        next transaction opens it again, at the new version (a newer database is worked
+        with as it is, see :meth:`open`). Every live query of this connection then runs
+        again, since the upgrade may have changed anything. Concurrent callers share one
+        reopening.
+        """
+        core = self.core
+        if not core.versionchanged:
+            return core
+        if self._reopening is None:
+            self._reopening = asyncio.ensure_future(self._reopen())
+        reopening = self._reopening
+        try:
+            return await asyncio.shield(reopening)
+        finally:
+            if self._reopening is reopening and reopening.done():
+                self._reopening = None
+
+    async def _reopen(self) -> Core:
+        assert self._factory is not None
+        old = self.core
+        core = await self._factory.open(self.name, self.versions)
+        if self._core is not old:  # closed (or reopened) meanwhile: keep theirs
+            core.close()
+            return self.core
+        old.close()
+        self._core = core
+        self.reopened += 1
+        self.feed.received_set({ALL: RangeSet.full()})  # what the upgrade did is unknown
+        return core
 
     @property
     def core(self) -> Core:
@@ -157,7 +206,7 @@ class Database:
         async def run_body() -> T:
             return await body(tx)
 
-        core = self.core
+        core = self.core if not self.core.versionchanged else await self.ready()
         if mode == "r":
             if reads is None:
                 return await core.run(mode, names, run_body())
@@ -196,8 +245,18 @@ class Database:
         )
 
     def describe(self) -> dict[str, Any]:
-        """Return the real, installed structure of the database."""
-        return self.core.describe()
+        """Return the real, installed structure of the database.
+
+        ``{"name", "version", "stores"}``, and ``"schemaDiff"`` when the installed
+        database differs from the declaration (see :class:`~panelot.idb.upgrade.SchemaDiff`):
+        ``{declaredVersion, foundVersion, newer, extraTables, extraIndexes,
+        changedIndexes, added}``.
+        """
+        core = self.core
+        described = core.describe()
+        if core.diff.differs:
+            described["schemaDiff"] = core.diff.to_json()
+        return described
 
     def close(self) -> None:
         """Close the connection."""

@@ -13,6 +13,7 @@ __all__ = [
     "AbortError",
     "BulkError",
     "ConstraintError",
+    "DatabaseClosedError",
     "DataCloneError",
     "DataError",
     "InvalidStateError",
@@ -25,6 +26,7 @@ __all__ = [
     "SchemaError",
     "TransactionInactiveError",
     "UnknownError",
+    "UpgradeError",
     "ValidationError",
     "VersionError",
     "error_from_name",
@@ -119,10 +121,35 @@ class SchemaError(PanelotError):
     name = "SchemaError"
 
 
+class UpgradeError(SchemaError):
+    """An upgrade Dexie refuses too: a table's primary key changed (Dexie's ``UpgradeError``).
+
+    ``field`` names the table. Raised before anything changes.
+    """
+
+    name = "UpgradeError"
+
+
 class VersionError(PanelotError):
-    """The installed database is newer than every declared version."""
+    """IndexedDB's ``VersionError``: an open request older than the installed version.
+
+    Neither core raises it to a caller: as Dexie 4, they open a newer database at its
+    installed version instead. Kept for mapping a native error by name.
+    """
 
     name = "VersionError"
+
+
+class DatabaseClosedError(InvalidStateError):
+    """The connection is closed (Dexie's ``DatabaseClosedError``).
+
+    When another context upgraded or deleted the database (``versionchange``), the
+    :class:`~panelot.idb.database.Database` reopens it on its next transaction; this is
+    raised only for a transaction that was already bound to the closed connection, or
+    after an explicit ``close()``.
+    """
+
+    name = "DatabaseClosedError"
 
 
 class PrematureCommitError(PanelotError):
@@ -171,6 +198,7 @@ _BY_NAME: dict[str, type[PanelotError]] = {
         ConstraintError,
         DataCloneError,
         DataError,
+        DatabaseClosedError,
         InvalidStateError,
         NotFoundError,
         PrematureCommitError,
@@ -178,6 +206,7 @@ _BY_NAME: dict[str, type[PanelotError]] = {
         ReadOnlyError,
         SchemaError,
         TransactionInactiveError,
+        UpgradeError,
         ValidationError,
         VersionError,
     )

@@ -18,6 +18,7 @@ NAMES = [
     "ConstraintError",
     "DataCloneError",
     "DataError",
+    "DatabaseClosedError",
     "InvalidStateError",
     "InvalidTableError",
     "NotFoundError",
@@ -27,6 +28,7 @@ NAMES = [
     "SchemaError",
     "TransactionInactiveError",
     "UnknownError",
+    "UpgradeError",
     "ValidationError",
     "VersionError",
 ]

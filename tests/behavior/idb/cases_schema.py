@@ -12,7 +12,7 @@ from panelot.idb import (
     SchemaError,
     SchemaVersion,
     TableSpec,
-    VersionError,
+    UpgradeError,
     native_version,
     parse_stores,
 )
@@ -248,6 +248,10 @@ async def case_multi_version_upgrade(ctx: Ctx) -> None:
     assert await db2.table("items").count() == 10
 
 
+async def _get(db: Database, table: str, key: Any) -> Any:
+    return await db.table(table).get(key)
+
+
 async def _where(db: Database, table: str, index: str) -> Any:
     return await db.table(table).where(index).equals(1).to_list()
 
@@ -272,37 +276,22 @@ async def case_upgrade_in_steps_equals_fresh_install(ctx: Ctx) -> None:
     assert got == [9, 7, 5]
 
 
-async def case_older_version_than_installed_is_refused(ctx: Ctx) -> None:
-    name = ctx.new_name()
-    await _seed_v1(ctx, name)
-    db = await ctx.open([V1, V2], name=name)
-    before = db.describe()
-    db.close()
-    err = await raises(VersionError, ctx.open([V1], name=name))
-    assert err.name == "VersionError"  # type: ignore[attr-defined]
-    db = await ctx.open([V1, V2], name=name)
-    assert db.describe() == before
-    assert await db.table("items").count() == 10
-
-
-async def case_contradicting_declaration_same_version_is_refused(ctx: Ctx) -> None:
+async def case_changed_primary_key_same_version_is_refused(ctx: Ctx) -> None:
     name = ctx.new_name()
     await _seed_v1(ctx, name)
     db = await ctx.open([V1], name=name)
     before = db.describe()
     db.close()
-    contradictions = [
-        {"items": "id, x, y, extra", "keep": "++id", "gone": "id"},  # an extra index
-        {"items": "id, x, &y", "keep": "++id", "gone": "id"},  # unique where installed is not
-        {"items": "id, x, *y", "keep": "++id", "gone": "id"},  # multiEntry
-        {"items": "id, x, y", "keep": "id", "gone": "id"},  # autoIncrement differs
-        {"items": "key, x, y", "keep": "++id", "gone": "id"},  # primary key differs
-        {"items": "id, x, y", "keep": "++id", "gone": "id", "more": "id"},  # an extra table
-        {"items": "id, [x+y]", "keep": "++id", "gone": "id"},  # compound not installed
-    ]
-    for stores in contradictions:
-        err = await raises(SchemaError, ctx.open([SchemaVersion(1, stores)], name=name))
-        assert "contradicts" in str(err) or "primary key" in str(err), str(err)
+    for stores, table in (
+        ({"items": "id, x, y", "keep": "id", "gone": "id"}, "keep"),  # autoIncrement differs
+        ({"items": "key, x, y", "keep": "++id", "gone": "id"}, "items"),  # key path differs
+        ({"items": "id, x, y", "keep": "++id", "gone": ""}, "gone"),  # out-of-line now
+    ):
+        # the declaration also lacks an index and a table: none of it may be added
+        stores = {**stores, "more": "id", "keep2": "++"}
+        err = await raises(UpgradeError, ctx.open([SchemaVersion(1, stores)], name=name))
+        assert isinstance(err, SchemaError) and err.field == table, (err, table)
+        assert f"table {table!r}" in str(err) and "primary key" in str(err), str(err)
         db = await ctx.open([V1], name=name)
         assert db.describe() == before, stores
         assert await db.table("items").count() == 10
@@ -310,7 +299,10 @@ async def case_contradicting_declaration_same_version_is_refused(ctx: Ctx) -> No
         db.close()
     # declaring less than installed is tolerated (Dexie tolerates extra stores/indexes)
     db = await ctx.open([SchemaVersion(1, {"items": "id, x"})], name=name)
-    assert db.describe() == before
+    assert db.version == 10
+    assert db.describe()["stores"] == before["stores"]
+    assert db.describe()["schemaDiff"]["extraTables"] == ["gone", "keep"]
+    assert db.describe()["schemaDiff"]["extraIndexes"] == ["items.y"]
     assert await db.table("items").where("x").equals(0).count() == 5
     await raises(SchemaError, _where(db, "items", "y"))
 
@@ -332,8 +324,9 @@ async def case_changing_primary_key_in_upgrade_is_refused(ctx: Ctx) -> None:
         v2 = SchemaVersion(2, {**stores, "extra": "id", "keep2": "++"})
         if "items" not in stores:
             v2 = SchemaVersion(2, {**stores, "items": "id, x", "extra": "id"})
-        err = await raises(SchemaError, ctx.open([V1, v2], name=name))
+        err = await raises(UpgradeError, ctx.open([V1, v2], name=name))
         assert "primary key" in str(err), str(err)
+        assert err.field in stores, (err.field, stores)  # type: ignore[attr-defined]
         db = await ctx.open([V1], name=name)
         assert db.version == 10
         assert db.describe() == before, (stores, db.describe())
@@ -361,12 +354,21 @@ async def case_failed_unique_index_upgrade_changes_nothing(ctx: Ctx) -> None:
 
 async def case_upgrade_and_delete_close_old_connections(ctx: Ctx) -> None:
     name = ctx.new_name()
+    grown = SchemaVersion(2, {"items": "id, x, y, z", "fresh": "++id, w"})
     old = await ctx.open([V1], name=name)
     await old.table("items").put({"id": 1})
-    new = await ctx.open([V1, V2], name=name)
-    await raises(InvalidStateError, old.table("items").get(1))
+    new = await ctx.open([V1, grown], name=name)
+    # the upgrade closed `old` (versionchange); its next operation reopens it, at 20
+    assert old.core.versionchanged
+    assert await old.table("items").get(1) == {"id": 1}
+    assert (old.version, old.reopened) == (20, 1)
     assert await new.table("items").get(1) == {"id": 1}
+    assert new.reopened == 0  # `old` reopening at 20 changed nothing
     await ctx.factory.delete(name)
-    await raises(InvalidStateError, new.table("items").get(1))
-    again = await ctx.open([V1], name=name)
+    # the delete closed `new`: reopening makes the database afresh, empty
+    assert await new.table("items").get(1) is None
+    assert new.reopened == 1 and new.version == 20
+    old.close()
+    await raises(InvalidStateError, _get(old, "items", 1))  # closed on purpose: stays closed
+    again = await ctx.open([V1, grown], name=name)
     assert await again.table("items").count() == 0

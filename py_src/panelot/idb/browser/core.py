@@ -66,14 +66,14 @@ from panelot.idb.core import (
 from panelot.idb.driver import Stepper
 from panelot.idb.errors import (
     AbortError,
+    DatabaseClosedError,
     DataError,
-    InvalidStateError,
     PanelotError,
     error_from_name,
 )
 from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.schema import SchemaVersion, TableSpec, declared_tables
-from panelot.idb.upgrade import check_versions, verify_structure
+from panelot.idb.upgrade import SchemaDiff
 from panelot.idb.values import EXTRA_STORABLE
 from panelot.idb.waiter import Waiter
 
@@ -90,16 +90,9 @@ class BrowserFactory:
         self._idb = idb_factory if idb_factory is not None else js.indexedDB
 
     async def open(self, name: str, versions: list[SchemaVersion]) -> BrowserCore:
-        """Open ``name``, creating or upgrading it as Dexie 4 would, then verify it."""
-        target = check_versions(versions)
-        db = await open_native(self._idb, name, versions, target)
-        tables = declared_tables(versions)
-        try:
-            verify_structure(describe_native(db), tables)
-        except PanelotError:
-            db.close()
-            raise
-        return BrowserCore(name, db, tables)
+        """Open ``name`` as Dexie 4 would (see :func:`~.opening.open_native`)."""
+        db, diff = await open_native(self._idb, name, versions)
+        return BrowserCore(name, db, declared_tables(versions), diff)
 
     async def delete(self, name: str) -> None:
         """Delete a whole database."""
@@ -113,10 +106,15 @@ class BrowserFactory:
 class BrowserCore:
     """An open IndexedDB connection implementing the core protocol."""
 
-    def __init__(self, name: str, db: JsProxy, tables: dict[str, TableSpec]) -> None:
+    def __init__(
+        self, name: str, db: JsProxy, tables: dict[str, TableSpec], diff: SchemaDiff
+    ) -> None:
         self.name = name
         self.version = int(db.version)
         self.tables = tables
+        self.diff = diff
+        self.versionchanged = False
+        """Set when another context's upgrade or delete closed the connection."""
         self._db: Any = db
         self._txs: dict[int, Tx] = {}
         self._next_id = 0
@@ -135,11 +133,20 @@ class BrowserCore:
         self._fail = create_proxy(self._js_fail)
         self._on_complete = create_proxy(self._complete)
         self._on_abort = create_proxy(self._abort)
-        self._on_versionchange = create_proxy(lambda _e: self.close())
+        self._on_versionchange = create_proxy(self._versionchange)
         helper.connect(db, self._ok, self._fail, self._on_complete, self._on_abort)
         db.onversionchange = self._on_versionchange
         self._has_records = hasattr(js.IDBObjectStore.prototype, "getAllRecords")
         self._released = False
+
+    def _versionchange(self, _event: Any) -> None:
+        """Another connection wants to upgrade or delete: close now, as Dexie does.
+
+        Transactions already running finish; the next one, through the
+        :class:`~panelot.idb.database.Database`, reopens at the new version.
+        """
+        self.versionchanged = True
+        self.close()
 
     def snapshot(self, values: Sequence[Any]) -> Sequence[Any]:
         """The values built as JS objects now (see :mod:`panelot.idb.browser.pack`)."""
@@ -147,6 +154,8 @@ class BrowserCore:
 
     def describe(self) -> dict[str, Any]:
         """Read the installed structure back from IndexedDB."""
+        if self._db is None:
+            raise DatabaseClosedError(f"{self.name}: the database connection is closed")
         return describe_tables(self.name, self.version, list(describe_native(self._db).values()))
 
     def close(self) -> None:
@@ -189,7 +198,7 @@ class BrowserCore:
         """Drive ``body`` inside one IndexedDB transaction; return its result after commit."""
         if self._db is None:
             body.close()
-            raise InvalidStateError(f"{self.name}: the database connection is closed")
+            raise DatabaseClosedError(f"{self.name}: the database connection is closed")
         tx_id = self._next_id = self._next_id + 1
         try:
             native = self._begin(

@@ -1,9 +1,10 @@
 """Opening an IndexedDB database as Dexie 4 would, and reading its structure back.
 
 ``indexedDB.open(name, round(N*10))`` runs the upgrade plan of
-:mod:`panelot.idb.upgrade` inside ``onupgradeneeded``; the opened structure is then
-read back and checked against the declaration. A plan error aborts the upgrade
-transaction, so a failed upgrade changes nothing.
+:mod:`panelot.idb.upgrade` inside ``onupgradeneeded``; a newer database is opened at
+its own version; the opened structure is then read back and set against the
+declaration, and what is missing is added by a version bump. A plan error aborts the
+upgrade transaction, so a failed upgrade changes nothing.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ from typing import Any
 from pyodide.ffi import JsProxy, create_proxy, jsnull, to_js
 
 from panelot.idb.browser.convert import js_error
-from panelot.idb.errors import AbortError, PanelotError, VersionError
-from panelot.idb.schema import SchemaVersion
+from panelot.idb.errors import AbortError, PanelotError, SchemaError, VersionError
+from panelot.idb.schema import SchemaVersion, declared_tables
 from panelot.idb.upgrade import (
     CreateIndex,
     CreateStore,
     DeleteIndex,
     DeleteStore,
+    SchemaDiff,
     Step,
+    check_versions,
+    compare_structure,
+    patch_steps,
     plan_upgrade,
 )
 
@@ -147,31 +152,88 @@ def request_to_future(
     return fut
 
 
-async def open_native(
-    factory: JsProxy, name: str, versions: list[SchemaVersion], target: int
-) -> JsProxy:
-    """Open ``name`` at native version ``target``, running the Dexie upgrade plan if needed."""
-    req = factory.open(name, target)
+async def _open_request(
+    factory: JsProxy, name: str, version: int | None, on_upgrade: Callable[[Any, Any, int], None]
+) -> Any:
+    """``indexedDB.open(name[, version])``; ``on_upgrade(db, tx, oldVersion)`` in an upgrade."""
+    req = factory.open(name) if version is None else factory.open(name, version)
     upgrade_tx: list[Any] = []
 
     def upgrade(event: Any) -> None:
-        db, tx = req.result, req.transaction
-        upgrade_tx.append(tx)
-        old = int(event.oldVersion)
-        installed = describe_native(db, tx) if old else {}
-        for step in plan_upgrade(old, installed, versions):
-            _apply_step(db, tx, step)
+        upgrade_tx.append(req.transaction)
+        on_upgrade(req.result, req.transaction, int(event.oldVersion))
 
     try:
         return await request_to_future(req, upgrade)
-    except VersionError as exc:
-        raise VersionError(
-            f"{name}: the installed database is newer than the declared version {target}: "
-            f"{exc.message}"
-        ) from None
     except AbortError:
-        # The upgrade transaction failed (e.g. a unique index over duplicates): report why.
+        # The upgrade transaction failed (e.g. a unique index over duplicates): say why.
         cause = upgrade_tx[0].error if upgrade_tx else None
         if cause is None or cause is jsnull:
             raise
         raise js_error(cause) from None
+
+
+async def open_native(
+    factory: JsProxy, name: str, versions: list[SchemaVersion]
+) -> tuple[JsProxy, SchemaDiff]:
+    """Open ``name`` as Dexie 4 would; return the connection and how it differs.
+
+    At the newest declared native version, running the upgrade plan if the database is
+    older; at the installed version if it is newer (IndexedDB's ``VersionError`` is
+    Dexie's cue to open without a version). A declared store or index still missing
+    is then added by reopening at the installed version + 1 (Dexie's SchemaDiff path).
+    A changed primary key raises :class:`~panelot.idb.errors.UpgradeError`, with
+    nothing changed.
+    """
+    target = check_versions(versions)
+    tables = declared_tables(versions)
+    found: list[int] = []
+    added: list[Step] = []
+
+    def patch(db: Any, tx: Any) -> None:
+        comparison = compare_structure(describe_native(db, tx), tables)
+        comparison.refuse_changed_primary()
+        steps = patch_steps(comparison)
+        for step in steps:
+            _apply_step(db, tx, step)
+        added.extend(steps)
+
+    def upgrade(db: Any, tx: Any, old: int) -> None:
+        found.append(old)
+        installed = describe_native(db, tx) if old else {}
+        for step in plan_upgrade(old, installed, versions):
+            _apply_step(db, tx, step)
+        patch(db, tx)
+
+    def bump(db: Any, tx: Any, old: int) -> None:
+        patch(db, tx)
+
+    try:
+        db = await _open_request(factory, name, target, upgrade)
+    except VersionError:
+        db = await _open_request(factory, name, None, bump)
+    if not found:
+        found.append(int(db.version))
+    for _ in range(_BUMPS):
+        comparison = compare_structure(describe_native(db), tables)
+        if comparison.changed_primary:
+            db.close()
+            comparison.refuse_changed_primary()
+        if not comparison.missing:
+            break
+        version = int(db.version) + 1
+        db.close()
+        try:
+            db = await _open_request(factory, name, version, bump)
+        except VersionError:  # another context bumped it meanwhile: look again
+            db = await _open_request(factory, name, None, bump)
+    else:
+        db.close()
+        raise SchemaError(f"{name}: the declared stores could not be added in {_BUMPS} tries")
+    diff = SchemaDiff.of(comparison, target, found[0], int(db.version), added)
+    diff.report(name)
+    return db, diff
+
+
+_BUMPS = 5
+"""How many SchemaDiff bumps an open tries before giving up (others may bump too)."""

@@ -29,12 +29,11 @@ from panelot.idb.core import (
 from panelot.idb.driver import Stepper
 from panelot.idb.errors import (
     ConstraintError,
+    DatabaseClosedError,
     DataError,
-    InvalidStateError,
     NotFoundError,
     PanelotError,
     ReadOnlyError,
-    VersionError,
 )
 from panelot.idb.keys import KeyRange
 from panelot.idb.memory.store import MemoryStore, Undo, hashable_key
@@ -46,9 +45,12 @@ from panelot.idb.upgrade import (
     CreateStore,
     DeleteIndex,
     DeleteStore,
+    SchemaDiff,
+    Step,
     check_versions,
+    compare_structure,
+    patch_steps,
     plan_upgrade,
-    verify_structure,
 )
 from panelot.idb.values import clone_values, project, resolve_primary_key, set_key_path
 
@@ -131,28 +133,48 @@ class MemoryFactory:
             channel.deliver(message)
 
     async def open(self, name: str, versions: list[SchemaVersion]) -> MemoryCore:
-        """Open ``name`` at the newest declared version, upgrading as Dexie would."""
+        """Open ``name`` as Dexie 4 would (see :mod:`panelot.idb.upgrade`).
+
+        An older database is upgraded to the newest declared version; a newer one is
+        opened at its own version. Whatever declared store or index is still missing is
+        then added by a version bump of one. An upgrade or a bump replaces the database
+        and so closes its other connections, as ``versionchange`` does in a browser
+        (they reopen on their next transaction).
+        """
         target = check_versions(versions)
+        tables = declared_tables(versions)
         old = self._databases.get(name)
         db = old or _Database()
-        if db.version > target:
-            raise VersionError(
-                f"{name}: installed version {db.version} is newer than the declared {target}"
-            )
-        installed = {n: _describe_store(n, s) for n, s in db.stores.items()}
+        found = db.version
+        stores = db.stores
+        version = db.version
+        changed = False
         if db.version < target:
-            steps = plan_upgrade(db.version, installed, versions)
-            stores = copy.deepcopy(db.stores)  # a failing step must leave nothing changed
-            for step in steps:
-                _apply(stores, step)
-            db = _Database(target, stores)
             installed = {n: _describe_store(n, s) for n, s in db.stores.items()}
-        tables = declared_tables(versions)
-        verify_structure(installed, tables)
-        if old is not None and old is not db:
-            old.replaced = True
-        self._databases[name] = db
-        return MemoryCore(name, db, tables)
+            stores = copy.deepcopy(db.stores)  # a failing step must leave nothing changed
+            for step in plan_upgrade(db.version, installed, versions):
+                _apply(stores, step)
+            version, changed = target, True
+        comparison = compare_structure(_describe_stores(stores), tables)
+        comparison.refuse_changed_primary()
+        added: list[Step] = []
+        if comparison.missing:  # Dexie's SchemaDiff path: add what is missing, by a bump
+            if not changed:
+                stores = copy.deepcopy(stores)
+                version += 1
+            added = patch_steps(comparison)
+            for step in added:
+                _apply(stores, step)
+            comparison = compare_structure(_describe_stores(stores), tables)
+            changed = True
+        if changed:
+            db = _Database(version, stores)
+            if old is not None:
+                old.replaced = True
+            self._databases[name] = db
+        diff = SchemaDiff.of(comparison, target, found, version, added)
+        diff.report(name)
+        return MemoryCore(name, db, tables, diff)
 
     async def delete(self, name: str) -> None:
         """Delete a database and all its data."""
@@ -164,6 +186,10 @@ class MemoryFactory:
         """Return the installed native version of ``name`` (0 if absent)."""
         db = self._databases.get(name)
         return 0 if db is None else db.version
+
+
+def _describe_stores(stores: dict[str, MemoryStore]) -> dict[str, dict[str, Any]]:
+    return {n: _describe_store(n, s) for n, s in stores.items()}
 
 
 def _apply(stores: dict[str, MemoryStore], step: Any) -> None:
@@ -184,12 +210,20 @@ def _apply(stores: dict[str, MemoryStore], step: Any) -> None:
 class MemoryCore:
     """An open connection to a memory database; implements the core protocol."""
 
-    def __init__(self, name: str, db: _Database, tables: dict[str, TableSpec]) -> None:
+    def __init__(
+        self, name: str, db: _Database, tables: dict[str, TableSpec], diff: SchemaDiff
+    ) -> None:
         self.name = name
         self.version = db.version
         self.tables = tables
+        self.diff = diff
         self._db = db
         self._closed = False
+
+    @property
+    def versionchanged(self) -> bool:
+        """Whether another connection's upgrade or delete closed this one (not ``close()``)."""
+        return self._db.replaced and not self._closed
 
     def describe(self) -> dict[str, Any]:
         """Return the installed structure in the ``db.describe`` shape."""
@@ -201,14 +235,14 @@ class MemoryCore:
         return clone_values(values)
 
     def close(self) -> None:
-        """Close the connection; later transactions fail with InvalidStateError."""
+        """Close the connection; later transactions fail with DatabaseClosedError."""
         self._closed = True
 
     async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
         """Drive ``body`` as one transaction; roll every write back if it fails."""
         if self._closed or self._db.replaced:
             body.close()
-            raise InvalidStateError(f"{self.name}: the database connection is closed")
+            raise DatabaseClosedError(f"{self.name}: the database connection is closed")
         tx = _MemoryTransaction(self._db, mode, tables)
         outcome: list[Any] = []
         stepper = Stepper(
@@ -238,7 +272,18 @@ class _MemoryTransaction:
         self.undo.clear()
 
     def store(self, name: str, write: bool) -> MemoryStore:
-        """Return a store in scope, checking the mode for writes."""
+        """Return a store in scope, checking the mode for writes.
+
+        A database replaced under the running transaction (another connection's
+        upgrade or delete, opened from inside the body: the memory core's stand-in for
+        a connection the browser closed by force) aborts it, as IndexedDB aborts the
+        transactions of a closed connection: nothing is written into a database no
+        connection will see again.
+        """
+        if self.db.replaced:
+            raise DatabaseClosedError(
+                f"table {name!r}: the database connection was closed while the transaction ran"
+            )
         if name not in self.scope or name not in self.db.stores:
             raise NotFoundError(f"table {name!r} is not part of this transaction")
         if write and self.mode != "rw":
