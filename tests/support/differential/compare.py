@@ -1,0 +1,349 @@
+"""Comparing Dexie's and panelot's outcomes: exact equality, deliberate differences, report.
+
+Equality is exact: order included, ``-0`` apart from ``0``, ``true`` apart from ``1``,
+a missing field apart from ``null``, and errors equal by name. A difference passes only
+when an entry of :data:`DELIBERATE_DIFFERENCES` recognises it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Case = dict[str, Any]
+"""One comparison: ``phase`` (query/write/stored/seed), ``spec``, ``dexie``,
+``panelot``, ``before`` (the state before a write, both sides agreeing) and ``data``."""
+
+
+def same(a: Any, b: Any) -> bool:
+    """Exact equality of two tagged-JSON values (bool is not a number, int == float)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """Where two tagged values first differ: ``(path, a's part, b's part)``, or ``None``."""
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = first_difference(x, y, f"{path}[{i}]")
+            if found:
+                return found
+        if len(a) != len(b):
+            return f"{path}.length", len(a), len(b)
+        return None
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a:
+            found = first_difference(a[k], b[k], f"{path}.{k}")
+            if found:
+                return found
+        return None
+    return None if same(a, b) else (path, a, b)
+
+
+def outcome_same(dexie: dict[str, Any], panelot: dict[str, Any]) -> bool:
+    """Both succeeded with the same value, or both failed with the same error name."""
+    if "error" in dexie or "error" in panelot:
+        return dexie.get("error") == panelot.get("error")
+    return same(dexie["ok"], panelot["ok"])
+
+
+# -- helpers of the predicates -----------------------------------------------------------
+
+
+def js_string(key: Any) -> str:
+    """``String(key)`` as JS writes it, for a tagged key (close enough to compare keys)."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int | float):
+        if float(key).is_integer() and abs(key) < 1e21:
+            return str(int(key))
+        return repr(float(key))
+    if isinstance(key, list):
+        return ",".join(js_string(k) for k in key)
+    if isinstance(key, dict) and "$b" in key:
+        return "[object ArrayBuffer]"
+    if isinstance(key, dict) and "$n" in key:
+        return {"-0": "0"}.get(key["$n"], key["$n"])
+    return repr(key)
+
+
+def _steps(spec: Case) -> list[str]:
+    query = spec.get("query", spec)
+    return [s[0] for s in query.get("chain", [])]
+
+
+def _primary_keys(case: Case, table: str) -> list[Any]:
+    state = case.get("before")
+    if state is not None:
+        return [k for k, _ in state[table]]
+    return [k for k, _ in case["seed_state"][table]]
+
+
+def _string_collision(case: Case) -> bool:
+    table = case["spec"]["table"]
+    strings = [js_string(k) for k in _primary_keys(case, table)]
+    return len(set(strings)) < len(strings)
+
+
+def _or_distinct_dedup(case: Case) -> bool:
+    steps = _steps(case["spec"])
+    if "or" not in steps and "distinct" not in steps:
+        return False
+    if not _string_collision(case):
+        return False
+    d, p = case["dexie"], case["panelot"]
+    if "ok" not in d or "ok" not in p:
+        return False
+    if _is_count(d["ok"]) and _is_count(p["ok"]):  # count(), or modify()/delete()'s count
+        return bool(d["ok"] < p["ok"])
+    if case["phase"] == "write" or not isinstance(d["ok"], list) or not isinstance(p["ok"], list):
+        return False
+    it = iter(p["ok"])  # Dexie's rows: panelot's with some left out
+    return len(d["ok"]) < len(p["ok"]) and all(any(same(x, y) for y in it) for x in d["ok"])
+
+
+def _is_count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _valid_key(v: Any) -> bool:
+    """Whether a tagged value is an IndexedDB key."""
+    if isinstance(v, bool) or v is None:
+        return False
+    if isinstance(v, int | float | str):
+        return True
+    if isinstance(v, list):
+        return all(_valid_key(x) for x in v)
+    if isinstance(v, dict):
+        return "$b" in v or "$d" in v or v.get("$n") in ("Infinity", "-Infinity", "-0")
+    return False
+
+
+def _holds(record: Any, index: str) -> bool:
+    """Whether a tagged record has an entry in ``index`` (of the differential schema)."""
+    if index.startswith("["):
+        return all(_holds(record, part) for part in index[1:-1].split("+"))
+    v = record
+    for part in index.split("."):
+        if not isinstance(v, dict) or part not in v or {"$b", "$d", "$n"} & v.keys():
+            return False
+        v = v[part]
+    if index == "tags" and isinstance(v, list):
+        return any(_valid_key(x) for x in v)
+    return _valid_key(v)
+
+
+def _order_by_delete(case: Case) -> bool:
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") != "delete":
+        return False
+    query = spec["query"]
+    index = query["source"].get("orderBy")
+    if index is None or index in (":id", "id", "w") or set(_steps(spec)) - {"reverse"}:
+        return False
+    table = query["table"]
+    d_state, p_state = case["dexie"].get("state", {}), case["panelot"].get("state", {})
+    left = p_state.get(table) or []
+    return d_state.get(table) == [] and bool(left) and not any(_holds(r, index) for _, r in left)
+
+
+def _modify_multientry(case: Case) -> bool:
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") != "modify":
+        return False
+    query = spec["query"]
+    indexes = [query["source"].get("where"), query["source"].get("orderBy")]
+    indexes += [s[1] for s in query.get("chain", []) if s[0] == "or"]
+    if "tags" not in indexes or query["table"] != "items" or "distinct" in _steps(spec):
+        return False
+    d, p = case["dexie"], case["panelot"]  # Dexie counted (and changed) a record twice
+    return _is_count(d.get("ok")) and _is_count(p.get("ok")) and d["ok"] > p["ok"]
+
+
+def _pk_move_loses(case: Case) -> bool:
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") != "modify":
+        return False
+    table = spec["query"]["table"]
+    pk = {"items": "id", "words": "w"}.get(table)
+    if pk is None or pk not in spec["changes"]:
+        return False
+    before = case["before"][table]
+    after = case["dexie"].get("state", {}).get(table, before)
+    return len(after) < len(before)
+
+
+def _bulk_all_or_nothing(case: Case) -> bool:
+    spec = case["spec"]
+    if case["phase"] != "write":
+        return False
+    if spec.get("op") not in ("bulkAdd", "bulkPut", "bulkUpdate", "bulkDelete", "modify"):
+        return False
+    d, p = case["dexie"], case["panelot"]
+    if "error" not in d or d.get("error") != p.get("error"):
+        return False
+    return same(p["state"], case["before"]) and not same(d["state"], case["before"])
+
+
+@dataclass(frozen=True)
+class Deliberate:
+    """A difference panelot makes on purpose: why, and how to recognise it."""
+
+    reason: str
+    applies: Callable[[Case], bool]
+
+
+DELIBERATE_DIFFERENCES: dict[str, Deliberate] = {
+    "or_distinct_string_dedup": Deliberate(
+        "Dexie's or() and distinct() de-duplicate by String(primaryKey), so 1, '1' and [1] "
+        "(or any two binary keys) count as one record; panelot compares keys as IndexedDB does.",
+        _or_distinct_dedup,
+    ),
+    "order_by_delete_clears_unindexed": Deliberate(
+        "Dexie's orderBy(index).delete() is a deleteRange over the whole table, deleting "
+        "records the index does not hold; panelot deletes only the collection's records.",
+        _order_by_delete,
+    ),
+    "modify_multientry_double_apply": Deliberate(
+        "Dexie's modify() over a multiEntry index visits a record once per index entry past "
+        "its chunk size and applies the changes again; panelot applies them once per record.",
+        _modify_multientry,
+    ),
+    "modify_primary_key_move_loses": Deliberate(
+        "Dexie moves a record whose primary key modify() changes by delete + add, and loses "
+        "it when a unique index refuses the add; panelot never loses the record.",
+        _pk_move_loses,
+    ),
+    "bulk_all_or_nothing": Deliberate(
+        "panelot's bulk writes and modify() outside a transaction are all-or-nothing "
+        "(issue 21: 'keep the all-or-nothing rule, stricter than Dexie'); Dexie commits the "
+        "operations that succeeded. Same error name required.",
+        _bulk_all_or_nothing,
+    ),
+}
+
+
+def deliberate(case: Case) -> str | None:
+    """The name of the deliberate difference that explains ``case``, or ``None``."""
+    for name, entry in DELIBERATE_DIFFERENCES.items():
+        try:
+            if entry.applies(case):
+                return name
+        except (KeyError, TypeError, IndexError):
+            continue
+    return None
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    """Matches and mismatches per kind (every feature a spec uses), and the details."""
+
+    core: str
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+    mismatches: list[dict[str, Any]] = field(default_factory=list)
+    deliberate: list[dict[str, Any]] = field(default_factory=list)
+    not_implemented: list[str] = field(default_factory=list)
+    examples: int = 0
+    diverged: int = 0
+
+    def tally(self, kinds: list[str], verdict: str) -> None:
+        """Count one comparison under each of its kinds."""
+        for kind in dict.fromkeys(kinds):
+            row = self.kinds.setdefault(kind, {"match": 0, "mismatch": 0, "deliberate": 0})
+            row[verdict] += 1
+
+    def check(self, case: Case, kinds: list[str]) -> bool:
+        """Compare one case; record it; return whether the two sides may go on together."""
+        d, p = case["dexie"], case["panelot"]
+        equal = outcome_same(d, p)
+        if equal and case["phase"] == "write":
+            equal = same(d["state"], p["state"])
+        if equal:
+            self.tally(kinds, "match")
+            return True
+        reason = deliberate(case)
+        where = first_difference(_short(d), _short(p))
+        entry = {
+            "first_difference": where and {"at": where[0], "dexie": where[1], "panelot": where[2]},
+            "seed": case["seed"],
+            "phase": case["phase"],
+            "spec": case["spec"],
+            "dexie": d,
+            "panelot": p,
+        }
+        if reason is not None:
+            self.tally(kinds, "deliberate")
+            self.deliberate.append({"difference": reason, **entry})
+        else:
+            self.tally(kinds, "mismatch")
+            self.mismatches.append(entry)
+        return False
+
+    def to_json(self) -> dict[str, Any]:
+        """The whole report as JSON data."""
+        total = {"match": 0, "mismatch": 0, "deliberate": 0}
+        for row in self.kinds.values():
+            for k in total:
+                total[k] += row[k]
+        return {
+            "core": self.core,
+            "examples": self.examples,
+            "comparisons_by_kind": dict(sorted(self.kinds.items())),
+            "kind_totals_note": "a comparison counts under every kind (feature) it uses",
+            "diverged_write_ops_not_compared": self.diverged,
+            "not_yet_implemented": self.not_implemented,
+            "mismatches": self.mismatches,
+            "deliberate": self.deliberate[:50],
+            "deliberate_count": len(self.deliberate),
+            "mismatch_cases": len(self.mismatches),
+            "totals": total,
+        }
+
+    def table(self) -> str:
+        """A short text table of the kinds."""
+        lines = [
+            f"differential ({self.core}): {self.examples} examples, "
+            f"{len(self.mismatches)} unlisted mismatches, {len(self.deliberate)} deliberate"
+        ]
+        for kind, row in sorted(self.kinds.items()):
+            lines.append(
+                f"  {kind:38} match {row['match']:4}  mismatch {row['mismatch']:3}"
+                f"  deliberate {row['deliberate']:3}"
+            )
+        if self.diverged:
+            lines.append(f"  write ops after a difference (not compared): {self.diverged}")
+        if self.not_implemented:
+            lines.append("  not yet implemented: " + ", ".join(self.not_implemented))
+        return "\n".join(lines)
+
+
+def _short(outcome: dict[str, Any]) -> dict[str, Any]:
+    """The compared part of an outcome (an error's message is not compared)."""
+    return {k: v for k, v in outcome.items() if k != "message"}
+
+
+def nan_safe(value: Any) -> Any:
+    """``value`` with float NaN and infinities as text, for ``json.dumps(allow_nan=False)``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, list):
+        return [nan_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {k: nan_safe(v) for k, v in value.items()}
+    return value
