@@ -366,6 +366,41 @@ export async function deleteThread(t) {
 }
 app.deleteThread = deleteThread;
 
+// ---- the database's version ------------------------------------------------------------
+
+/**
+ * What to say about a database that differs from Panelot's declaration, or null.
+ * `diff` is db.describe's `schemaDiff`: another app (a Dexie app's `version(2)`) upgraded
+ * it, and Panelot runs on it with the tables it knows.
+ */
+export function schemaNotice(described) {
+  const diff = described?.schemaDiff;
+  if (!diff?.newer) return null;
+  const extra = [...diff.extraTables, ...diff.extraIndexes];
+  return (
+    `Running on a newer database: another app upgraded it to version ${described.version / 10} ` +
+    `(Panelot's is ${diff.declaredVersion / 10}). Panelot works with the tables it knows` +
+    (extra.length ? `; it leaves ${extra.join(", ")} to that app.` : ".")
+  );
+}
+
+// Live: db.describe runs again when the database is reopened after another context's
+// upgrade (a versionchange), so the notice appears without a reload.
+function watchSchema() {
+  const notice = document.getElementById("db-notice");
+  live(
+    "db.describe",
+    {},
+    (described) => {
+      const text = schemaNotice(described);
+      notice.textContent = text ?? "";
+      notice.hidden = !text;
+      notice.dataset.version = String(described?.version ?? "");
+    },
+    (error) => console.warn("db.describe", error),
+  );
+}
+
 // ---- start --------------------------------------------------------------------------
 
 /** Reopen the conversation that was open when the panel was last closed or reloaded. */
@@ -401,6 +436,7 @@ try {
   document.getElementById("boot").hidden = true;
   document.getElementById("app").hidden = false;
   showView("threads");
+  watchSchema();
   await refreshThreads();
   await reopenLast();
   document.body.dataset.ready = "1";

@@ -296,6 +296,7 @@ async def _check(env: Env, a: ThreadArgs) -> dict[str, Any]:
 
 
 async def _describe(env: Env, a: NoArgs) -> dict[str, Any]:
+    await env.db.ready()  # after another context's upgrade: the database as it is now
     return env.db.describe()
 
 
