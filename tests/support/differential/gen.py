@@ -293,6 +293,8 @@ class Gen:
                 crit[field] = encode(self.key("items", field))
             return {"where": crit}, ["form.dict"]
         clauses = [c for c in _CLAUSES if self.has(f"where.{c}")]
+        if not clauses:
+            return {}, ["table.toCollection"]
         clause = rng.choice(clauses)
         index = self._index(table)
         if (
@@ -330,6 +332,8 @@ class Gen:
                 if "clause" not in src:
                     continue
                 clauses = [c for c in _CLAUSES if self.has(f"where.{c}")]
+                if not clauses:
+                    continue
                 clause = rng.choice(clauses)
                 index = self._index(table)
                 if index == ":id":
@@ -357,9 +361,7 @@ class Gen:
         r = rng.random()
         if r < 0.06:
             if table == "items" and self.has("table.getCriteria") and rng.random() < 0.4:
-                fields = rng.sample(
-                    ["name", "n", "code", "meta.rank", "[name+n]"], rng.randint(1, 2)
-                )
+                fields = rng.sample(["name", "n", "code", "meta.rank"], rng.randint(1, 2))
                 crit = {f: encode(self.key("items", f)) for f in fields}
                 return {"table": table, "op": "get", "key": crit, "features": ["table.getCriteria"]}
             return {"table": table, "op": "get", "key": encode(self.key(table, _pk(table))),
@@ -371,7 +373,7 @@ class Gen:
             return {"table": table, "op": "tcount", "features": ["table.tcount"]}
         src, feats = self.source(table)
         chain, more = self.chain(table, src)
-        runs = [r for r in _RUNS if self.has(f"collection.{r}")]
+        runs = [r for r in _RUNS if self.has(f"collection.{r}")] or ["toArray"]
         run = rng.choice(runs)
         spec: Spec = {"table": table, "source": src, "chain": chain, "run": run}
         if run == "sortBy":
@@ -427,8 +429,10 @@ class Gen:
                 out["code"] = encode(self.key("items", "code"))  # may collide: unique index
             elif r < 0.86:
                 out["meta"] = encode(rng.choice([{"rank": 1}, "flat", None]))
-            elif r < 0.93:
+            elif r < 0.92:
                 out["extra.deep.x"] = 1
+            elif r < 0.95:
+                out["id"] = encode(self.key("items", "id"))  # moves the record, or collides
             else:
                 out["name.inner"] = "x"  # a dotted path through a string
         return out, feats

@@ -1,0 +1,122 @@
+"""The differential suite's own rules, in CPython.
+
+Exact equality, tagged JSON, and each deliberate difference recognised on its case and
+not on a near miss.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+from differential import DELIBERATE_DIFFERENCES, SCHEMA, Gen, pyrun
+from differential.compare import deliberate, js_string, outcome_same, same
+from differential.pyrun import decode, encode, predicate
+from panelot.idb import MAX_KEY, MIN_KEY, parse_stores
+
+SEED = {
+    "items": [[1, {"name": "a", "id": 1}], [2, {"code": "b", "id": 2}]],
+    "loose": [[1, {"v": 1}], ["1", {"v": 2}], [[1], {"v": 3}]],
+    "words": [],
+}
+
+
+def test_same_is_exact() -> None:
+    assert same([1, {"a": 2.0}], [1.0, {"a": 2}])
+    assert not same(True, 1) and not same(0, {"$n": "-0"}) and not same(None, {})
+    assert not same({"a": 1}, {"a": 1, "b": None}) and not same([1, 2], [2, 1])
+    assert outcome_same({"error": "DataError", "message": "x"}, {"error": "DataError"})
+    assert not outcome_same({"error": "ModifyError"}, {"error": "ConstraintError"})
+
+
+def test_tagged_json_round_trips() -> None:
+    values = [-0.0, math.inf, -math.inf, b"\x00\xff", datetime(2024, 1, 2, tzinfo=UTC), [1, "ß"]]
+    for v in values:
+        back = decode(encode(v))
+        assert back == v and (
+            not isinstance(v, float) or math.copysign(1, v) == math.copysign(1, back)
+        )
+    assert math.isnan(decode(encode(math.nan)))
+    assert decode({"$k": "min"}) == MIN_KEY and decode({"$k": "max"}) == MAX_KEY
+
+
+def test_predicates_do_not_coerce() -> None:
+    assert predicate({"field": "n", "op": "==", "value": 1})({"n": 1.0})
+    assert not predicate({"field": "n", "op": "==", "value": 1})({"n": True})
+    assert not predicate({"field": "n", "op": ">", "value": 0})({"n": "3"})
+    assert not predicate({"field": "a.b", "op": "exists"})({"a": "string"})
+    assert predicate({"field": "a.b", "op": "exists"})({"a": {"b": None}})
+    assert predicate({"field": "t", "op": "has", "value": "x"})({"t": [1, "x"]})
+
+
+def test_js_string_collides_as_dexie_keys_do() -> None:
+    assert js_string(1) == js_string("1") == js_string([1]) == "1"
+    assert js_string([1, 2]) == js_string("1,2")
+    assert js_string({"$b": "01"}) == js_string({"$b": "02"})
+    assert js_string(1.5) == "1.5"
+
+
+def _query(dexie: Any, panelot: Any, chain: list[Any]) -> dict[str, Any]:
+    spec = {"table": "loose", "source": {"where": ":id", "clause": "equals", "args": [1]}}
+    return {"phase": "query", "spec": {**spec, "chain": chain, "run": "toArray"},
+            "dexie": {"ok": dexie}, "panelot": {"ok": panelot}, "before": None,
+            "seed_state": SEED}  # fmt: skip
+
+
+def test_or_distinct_dedup_is_recognised_only_when_keys_collide() -> None:
+    or_step = [["or", "v", "above", [0]]]
+    rows = [{"v": 1}, {"v": 2}, {"v": 3}]
+    assert deliberate(_query([{"v": 1}], rows, or_step)) == "or_distinct_string_dedup"
+    assert deliberate(_query([{"v": 1}], rows, [])) is None  # no or()/distinct()
+    assert deliberate(_query([{"v": 9}], rows, or_step)) is None  # not a subsequence
+    no_collision = {
+        **_query([{"v": 1}], rows, or_step),
+        "seed_state": {**SEED, "loose": SEED["items"]},
+    }
+    assert deliberate(no_collision) is None
+
+
+def _delete(left: list[Any]) -> dict[str, Any]:
+    spec = {"op": "delete", "table": "items",
+            "query": {"table": "items", "source": {"orderBy": "name"}, "chain": []}}  # fmt: skip
+    return {"phase": "write", "spec": spec, "dexie": {"ok": 2, "state": {"items": []}},
+            "panelot": {"ok": 1, "state": {"items": left}}, "before": SEED, "seed_state": SEED}  # fmt: skip
+
+
+def test_order_by_delete_is_recognised_only_for_unindexed_leftovers() -> None:
+    assert deliberate(_delete([[2, {"code": "b", "id": 2}]])) == "order_by_delete_clears_unindexed"
+    assert deliberate(_delete([[1, {"name": "a", "id": 1}]])) is None
+
+
+def test_bulk_all_or_nothing_needs_the_same_error_and_an_unchanged_table() -> None:
+    after = {**SEED, "items": [*SEED["items"], [3, {"id": 3}]]}
+    case = {"phase": "write", "spec": {"op": "bulkAdd", "table": "items"}, "before": SEED,
+            "dexie": {"error": "BulkError", "state": after},
+            "panelot": {"error": "BulkError", "state": SEED}, "seed_state": SEED}  # fmt: skip
+    assert deliberate(case) == "bulk_all_or_nothing"
+    assert deliberate({**case, "panelot": {"error": "ConstraintError", "state": SEED}}) is None
+    assert deliberate({**case, "panelot": {"error": "BulkError", "state": after}}) is None
+
+
+def test_every_deliberate_difference_has_a_reason() -> None:
+    for name, entry in DELIBERATE_DIFFERENCES.items():
+        assert entry.reason and callable(entry.applies), name
+
+
+def test_generation_is_seeded_and_fits_the_schema() -> None:
+    parse_stores(SCHEMA)
+    everything = {f"where.{c}": True for c in pyrun.WHERE_CLAUSES}
+    everything |= {f"collection.{c}": True for c in pyrun.COLLECTION_METHODS}
+    everything |= {f"table.{c}": True for c in pyrun.TABLE_METHODS}
+    everything |= {"form.dict": True, "form.list": True, "form.compound": True}
+    a, b = Gen(7, everything), Gen(7, everything)
+    assert a.data == b.data and [a.query() for _ in range(30)] == [b.query() for _ in range(30)]
+    assert Gen(8, everything).data != a.data
+    kinds = {f for _ in range(300) for f in a.query()["features"]}
+    assert {"where.inAnyRange", "collection.or", "collection.until", "form.dict"} <= kinds
+    nothing: dict[str, bool] = {"where.equals": True, "collection.toArray": True}
+    for _ in range(40):
+        spec = Gen(3, nothing).query()
+        assert set(spec["features"]) <= {"where.equals", "collection.toArray", "table.get",
+                                         "table.bulkGet", "table.tcount", "form.primary"}  # fmt: skip
