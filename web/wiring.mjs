@@ -272,8 +272,8 @@ export function read(source, method, query, mode, count, pos, pick) {
 }
 
 /**
- * getAllRecords({query, direction, count}), answered as rows: values, primary keys, or
- * [key, primaryKey, value] triples (`want`).
+ * getAllRecords({query, direction, count}), answered as rows: values, primary keys,
+ * [key, primaryKey, value] triples or [key, primaryKey] pairs (`want`).
  */
 export function readRecords(source, query, direction, count, want, pos, pick) {
   let req;
@@ -294,7 +294,11 @@ export function readRecords(source, query, direction, count, want, pos, pick) {
     const rows = new Array(records.length);
     for (let i = 0; i < records.length; i++) {
       const r = records[i];
-      rows[i] = want === "values" ? r.value : want === "primaryKeys" ? r.primaryKey : [r.key, r.primaryKey, r.value];
+      rows[i] =
+        want === "values" ? r.value
+        : want === "primaryKeys" ? r.primaryKey
+        : want === "entries" ? [r.key, r.primaryKey]
+        : [r.key, r.primaryKey, r.value];
     }
     report(tx, pos, rows);
   };

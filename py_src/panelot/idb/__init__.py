@@ -9,13 +9,16 @@ from panelot.idb.core import Core, CoreFactory
 from panelot.idb.database import Database, Transaction
 from panelot.idb.errors import (
     AbortError,
+    ArgumentTypeError,
     BulkError,
     ConstraintError,
     DatabaseClosedError,
     DataCloneError,
     DataError,
+    InvalidArgumentError,
     InvalidStateError,
     InvalidTableError,
+    ModifyError,
     NotFoundError,
     PanelotError,
     PrematureCommitError,
@@ -30,14 +33,17 @@ from panelot.idb.errors import (
 )
 from panelot.idb.keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_key
 from panelot.idb.memory.core import MemoryFactory
+from panelot.idb.modify import ModifyContext, PropModification, add, remove, replace_prefix
 from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
-from panelot.idb.table import Table, WhereClause
+from panelot.idb.table import Table
 from panelot.idb.upgrade import SchemaDiff, SchemaDiffWarning
+from panelot.idb.where import WhereClause
 
 __all__ = [
     "MAX_KEY",
     "MIN_KEY",
     "AbortError",
+    "ArgumentTypeError",
     "BulkError",
     "Collection",
     "ConstraintError",
@@ -48,13 +54,17 @@ __all__ = [
     "Database",
     "DatabaseClosedError",
     "IndexSpec",
+    "InvalidArgumentError",
     "InvalidStateError",
     "InvalidTableError",
     "KeyRange",
     "MemoryFactory",
+    "ModifyContext",
+    "ModifyError",
     "NotFoundError",
     "PanelotError",
     "PrematureCommitError",
+    "PropModification",
     "QuotaExceededError",
     "ReadOnlyError",
     "SchemaDiff",
@@ -70,8 +80,11 @@ __all__ = [
     "ValidationError",
     "VersionError",
     "WhereClause",
+    "add",
     "compare_keys",
     "native_version",
     "parse_stores",
+    "remove",
+    "replace_prefix",
     "validate_key",
 ]

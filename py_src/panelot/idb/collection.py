@@ -1,27 +1,48 @@
 """``Collection``: the result of a where-clause or ``order_by``, refined before it runs.
 
-Refining methods (``reverse``, ``offset``, ``limit``, ``filter``) return a new
-collection; the async methods run it. Without a filter, a limit is pushed down to
-the native ``getAll`` (plus the offset, which IndexedDB cannot skip for us). Several
-ranges (``any_of``) are issued together and, being sorted and disjoint, concatenate
-in key order.
+Refining methods (``reverse``, ``offset``, ``limit``, ``filter``, ``until``,
+``distinct``, ``or_``) return a new collection; the async methods run it. They
+apply as Dexie applies them (:mod:`panelot.idb.walk`): the where-clause first, then
+the filters in call order, then offsets and limits in call order, so
+``limit(10).offset(50)`` is empty while ``offset(50).limit(10)`` is not. Unlike
+Dexie's, a collection is never changed by a call: ``c.limit(1)`` leaves ``c`` as it
+was (Dexie's ``clone()`` exists for that; here it is a plain copy).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from panelot.idb.core import Batch, Count, Mutate, Query, QueryWant
 from panelot.idb.errors import DataError
-from panelot.idb.keys import Key, KeyRange, compare_keys
-from panelot.idb.values import resolve_primary_key
+from panelot.idb.keys import Key, KeyRange
+from panelot.idb.plan import count_rows, rows, walked
+from panelot.idb.sorting import sort_by_path
+from panelot.idb.walk import Algorithm, Step
 
 if TYPE_CHECKING:
     from panelot.idb.table import Table
+    from panelot.idb.where import WhereClause
 
-__all__ = ["Collection"]
+__all__ = ["Algo", "Collection"]
+
+
+@dataclass(frozen=True, slots=True)
+class Algo:
+    """A where-clause that is not one key range: how Dexie's cursor walks it.
+
+    ``kind`` is ``set`` (the keys it accepts are exactly the collection's ``ranges``:
+    ``anyOf``, ``inAnyRange`` and the clauses built on them), ``case`` (the
+    ignore-case clauses, whose jumps decide what matches) or ``never`` (an empty
+    clause). ``hull`` is the key range Dexie's cursor walks; ``make`` starts one
+    walk's algorithm for a direction (``True``: backwards).
+    """
+
+    kind: Literal["set", "case", "never"]
+    hull: KeyRange
+    make: Callable[[bool], Algorithm]
 
 
 def _check_fields(method: str, fields: tuple[str, ...], dotted: bool) -> None:
@@ -36,6 +57,12 @@ def _check_fields(method: str, fields: tuple[str, ...], dotted: bool) -> None:
                 raise DataError(f"{method}(): {other!r} lies inside {f!r}", field="fields")
 
 
+def _count_arg(name: str, n: Any) -> int:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise DataError(f"{name} must be a non-negative integer, not {n!r}", field=name)
+    return n
+
+
 @dataclass(frozen=True, slots=True)
 class Collection:
     """Records of one table within key ranges of one index, in index order."""
@@ -43,34 +70,79 @@ class Collection:
     table: Table
     index: str | None
     ranges: tuple[KeyRange, ...]
+    algo: Algo | None = None
     reversed_: bool = False
-    skip: int = 0
-    max_count: int | None = None
-    filters: tuple[Callable[[Any], bool], ...] = ()
+    filters: tuple[Step, ...] = ()
+    replays: tuple[Step, ...] = ()
+    or_prev: Collection | None = None
     fields: tuple[str, ...] | None = None
     omitted: bool = False
+    virtual: tuple[int, int] | None = None
+    """For an index served by a longer compound index: (key length, parts dropped)."""
+    unique: bool = False
+    multi_entry: bool = False
 
     # -- refining -----------------------------------------------------------------------
 
+    def _is_plain(self) -> bool:
+        return self.algo is None and not self.filters and self.or_prev is None
+
     def reverse(self) -> Collection:
-        """Reverse the order."""
+        """Reverse the order (of this part only, after an ``or_``, as in Dexie)."""
         return replace(self, reversed_=not self.reversed_)
 
+    def desc(self) -> Collection:
+        """The same as :meth:`reverse`."""
+        return self.reverse()
+
     def offset(self, n: int) -> Collection:
-        """Skip the first ``n`` results (after filters)."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise DataError("offset must be a non-negative integer", field="offset")
-        return replace(self, skip=self.skip + n)
+        """Skip ``n`` results, at this point of the chain (see the module docstring)."""
+        _count_arg("offset", n)
+        if n == 0:
+            return self
+        plain = self._is_plain() and not self.replays
+        return replace(self, replays=(*self.replays, Step("offset", n=n, plain=plain)))
 
     def limit(self, n: int) -> Collection:
-        """Return at most ``n`` results (after offset and filters)."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-            raise DataError("limit must be a non-negative integer", field="limit")
-        return replace(self, max_count=n if self.max_count is None else min(n, self.max_count))
+        """Stop after ``n`` results, at this point of the chain."""
+        _count_arg("limit", n)
+        return replace(self, replays=(*self.replays, Step("limit", n=n)))
 
-    def filter(self, fn: Callable[[Any], bool]) -> Collection:
+    def filter(self, fn: Callable[[Any], Any]) -> Collection:
         """Keep only records for which ``fn(record)`` is true."""
-        return replace(self, filters=(*self.filters, fn))
+        if not callable(fn):
+            raise DataError("filter() needs a function of the record", field="fn")
+        return replace(self, filters=(*self.filters, Step("filter", fn)))
+
+    def and_(self, fn: Callable[[Any], Any]) -> Collection:
+        """The same as :meth:`filter` (Dexie's ``and``)."""
+        return self.filter(fn)
+
+    def until(self, fn: Callable[[Any], Any], include_stop_entry: bool = False) -> Collection:
+        """Stop at the first record for which ``fn(record)`` is true (kept if asked)."""
+        if not callable(fn):
+            raise DataError("until() needs a function of the record", field="fn")
+        step = Step("until", fn, include=bool(include_stop_entry))
+        return replace(self, filters=(*self.filters, step))
+
+    def distinct(self) -> Collection:
+        """On a multiEntry index, yield each record once (elsewhere records are unique)."""
+        if not self.multi_entry:
+            return self
+        return replace(self, filters=(*self.filters, Step("distinct")))
+
+    def or_(self, index: str | list[str]) -> WhereClause:
+        """A where-clause on another index whose records join these, each record once.
+
+        The parts run as Dexie runs them: one cursor each, taking turns, so the records
+        come interleaved, not sorted (use :meth:`sort_by` for an order). Refinements
+        made after the ``or_`` apply to the records of every part.
+        """
+        return self.table._where(index, self)
+
+    def clone(self) -> Collection:
+        """An equal collection (refinements never change a collection here)."""
+        return replace(self)
 
     def pick(self, *fields: str) -> Collection:
         """Read only these fields of each record (a panelot extension to Dexie).
@@ -97,106 +169,123 @@ class Collection:
 
     # -- running ------------------------------------------------------------------------
 
-    def _queries(self, want: QueryWant, fields: tuple[str, ...] | None = None) -> list[Query]:
-        ranges = reversed(self.ranges) if self.reversed_ else self.ranges
-        limit = None
-        if not self.filters and self.max_count is not None:
-            limit = self.skip + self.max_count
-        omit = fields is not None and self.omitted
-        return [
-            Query(self.table.name, self.index, r, want, self.reversed_, limit, fields, omit)
-            for r in ranges
-        ]
-
-    async def _fetch(self, table: Table, want: QueryWant, picked: bool = False) -> list[Any]:
-        if not self.ranges or self.max_count == 0:
-            return []
-        fetch_want: QueryWant = "records" if self.filters else want
-        queries = self._queries(fetch_want, self.fields if picked else None)
-        if len(queries) == 1:
-            rows: list[Any] = await queries[0]
-        else:
-            rows = [row for part in await Batch(queries) for row in part]
-        if self.filters:
-            rows = [r for r in rows if all(f(r[2]) for f in self.filters)]
-        if self.skip or self.max_count is not None:
-            end = None if self.max_count is None else self.skip + self.max_count
-            rows = rows[self.skip : end]
-        if self.filters and want != "records":
-            rows = [r[2] if want == "values" else r[1] for r in rows]
-        return rows
+    async def _read(self, want: Literal["values", "primaryKeys", "keys"]) -> list[Any]:
+        # Requests name their table; whichever transaction runs the body answers them.
+        return await self.table.run("r", lambda t: rows(self, want))
 
     async def to_list(self) -> list[Any]:
         """Return the records."""
-        return await self.table.run("r", lambda t: self._fetch(t, "values", True))
+        return await self._read("values")
 
     async def primary_keys(self) -> list[Key]:
         """Return the primary keys of the records."""
-        return await self.table.run("r", lambda t: self._fetch(t, "primaryKeys"))
+        return await self._read("primaryKeys")
 
     async def keys(self) -> list[Key]:
         """Return the index keys of the records (one per index entry)."""
-        rows = await self.table.run("r", lambda t: self._fetch(t, "records"))
-        return [r[0] for r in rows]
+        return await self._read("keys")
+
+    async def unique_keys(self) -> list[Key]:
+        """Return the distinct index keys, in index order."""
+        return await replace(self, unique=True)._read("keys")
 
     async def first(self) -> Any:
         """Return the first record, or ``None``."""
-        rows = await self.limit(1).to_list()
-        return rows[0] if rows else None
+        found = await self.limit(1).to_list()
+        return found[0] if found else None
 
     async def last(self) -> Any:
         """Return the last record, or ``None``."""
         return await self.reverse().first()
 
+    async def first_key(self) -> Key | None:
+        """Return the index key of the first record, or ``None``."""
+        found = await self.limit(1).keys()
+        return found[0] if found else None
+
+    async def last_key(self) -> Key | None:
+        """Return the index key of the last record, or ``None``."""
+        return await self.reverse().first_key()
+
     async def count(self) -> int:
-        """Count the records (after filters, offset and limit)."""
+        """Count the records (after filters, offsets and limits)."""
 
         async def body(t: Table) -> int:
-            if self.filters:
-                return len(await self._fetch(t, "primaryKeys"))
-            if not self.ranges:
-                return 0
-            counts: list[int] = await Batch([Count(t.name, self.index, r) for r in self.ranges])
-            n = max(sum(counts) - self.skip, 0)
-            return n if self.max_count is None else min(n, self.max_count)
+            n = await count_rows(self)
+            return len(await walked(self, False)) if n is None else n
 
         return await self.table.run("r", body)
 
-    async def modify(self, changes: dict[str, Any] | Callable[[Any], None]) -> int:
-        """Change every record, by ``{"key.path": value}`` or a function mutating it in place.
+    async def each(self, fn: Callable[..., Any]) -> None:
+        """Call ``fn(record, cursor)`` (or ``fn(record)``) for each record, in order.
 
-        Returns how many records were written. The primary key may not change.
+        ``cursor`` carries ``key`` and ``primary_key``. The calls run inside the read's
+        transaction; an exception from ``fn`` ends the read and is raised here.
         """
-        from panelot.idb.table import _keys_or_raise, apply_changes
+        await self._each(fn, 2, values=True)
 
-        async def body(t: Table) -> int:
-            rows = await self._fetch(t, "records")
-            if not rows:
-                return 0
-            inline = t.spec.primary_key.key_path is not None
-            values, keys = [], []
-            for _, pkey, value in rows:
-                if callable(changes):
-                    changes(value)
+    async def each_key(self, fn: Callable[..., Any]) -> None:
+        """Call ``fn(key, cursor)`` (or ``fn(key)``) for each index key."""
+        await self._each(fn, 0)
+
+    async def each_primary_key(self, fn: Callable[..., Any]) -> None:
+        """Call ``fn(primary_key, cursor)`` (or ``fn(primary_key)``) for each record."""
+        await self._each(fn, 1)
+
+    async def each_unique_key(self, fn: Callable[..., Any]) -> None:
+        """Call ``fn(key, cursor)`` (or ``fn(key)``) for each distinct index key."""
+        await replace(self, unique=True)._each(fn, 0)
+
+    async def _each(self, fn: Callable[..., Any], pick: int, values: bool = False) -> None:
+        if not callable(fn):
+            raise DataError("each() needs a function", field="fn")
+        two = _takes_two(fn)
+
+        async def body(t: Table) -> None:
+            for row in await walked(self, values):
+                if two:
+                    fn(row[pick], EachCursor(row[0], row[1]))
                 else:
-                    apply_changes(value, changes)
-                if inline and compare_keys(resolve_primary_key(t.spec, value, None), pkey):
-                    raise DataError("modify() cannot change the primary key", field="changes")
-                values.append(value)
-                keys.append(pkey)
-            req = t._prepare(values, None if inline else keys)
-            _keys_or_raise("modify", await req, len(values))
-            return len(values)
+                    fn(row[pick])
 
-        return await self.table.run("rw", body)
+        await self.table.run("r", body)
+
+    async def sort_by(self, key_path: str) -> list[Any]:
+        """Return the records sorted by ``key_path`` (descending if reversed), as Dexie's sortBy."""
+        if not isinstance(key_path, str) or not key_path:
+            raise DataError("sort_by() needs a key path", field="key_path")
+        return sort_by_path(await self.to_list(), key_path, self.reversed_)
+
+    async def modify(self, changes: Any) -> int:
+        """Change every record, by ``{"key.path": value}`` or a function; return the count.
+
+        See :func:`panelot.idb.modify.modify_collection` for the rules.
+        """
+        from panelot.idb.modify import modify_collection
+
+        return await modify_collection(self, changes)
 
     async def delete(self) -> int:
         """Delete every record of the collection; return how many were deleted."""
+        from panelot.idb.modify import delete_collection
 
-        async def body(t: Table) -> int:
-            pkeys = await self._fetch(t, "primaryKeys")
-            if pkeys:
-                await Mutate(t.name, "delete", keys=list(pkeys))
-            return len(pkeys)
+        return await delete_collection(self)
 
-        return await self.table.run("rw", body)
+
+class EachCursor:
+    """What :meth:`Collection.each` passes with each record: its keys."""
+
+    __slots__ = ("key", "primary_key")
+
+    def __init__(self, key: Key, primary_key: Key) -> None:
+        self.key = key
+        self.primary_key = primary_key
+
+
+def _takes_two(fn: Callable[..., Any]) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)

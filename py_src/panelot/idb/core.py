@@ -38,7 +38,7 @@ T = TypeVar("T")
 Mode: TypeAlias = Literal["r", "rw"]
 """A transaction mode: ``"r"`` (readonly) or ``"rw"`` (readwrite), as in Dexie."""
 
-QueryWant: TypeAlias = Literal["values", "primaryKeys", "records"]
+QueryWant: TypeAlias = Literal["values", "primaryKeys", "records", "entries"]
 
 
 class Request:
@@ -96,8 +96,10 @@ class Mutate(Request):
 class Query(Request):
     """Read in key order from the primary key (``index=None``) or a secondary index.
 
-    ``want`` is ``values``, ``primaryKeys``, or ``records`` (a list of
-    ``(index key, primary key, value)`` triples). ``limit`` of ``None`` means no limit.
+    ``want`` is ``values``, ``primaryKeys``, ``records`` (a list of
+    ``(index key, primary key, value)`` triples) or ``entries`` (``(index key, primary
+    key)`` pairs: a cursor's walk over an index without the values crossing into
+    Python). ``limit`` of ``None`` means no limit.
     ``fields`` keeps only those fields of each value (top-level names or dotted key
     paths, nested as they were; absent ones stay absent),
     chosen before the values cross into Python: a cheap read of a few fields of records

@@ -17,7 +17,10 @@ __all__ = [
     "DataCloneError",
     "DataError",
     "InvalidStateError",
+    "ArgumentTypeError",
+    "InvalidArgumentError",
     "InvalidTableError",
+    "ModifyError",
     "NotFoundError",
     "PanelotError",
     "PrematureCommitError",
@@ -191,6 +194,49 @@ class BulkError(PanelotError):
         return out
 
 
+class InvalidArgumentError(PanelotError, ValueError):
+    """An argument is of the right type but not usable (Dexie's ``InvalidArgumentError``)."""
+
+    name = "InvalidArgumentError"
+
+
+class ArgumentTypeError(PanelotError, TypeError):
+    """An argument, or a value read, is of a type the call cannot take (Dexie's ``TypeError``)."""
+
+    name = "TypeError"
+
+
+class ModifyError(PanelotError):
+    """``modify()`` failed for some records; nothing was written.
+
+    As Dexie's: ``failures`` lists the errors, ``success_count`` how many records
+    would have been written, ``failed_keys`` the primary keys that failed. Stricter
+    than Dexie, which keeps the records that succeeded: the transaction is aborted.
+    """
+
+    name = "ModifyError"
+
+    def __init__(
+        self,
+        message: str,
+        failures: list[PanelotError],
+        success_count: int,
+        failed_keys: list[Any],
+    ) -> None:
+        super().__init__(message)
+        self.failures = failures
+        self.success_count = success_count
+        self.failed_keys = failed_keys
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the error with its failures, success count and failed keys."""
+        out = super().to_json()
+        out["failures"] = [f.to_json() for f in self.failures]
+        out["successCount"] = self.success_count
+        out["failedKeys"] = self.failed_keys
+        return out
+
+
 _BY_NAME: dict[str, type[PanelotError]] = {
     cls.name: cls
     for cls in (
@@ -199,6 +245,7 @@ _BY_NAME: dict[str, type[PanelotError]] = {
         DataCloneError,
         DataError,
         DatabaseClosedError,
+        InvalidArgumentError,
         InvalidStateError,
         NotFoundError,
         PrematureCommitError,

@@ -26,6 +26,7 @@ __all__ = [
     "KeyRange",
     "compare_keys",
     "evaluate_key_path",
+    "hashable_key",
     "index_keys",
     "is_valid_key",
     "js_date",
@@ -142,6 +143,19 @@ def compare_keys(a: Key, b: Key) -> int:
         ua, ub = a.encode("utf-16-be", "surrogatepass"), b.encode("utf-16-be", "surrogatepass")
         return int(ua > ub) - int(ua < ub)
     return int(a > b) - int(a < b)
+
+
+def hashable_key(key: Key) -> Any:
+    """Return a hashable stand-in for a key, equal exactly when the keys compare equal.
+
+    Arrays become tagged tuples, binary keys tagged bytes, and ``-0.0`` is ``0`` (as a
+    key it equals ``0``, and Python's float hash agrees).
+    """
+    if isinstance(key, list):
+        return ("\0array", tuple(hashable_key(k) for k in key))
+    if isinstance(key, bytes | bytearray | memoryview):
+        return ("\0binary", bytes(key))
+    return key
 
 
 key_sort_key = cmp_to_key(compare_keys)

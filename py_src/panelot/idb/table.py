@@ -1,4 +1,4 @@
-"""``Table`` and ``WhereClause``: Dexie's table API with Pythonic names, on the core protocol.
+"""``Table``: Dexie's table API with Pythonic names, on the core protocol.
 
 A table from ``db.table(name)`` runs each call in a transaction of its own; a table
 from ``tx.table(name)`` runs its calls inside the transaction ``tx``. Bulk calls issue
@@ -10,36 +10,50 @@ body catches it. Outside a transaction it is all-or-nothing too (stricter than D
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from panelot.idb.collection import Collection
 from panelot.idb.core import Count, GetMany, Mode, Mutate, MutateResult
-from panelot.idb.errors import BulkError, DataError, SchemaError
-from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, key_sort_key, validate_key
+from panelot.idb.errors import (
+    BulkError,
+    ConstraintError,
+    DataError,
+    InvalidArgumentError,
+    SchemaError,
+)
+from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, validate_key
+from panelot.idb.modify import apply_changes, check_changes, get_by_key_path, set_by_key_path
 from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
-from panelot.idb.values import clone_value, resolve_primary_key
+from panelot.idb.sorting import MISSING as _NONE
+from panelot.idb.values import resolve_primary_key
+from panelot.idb.where import WhereClause, criteria_collection
 
 if TYPE_CHECKING:
     from panelot.idb.database import Database, Transaction
 
-__all__ = ["Table", "WhereClause", "apply_changes"]
+__all__ = ["IndexRef", "Table", "WhereClause"]
 
 T = TypeVar("T")
 
 
-def apply_changes(value: dict[str, Any], changes: dict[str, Any], field: str = "changes") -> None:
-    """Apply Dexie-style ``{"a.b": new}`` changes to ``value`` in place."""
-    for path, new in changes.items():
-        parts = path.split(".")
-        target = value
-        for part in parts[:-1]:
-            nxt = target.get(part)
-            if not isinstance(nxt, dict):
-                nxt = {}
-                target[part] = nxt
-            target = nxt
-        target[parts[-1]] = clone_value(new, f"{field}.{path}")
+@dataclass(frozen=True, slots=True)
+class IndexRef:
+    """An index as a where-clause names it, and the native index that serves it.
+
+    ``native`` is the native index name (``None``: the primary key). ``virtual`` is
+    set when a longer compound index serves a key path it starts with, as Dexie's
+    virtual indexes do: ``(key length, parts dropped)``.
+    """
+
+    native: str | None
+    virtual: tuple[int, int] | None = None
+    multi_entry: bool = False
+
+
+def _parts(key_path: Any) -> list[str]:
+    return list(key_path) if isinstance(key_path, list | tuple) else [key_path]
 
 
 class Table:
@@ -61,8 +75,14 @@ class Table:
 
     # -- reads --------------------------------------------------------------------------
 
-    async def get(self, key: Key) -> Any:
-        """Return the record under primary key ``key``, or ``None``."""
+    async def get(self, key: Key | dict[str, Any]) -> Any:
+        """Return the record under primary key ``key``, or ``None``.
+
+        With a dict of criteria (``get({"name": "x"})``), the first record matching
+        them, as :meth:`where` with the same dict finds it.
+        """
+        if isinstance(key, dict):
+            return await criteria_collection(self, key).first()
         k = validate_key(key)
         if self.tx is not None:  # the common case inside a body: no extra coroutine
             return (await GetMany(self.name, [k]))[0]
@@ -129,27 +149,127 @@ class Table:
         """Insert several records at once; return their keys. Raises BulkError on failures."""
         return await self._write("bulk_add", values, keys)
 
+    @overload
     async def bulk_put(
-        self, values: Sequence[Any], keys: Sequence[Key | None] | None = None
-    ) -> list[Key]:
-        """Insert or replace several records at once; return their keys."""
-        return await self._write("bulk_put", values, keys)
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: Literal[True] = True,
+    ) -> list[Key]: ...
 
-    async def update(self, key: Key, changes: dict[str, Any]) -> int:
-        """Apply ``{"key.path": value}`` changes to one record; return 1, or 0 if absent."""
+    @overload
+    async def bulk_put(
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: Literal[False],
+    ) -> Key: ...
+
+    async def bulk_put(
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: bool = True,
+    ) -> list[Key] | Key:
+        """Insert or replace several records at once; return their keys.
+
+        With ``all_keys=False``, only the last key (``None`` for no values), as Dexie's
+        ``bulkPut`` returns by default; returning every key is the default here.
+        """
+        found = await self._write("bulk_put", values, keys)
+        if all_keys:
+            return found
+        return found[-1] if found else None
+
+    async def update(self, key: Key | dict[str, Any], changes: Any) -> int:
+        """Apply changes to one record; return 1, or 0 if there is none under ``key``.
+
+        ``changes`` is an update spec (``{"key.path": value}``, values may be
+        :func:`~panelot.idb.modify.add`, :func:`~panelot.idb.modify.remove` or
+        :func:`~panelot.idb.modify.replace_prefix`) or a function, as for
+        :meth:`Collection.modify`. ``key`` may also be a record holding its primary key.
+        A change of the primary key moves the record, as in Dexie.
+        """
+        if isinstance(key, dict):
+            path = self.spec.primary_key.key_path
+            found = get_by_key_path(key, path) if isinstance(path, str) else None
+            if found is None or found is _NONE:
+                raise InvalidArgumentError(
+                    "update(): the object does not hold its primary key", field="key"
+                )
+            key = found
+        if not callable(changes):
+            check_changes(changes)
+        return await self.where(":id").equals(validate_key(key)).modify(changes)
+
+    async def upsert(self, key: Key, changes: dict[str, Any]) -> bool:
+        """Apply changes to the record under ``key``, creating it if absent.
+
+        Returns whether the record existed. A new record starts as ``{}`` with its
+        in-line primary key set to ``key``, as in Dexie.
+        """
         k = validate_key(key)
+        check_changes(changes)
+
+        async def body(t: Table) -> bool:
+            existing = (await GetMany(t.name, [k]))[0]
+            value = {} if existing is None else existing
+            apply_changes(value, changes)
+            path = t.spec.primary_key.key_path
+            if isinstance(path, str):
+                set_by_key_path(value, path, k)
+            inline = path is not None
+            _keys_or_raise("put", await t._prepare([value], None if inline else [k]), 1)
+            return existing is not None
+
+        return await self.run("rw", body)
+
+    async def bulk_update(self, updates: Sequence[dict[str, Any]]) -> int:
+        """Apply ``{"key": k, "changes": {...}}`` entries; return how many records existed.
+
+        A failure raises :class:`BulkError` by entry position, and nothing is written.
+        Unlike Dexie's ``bulkUpdate``, property modifications (``add`` and its kin) are
+        applied rather than stored as they are.
+        """
+        keys: list[Key] = []
+        specs: list[dict[str, Any]] = []
+        for i, entry in enumerate(updates):
+            if not isinstance(entry, dict) or set(entry) != {"key", "changes"}:
+                raise DataError(
+                    f"updates[{i}] must be {{'key': ..., 'changes': {{...}}}}",
+                    field=f"updates[{i}]",
+                )
+            keys.append(validate_key(entry["key"], f"updates[{i}].key"))
+            check_changes(entry["changes"])
+            specs.append(entry["changes"])
 
         async def body(t: Table) -> int:
-            current = (await GetMany(t.name, [k]))[0]
-            if current is None:
-                return 0
-            apply_changes(current, changes)
+            current = await GetMany(t.name, keys)
             inline = t.spec.primary_key.key_path is not None
-            mutate = t._prepare([current], None if inline else [k])
-            if inline and compare_keys(resolve_primary_key(t.spec, current, None), k):
-                raise DataError("update() cannot change the primary key", field="changes")
-            _keys_or_raise("put", await mutate, 1)
-            return 1
+            values, vkeys, where = [], [], []
+            for i, (k, value, spec) in enumerate(zip(keys, current, specs, strict=True)):
+                if value is None:
+                    continue
+                apply_changes(value, spec, f"updates[{i}].changes")
+                if inline and compare_keys(resolve_primary_key(t.spec, value, None), k):
+                    raise ConstraintError(
+                        "bulk_update() cannot change a primary key", field=f"updates[{i}].changes"
+                    )
+                values.append(value)
+                vkeys.append(k)
+                where.append(i)
+            if not values:
+                return 0
+            result = await t._prepare(values, None if inline else vkeys)
+            if result.failures:
+                failures = {where[p]: e for p, e in result.failures.items()}
+                raise BulkError(
+                    f"bulk_update: {len(failures)} of {len(values)} operations failed", failures
+                )
+            return len(values)
 
         return await self.run("rw", body)
 
@@ -169,22 +289,70 @@ class Table:
 
     # -- queries ------------------------------------------------------------------------
 
-    def index_name(self, index: str | Sequence[str]) -> str | None:
-        """Resolve an index name or key path to the native index name (``None`` = primary key)."""
-        name = index if isinstance(index, str) else "[" + "+".join(index) + "]"
-        if name.startswith(":") or name == self.spec.primary_key.name:
-            return None
-        if self.spec.index(name) is None:
-            raise SchemaError(f"{self.name}: {name!r} is not indexed", field=name)
-        return name
+    def resolve(self, index: str | Sequence[str]) -> IndexRef:
+        """Resolve an index name or key path to the native index serving it.
 
-    def where(self, index: str | Sequence[str]) -> WhereClause:
-        """Start a query on an index (or the primary key)."""
-        return WhereClause(self, self.index_name(index))
+        ``":id"`` and the primary key's name are the primary key. A key path no index
+        has is served by a compound index starting with it (Dexie's virtual index:
+        ``where("a")`` on ``[a+b]``); otherwise it is a :class:`SchemaError`.
+        """
+        if isinstance(index, str):
+            name = index
+        elif isinstance(index, Sequence) and index and all(isinstance(p, str) for p in index):
+            name = "[" + "+".join(index) + "]"
+        else:
+            raise DataError("an index is a name or a list of key paths", field="index")
+        pk = self.spec.primary_key
+        if name == ":id" or name == pk.name:
+            return IndexRef(None)
+        spec = self.spec.index(name)
+        if spec is not None:
+            return IndexRef(name, None, spec.multi_entry)
+        want = name[1:-1].split("+") if name.startswith("[") and name.endswith("]") else [name]
+        best: tuple[int, str | None] | None = None
+        for ix in (pk, *self.spec.indexes):
+            parts = _parts(ix.key_path)
+            if ix.key_path is None or len(parts) <= len(want) or parts[: len(want)] != want:
+                continue
+            tail = len(parts) - len(want)
+            if best is None or tail < best[0]:
+                best = (tail, None if ix is pk else ix.name)
+        if best is None:
+            raise SchemaError(f"{self.name}: {name!r} is not indexed", field=name)
+        return IndexRef(best[1], (len(want), best[0]))
+
+    def index_name(self, index: str | Sequence[str]) -> str | None:
+        """The native index name a real (not virtual) index has (``None`` = primary key)."""
+        ref = self.resolve(index)
+        if ref.virtual is not None:
+            raise SchemaError(
+                f"{self.name}: {index!r} is not an index of its own", field=str(index)
+            )
+        return ref.native
+
+    @overload
+    def where(self, index: dict[str, Any]) -> Collection: ...
+
+    @overload
+    def where(self, index: str | Sequence[str]) -> WhereClause: ...
+
+    def where(self, index: str | Sequence[str] | dict[str, Any]) -> WhereClause | Collection:
+        """Start a query on an index (or the primary key, ``":id"``).
+
+        ``index`` is a name, a compound key path (``"[a+b]"`` or ``["a", "b"]``), or a
+        dict of equality criteria (``{"a": 1, "b": 2}``), which returns a collection at
+        once: see :func:`~panelot.idb.where.criteria_collection`.
+        """
+        if isinstance(index, dict):
+            return criteria_collection(self, index)
+        return self._where(index, None)
+
+    def _where(self, index: str | Sequence[str], or_prev: Collection | None) -> WhereClause:
+        return WhereClause(self, self.resolve(index), or_prev)
 
     def order_by(self, index: str | Sequence[str]) -> Collection:
         """Return every record ordered by ``index``."""
-        return Collection(self, self.index_name(index), (KeyRange(),))
+        return self.where(index).all()
 
     def to_collection(self) -> Collection:
         """Return every record in primary-key order."""
@@ -236,60 +404,3 @@ def _keys_or_raise(op: str, result: MutateResult, total: int) -> list[Key]:
             result.failures,
         )
     return result.keys
-
-
-class WhereClause:
-    """A pending ``where(index)``: each method returns a :class:`Collection`."""
-
-    def __init__(self, table: Table, index: str | None) -> None:
-        self.table = table
-        self.index = index
-
-    def _range(self, *ranges: KeyRange) -> Collection:
-        return Collection(self.table, self.index, tuple(ranges))
-
-    def equals(self, key: Key) -> Collection:
-        """Records whose index key equals ``key``."""
-        return self._range(KeyRange.only(key))
-
-    def between(
-        self, lower: Key, upper: Key, include_lower: bool = True, include_upper: bool = False
-    ) -> Collection:
-        """Records between two keys; by default the lower bound is in, the upper out (Dexie)."""
-        lo, hi = validate_key(lower, "lower"), validate_key(upper, "upper")
-        c = compare_keys(lo, hi)
-        if c > 0 or (c == 0 and not (include_lower and include_upper)):
-            return self._range()
-        return self._range(KeyRange(lo, hi, not include_lower, not include_upper))
-
-    def above(self, key: Key) -> Collection:
-        """Records whose index key is greater than ``key``."""
-        return self._range(KeyRange(validate_key(key), None, True, False))
-
-    def above_or_equal(self, key: Key) -> Collection:
-        """Records whose index key is at least ``key``."""
-        return self._range(KeyRange(validate_key(key), None, False, False))
-
-    def below(self, key: Key) -> Collection:
-        """Records whose index key is less than ``key``."""
-        return self._range(KeyRange(None, validate_key(key), False, True))
-
-    def below_or_equal(self, key: Key) -> Collection:
-        """Records whose index key is at most ``key``."""
-        return self._range(KeyRange(None, validate_key(key), False, False))
-
-    def any_of(self, keys: Sequence[Key]) -> Collection:
-        """Records whose index key is any of ``keys`` (in key order, each key once)."""
-        ks = sorted((validate_key(k, f"keys[{i}]") for i, k in enumerate(keys)), key=key_sort_key)
-        distinct = [k for i, k in enumerate(ks) if i == 0 or compare_keys(ks[i - 1], k)]
-        return self._range(*(KeyRange(k, k) for k in distinct))
-
-    def starts_with(self, prefix: str) -> Collection:
-        """Records whose string index key starts with ``prefix``."""
-        if not isinstance(prefix, str):
-            raise DataError("starts_with() needs a string", field="prefix")
-        return self._range(KeyRange(prefix, prefix + "\uffff", False, False))
-
-    def all(self) -> Collection:
-        """Every record, in index order."""
-        return self._range(KeyRange())

@@ -307,7 +307,7 @@ class BrowserCore:
             return read(store, "delete", query, mode, None, pos)
         if isinstance(req, Query):
             source = self._source(tx, req.table, req.index)
-            if req.want == "records" or req.reverse:
+            if req.want == "records" or req.want == "entries" or req.reverse:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
                 direction = "prev" if req.reverse else "next"

@@ -173,7 +173,7 @@ def convert(req: Request, data: Any, kind: int) -> Any:
     if rtype is Query:
         if not isinstance(value, list):
             return []
-        if req.want == "records":  # type: ignore[attr-defined]
+        if req.want == "records" or req.want == "entries":  # type: ignore[attr-defined]
             return [tuple(row) for row in value]
         return value
     if rtype is Count:

@@ -330,6 +330,8 @@ class _MemoryTransaction:
             pairs = pairs[: req.limit]
         if req.want == "primaryKeys":
             return [p for _, p in pairs]
+        if req.want == "entries":
+            return pairs
         if req.fields is not None:
             fields, omit = req.fields, req.omit
 

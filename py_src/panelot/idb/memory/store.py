@@ -14,19 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb.errors import ConstraintError
-from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys
+from panelot.idb.keys import Key, KeyRange, compare_keys, hashable_key, index_keys
 from panelot.idb.schema import IndexSpec
 
 __all__ = ["MemoryStore", "Undo", "hashable_key"]
 
 Undo = Callable[[], None]
-
-
-def hashable_key(key: Key) -> Any:
-    """Return a hashable stand-in for a key (arrays become tagged tuples)."""
-    if isinstance(key, list):
-        return ("\0array", tuple(hashable_key(k) for k in key))
-    return key
 
 
 class _K:

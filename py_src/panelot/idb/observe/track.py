@@ -13,7 +13,8 @@ would:
 * reads: a ``get`` adds its keys to ``""``; a query over the primary key adds its
   range to ``""`` (to ``":dels"`` when it reads keys only); a query over an index adds
   its range to the index's part and the primary keys it returned to ``""`` (to
-  ``":dels"`` for keys only); a count over an index also watches ``":dels"`` entirely.
+  ``":dels"`` for keys only: ``primaryKeys`` or ``entries``); a count over an index
+  also watches ``":dels"`` entirely.
 """
 
 from __future__ import annotations
@@ -174,7 +175,7 @@ class Recorder:
             assert isinstance(req, Query)
             lo, hi = _bounds(req.range)
             if req.index is None:
-                part = DELS if req.want == "primaryKeys" else PRIMARY
+                part = DELS if req.want in ("primaryKeys", "entries") else PRIMARY
                 self.part(req.table, part).add_range(lo, hi)
             else:
                 self.part(req.table, req.index).add_range(lo, hi)
@@ -190,6 +191,9 @@ class Recorder:
             return
         if req.want == "primaryKeys":
             self.part(req.table, DELS).add_keys(result)
+            return
+        if req.want == "entries":  # keys only, as a key cursor: watch their deletion
+            self.part(req.table, DELS).add_keys(row[1] for row in result)
             return
         pks = self.part(req.table, PRIMARY)
         if req.want == "records":

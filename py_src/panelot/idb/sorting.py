@@ -1,0 +1,163 @@
+"""Dexie's ``cmp`` for any values, and ``Collection.sortBy`` built on it.
+
+Dexie's ``cmp`` orders keys as IndexedDB does (number < date < string < binary <
+array) and answers ``NaN`` for anything that is not a key (``null``, a boolean, an
+object, a missing field), also inside arrays. ``sortBy`` sorts with it in V8's
+``Array.prototype.sort``. When every value compares, any stable sort gives V8's
+order, so Python's is used. When some do not, the order depends on the algorithm's
+steps: V8's TimSort reads a ``NaN`` as "less" where it tests ``order >= 0`` and as
+"not less" where it tests ``order < 0``. For fewer than 64 values V8 sorts with one
+run and a binary insertion sort, which :func:`v8_sort` repeats step for step; for
+longer lists with such values the order can differ from V8's (README, known limits).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from datetime import datetime
+from functools import cmp_to_key
+from typing import Any
+
+from panelot.idb.keys import compare_keys, key_sort_key
+
+__all__ = ["MISSING", "dexie_cmp", "sort_by_path", "v8_sort"]
+
+MISSING: Any = object()
+"""A field that is absent (JS ``undefined``)."""
+
+_NUMBER, _DATE, _STRING, _BINARY, _ARRAY = range(5)
+
+
+def _rank(x: Any) -> int | None:
+    if isinstance(x, bool) or x is None or x is MISSING:
+        return None
+    if isinstance(x, int | float):
+        return _NUMBER
+    if isinstance(x, datetime):
+        return _DATE
+    if isinstance(x, str):
+        return _STRING
+    if isinstance(x, bytes | bytearray | memoryview):
+        return _BINARY
+    if isinstance(x, list):
+        return _ARRAY
+    return None
+
+
+def dexie_cmp(a: Any, b: Any) -> float:
+    """Dexie's ``cmp(a, b)``: -1, 0, 1, or ``nan`` when the values do not compare."""
+    ra, rb = _rank(a), _rank(b)
+    if ra != rb:
+        if ra is None or rb is None:
+            return math.nan
+        return 1 if ra > rb else -1
+    if ra is None:
+        return math.nan
+    if ra == _ARRAY:
+        for x, y in zip(a, b, strict=False):
+            c = dexie_cmp(x, y)
+            if c != 0:  # NaN included, as Dexie's compareArrays returns it
+                return c
+        return (len(a) > len(b)) - (len(a) < len(b))
+    if ra == _NUMBER and (math.isnan(a) or math.isnan(b)):
+        return math.nan
+    return compare_keys(a, b)
+
+
+def _get(value: Any, part: str) -> Any:
+    """``value[part]`` as JS reads it; reading a field of null or undefined is a TypeError."""
+    if value is None or value is MISSING:
+        raise TypeError(
+            f"sort_by(): cannot read {part!r} of {'null' if value is None else 'undefined'}"
+        )
+    if isinstance(value, dict):
+        return value.get(part, MISSING)
+    if isinstance(value, list | str) and part.isdigit():
+        i = int(part)
+        return value[i] if i < len(value) else MISSING
+    if isinstance(value, list | str) and part == "length":
+        return len(value)
+    return MISSING
+
+
+def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
+    """Sort ``values`` by the value at ``key_path`` as Dexie's ``sortBy`` does."""
+    parts = key_path.split(".")
+    order = -1 if reverse else 1
+
+    def at(value: Any) -> Any:
+        for part in parts:
+            value = _get(value, part)
+        return value
+
+    keyed = [(at(v), v) for v in values]
+    if all(_rank(k) is not None and not _has_nan(k) for k, _ in keyed):
+        keyed.sort(key=lambda kv: key_sort_key(kv[0]), reverse=reverse)  # stable either way
+        return [v for _, v in keyed]
+
+    def compare(x: tuple[Any, Any], y: tuple[Any, Any]) -> float:
+        return dexie_cmp(x[0], y[0]) * order
+
+    if len(keyed) < 64:
+        return [v for _, v in v8_sort(keyed, compare)]
+    keyed.sort(key=cmp_to_key(lambda x, y: -1 if compare(x, y) < 0 else 0))
+    return [v for _, v in keyed]
+
+
+def _has_nan(k: Any) -> bool:
+    if isinstance(k, list):
+        return any(_rank(x) is None or _has_nan(x) for x in k)
+    return isinstance(k, float) and math.isnan(k)
+
+
+def v8_sort(items: list[Any], compare: Callable[[Any, Any], float]) -> list[Any]:
+    """V8's ``Array.prototype.sort`` for fewer than 64 items (one run, then insertion).
+
+    ``compare`` may return ``nan``; each test is V8's own (``< 0`` or ``>= 0``).
+    """
+    a = list(items)
+    n = len(a)
+    if n < 2:
+        return a
+    run = _count_and_make_run(a, 0, n, compare)
+    if run < n:
+        _binary_insertion_sort(a, 0, run, n, compare)
+    return a
+
+
+def _count_and_make_run(
+    a: list[Any], low_arg: int, high: int, compare: Callable[[Any, Any], float]
+) -> int:
+    low = low_arg + 1
+    if low == high:
+        return 1
+    run = 2
+    descending = compare(a[low], a[low - 1]) < 0
+    previous = a[low]
+    for idx in range(low + 1, high):
+        current = a[idx]
+        order = compare(current, previous)
+        if (order >= 0) if descending else (order < 0):
+            break
+        previous = current
+        run += 1
+    if descending:
+        a[low_arg : low_arg + run] = a[low_arg : low_arg + run][::-1]
+    return run
+
+
+def _binary_insertion_sort(
+    a: list[Any], low: int, start: int, high: int, compare: Callable[[Any, Any], float]
+) -> None:
+    for i in range(start + 1 if low == start else start, high):
+        pivot = a[i]
+        left, right = low, i
+        while left < right:
+            mid = left + ((right - left) >> 1)
+            if compare(pivot, a[mid]) < 0:
+                right = mid
+            else:
+                left = mid + 1
+        a[left + 1 : i + 1] = a[left:i]
+        a[left] = pivot
