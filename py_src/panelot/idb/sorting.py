@@ -101,7 +101,10 @@ def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
 
     if len(keyed) < 64:
         return [v for _, v in v8_sort(keyed, compare)]
-    keyed.sort(key=cmp_to_key(lambda x, y: -1 if compare(x, y) < 0 else 0))
+    def less(x: tuple[Any, Any], y: tuple[Any, Any]) -> int:
+        return -1 if compare(x, y) < 0 else 0
+
+    keyed.sort(key=cmp_to_key(less))
     return [v for _, v in keyed]
 
 
