@@ -5,7 +5,17 @@ rules and :mod:`panelot.idb.core` for the protocol both cores implement.
 """
 
 from panelot.idb.collection import Collection
-from panelot.idb.core import Core, CoreFactory
+from panelot.idb.core import (
+    Batch,
+    Core,
+    CoreFactory,
+    Count,
+    GetMany,
+    Mutate,
+    MutateResult,
+    Query,
+    Request,
+)
 from panelot.idb.database import Database, Transaction
 from panelot.idb.errors import (
     AbortError,
@@ -35,6 +45,7 @@ from panelot.idb.keys import MAX_KEY, MIN_KEY, KeyRange, compare_keys, validate_
 from panelot.idb.memory.core import MemoryFactory
 from panelot.idb.modify import ModifyContext, PropModification, add, remove, replace_prefix
 from panelot.idb.schema import IndexSpec, SchemaVersion, TableSpec, native_version, parse_stores
+from panelot.idb.sorting import MISSING
 from panelot.idb.table import Table
 from panelot.idb.upgrade import SchemaDiff, SchemaDiffWarning
 from panelot.idb.where import WhereClause
@@ -42,6 +53,14 @@ from panelot.idb.where import WhereClause
 __all__ = [
     "MAX_KEY",
     "MIN_KEY",
+    "MISSING",
+    "Batch",
+    "Count",
+    "GetMany",
+    "Mutate",
+    "MutateResult",
+    "Query",
+    "Request",
     "AbortError",
     "ArgumentTypeError",
     "BulkError",

@@ -81,6 +81,7 @@ class Collection:
     """For an index served by a longer compound index: (key length, parts dropped)."""
     unique: bool = False
     multi_entry: bool = False
+    raw_: bool = False
 
     # -- refining -----------------------------------------------------------------------
 
@@ -144,6 +145,13 @@ class Collection:
         """An equal collection (refinements never change a collection here)."""
         return replace(self)
 
+    def raw(self) -> Collection:
+        """The records as stored: the table's ``reading`` hooks are not applied."""
+        return replace(self, raw_=True)
+
+    def _mapper(self) -> Callable[[Any], Any] | None:
+        return None if self.raw_ else self.table.db.hooks.reader(self.table.name)
+
     def pick(self, *fields: str) -> Collection:
         """Read only these fields of each record (a panelot extension to Dexie).
 
@@ -174,8 +182,10 @@ class Collection:
         return await self.table.run("r", lambda t: rows(self, want))
 
     async def to_list(self) -> list[Any]:
-        """Return the records."""
-        return await self._read("values")
+        """Return the records (through the table's ``reading`` hooks, unless :meth:`raw`)."""
+        found = await self._read("values")
+        read = self._mapper()
+        return found if read is None else [read(v) for v in found]
 
     async def primary_keys(self) -> list[Key]:
         """Return the primary keys of the records."""
@@ -240,13 +250,15 @@ class Collection:
         if not callable(fn):
             raise DataError("each() needs a function", field="fn")
         two = _takes_two(fn)
+        read = self._mapper() if values else None
 
         async def body(t: Table) -> None:
             for row in await walked(self, values):
+                item = row[pick] if read is None else read(row[pick])
                 if two:
-                    fn(row[pick], EachCursor(row[0], row[1]))
+                    fn(item, EachCursor(row[0], row[1]))
                 else:
-                    fn(row[pick])
+                    fn(item)
 
         await self.table.run("r", body)
 

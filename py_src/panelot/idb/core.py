@@ -90,6 +90,9 @@ class Mutate(Request):
     """For an ``add``/``put`` of few values: the keys they give each index, by index
     name, found when the write was prepared (what the change feed announces; ``None``
     announces every key of every index)."""
+    source: Sequence[Any] | None = None
+    """For an ``add``/``put``: the caller's values the snapshot was made of (what a
+    middleware that changes values, such as the hooks, works on)."""
 
 
 @dataclass(slots=True)

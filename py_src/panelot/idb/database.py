@@ -24,11 +24,14 @@ from panelot.idb.core import Core, CoreFactory, Mode, Request
 from panelot.idb.driver import gather, in_body
 from panelot.idb.errors import (
     AbortError,
+    InvalidArgumentError,
     InvalidStateError,
     InvalidTableError,
     PrematureCommitError,
     ReadOnlyError,
 )
+from panelot.idb.hooks import Hooks
+from panelot.idb.middleware import Create, Handler, Middleware, build, through
 from panelot.idb.observe.changes import ALL
 from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.observe.live import DEFAULT_INTERVAL, LiveQuery
@@ -40,6 +43,10 @@ from panelot.idb.table import Table
 __all__ = ["Database", "Transaction"]
 
 T = TypeVar("T")
+
+
+async def _body(body: Callable[[Transaction], Awaitable[T]], tx: Transaction) -> T:
+    return await body(tx)
 
 
 class Transaction:
@@ -101,6 +108,30 @@ class Database:
         """How many times a ``versionchange`` closed the connection and it was reopened."""
         self.feed = ChangeFeed(name)
         """This connection's change feed (see :mod:`panelot.idb.observe`)."""
+        self._middleware: list[Middleware] = []
+        self._handler: Handler | None = None
+        self.hooks = Hooks()
+        """The tables' hooks (``table.hook("creating", fn)``; see :mod:`panelot.idb.hooks`)."""
+
+    def use(self, create: Create, *, name: str = "", level: int = 0) -> Database:
+        """Add a middleware over the core protocol; return ``self`` (Dexie's ``db.use``).
+
+        ``create(down)`` returns the handler of this level: an ``async`` function of one
+        request that answers it, usually by awaiting ``down(request)`` and changing the
+        request or its result. Higher levels see requests first. See
+        :mod:`panelot.idb.middleware`.
+        """
+        if not callable(create):
+            raise InvalidArgumentError("use() takes a function from a handler to a handler")
+        self._middleware.append(Middleware(create, name, level))
+        self._handler = build(self._middleware)
+        return self
+
+    def unuse(self, name: str) -> Database:
+        """Remove the middleware registered under ``name``; return ``self``."""
+        self._middleware = [m for m in self._middleware if m.name != name]
+        self._handler = build(self._middleware) if self._middleware else None
+        return self
 
     async def open(self, factory: CoreFactory) -> Database:
         """Open (create or upgrade as Dexie would) and verify the database; return ``self``.
@@ -203,7 +234,12 @@ class Database:
                 "a live query's querier started a readwrite transaction; it may only read"
             )
 
+        handler = self._handler
+
         async def run_body() -> T:
+            if handler is not None:
+                result: T = await through(handler, _body(body, tx))
+                return result
             return await body(tx)
 
         core = self.core if not self.core.versionchanged else await self.ready()

@@ -101,6 +101,7 @@ def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
 
     if len(keyed) < 64:
         return [v for _, v in v8_sort(keyed, compare)]
+
     def less(x: tuple[Any, Any], y: tuple[Any, Any]) -> int:
         return -1 if compare(x, y) < 0 else 0
 

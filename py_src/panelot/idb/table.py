@@ -22,6 +22,7 @@ from panelot.idb.errors import (
     InvalidArgumentError,
     SchemaError,
 )
+from panelot.idb.hooks import HOOKS_LEVEL, hooks_middleware
 from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, validate_key
 from panelot.idb.modify import apply_changes, check_changes, get_by_key_path, set_by_key_path
 from panelot.idb.observe.track import EXACT_WRITES
@@ -84,6 +85,10 @@ class Table:
         if isinstance(key, dict):
             return await criteria_collection(self, key).first()
         k = validate_key(key)
+        read = self.db.hooks.reader(self.name)
+        if read is not None:
+            found = (await self.run("r", lambda t: GetMany(t.name, [k])))[0]
+            return None if found is None else read(found)
         if self.tx is not None:  # the common case inside a body: no extra coroutine
             return (await GetMany(self.name, [k]))[0]
         return (await self.run("r", lambda t: GetMany(t.name, [k])))[0]
@@ -91,7 +96,26 @@ class Table:
     async def bulk_get(self, keys: Sequence[Key]) -> list[Any]:
         """Return the records under ``keys`` in order, ``None`` for missing ones."""
         ks = [validate_key(k, f"keys[{i}]") for i, k in enumerate(keys)]
-        return list(await self.run("r", lambda t: GetMany(t.name, ks)))
+        found = list(await self.run("r", lambda t: GetMany(t.name, ks)))
+        read = self.db.hooks.reader(self.name)
+        return found if read is None else [None if v is None else read(v) for v in found]
+
+    # -- hooks --------------------------------------------------------------------------
+
+    def hook(self, event: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Subscribe ``fn`` to ``creating``, ``reading``, ``updating`` or ``deleting``.
+
+        Returns ``fn``. See :mod:`panelot.idb.hooks` for what each hook is given. The
+        write hooks are a middleware, installed on the database with the first one.
+        """
+        self.db.hooks.add(self.name, event, fn)
+        if event != "reading" and not any(m.name == "hooks" for m in self.db._middleware):
+            self.db.use(hooks_middleware(self.db), name="hooks", level=HOOKS_LEVEL)
+        return fn
+
+    def unhook(self, event: str, fn: Callable[..., Any]) -> None:
+        """Unsubscribe ``fn`` from ``event`` (Dexie's ``hook(event).unsubscribe(fn)``)."""
+        self.db.hooks.remove(self.name, event, fn)
 
     async def count(self) -> int:
         """Count all records."""
@@ -104,17 +128,29 @@ class Table:
             raise DataError("keys must be as many as values", field="keys")
         snapshot = self.db.core.snapshot(values)
         ks: list[Key | None] = []
+        # A creating hook may give a record its key: leave a missing one to the core.
+        hooked = bool(self.db.hooks.of(self.name, "creating"))
         for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
             try:
                 ks.append(resolve_primary_key(self.spec, v, None if keys is None else keys[i]))
             except DataError as exc:
+                given = None if keys is None else keys[i]
+                if hooked and given is None and not _has_key(self.spec, v):
+                    ks.append(None)
+                    continue
                 raise DataError(
                     f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
                 ) from None
         out_of_line = self.spec.primary_key.key_path is None
         touched = _index_keys(self.spec, values) if len(values) < EXACT_WRITES else None
         return Mutate(
-            self.name, "put", snapshot, ks if out_of_line else None, resolved=ks, index_keys=touched
+            self.name,
+            "put",
+            snapshot,
+            ks if out_of_line else None,
+            resolved=ks,
+            index_keys=touched,
+            source=values,
         )
 
     async def _write(
@@ -377,6 +413,11 @@ class Table:
     async def to_list(self) -> list[Any]:
         """Return every record in primary-key order."""
         return await self.to_collection().to_list()
+
+
+def _has_key(spec: TableSpec, value: Any) -> bool:
+    path = spec.primary_key.key_path
+    return isinstance(path, str) and isinstance(value, dict) and path in value
 
 
 def _index_keys(spec: TableSpec, values: Sequence[Any]) -> dict[str, list[Key]]:
