@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -139,7 +140,7 @@ def _compare(
                 "before": before,
             }
             together = report.check(case, op["features"])
-            before = d["state"]
+            before = {**before, **d["state"]}
         if together and browser:
             report.check(
                 {**base, "phase": "stored", "spec": {"op": "stored", "sequence": ops},
@@ -209,13 +210,18 @@ def _run_example(
     tag = f"diff-{seed}-{uuid.uuid4().hex[:6]}"
     job = _job(gen, tag)
     names = [job["query_db"], job["seed_db"], *job["write_dbs"], *job["py_write_dbs"]]
-    dexie = page.evaluate(JS_PHASE1, {"schema": SCHEMA, "job": job})
+    browser = reports["browser"]
+    started = time.perf_counter()
+    dexie = json.loads(page.evaluate(JS_PHASE1, json.dumps({"schema": SCHEMA, "job": job})))
+    browser.seconds["dexie"] += time.perf_counter() - started
     try:
+        started = time.perf_counter()
         py_job = {**job, "write_dbs": job["py_write_dbs"]}
         panelot = run_py(page, SESSION_PY.format(schema=_lit(SCHEMA), job=_lit(py_job)))
+        browser.seconds["panelot"] += time.perf_counter() - started
     finally:
-        stored = page.evaluate(JS_PHASE2, {"schema": SCHEMA, "names": names, "remove": names})
-    browser = reports["browser"]
+        phase2 = {"schema": SCHEMA, "names": names, "remove": names}
+        stored = json.loads(page.evaluate(JS_PHASE2, json.dumps(phase2)))
     before = len(browser.mismatches)
     browser.examples += 1
     _compare(browser, seed, job, dexie, stored, panelot, browser=True)
@@ -223,7 +229,9 @@ def _run_example(
     before_memory = len(memory.mismatches)
     memory.examples += 1
     mem_job = {**job, "query_db": None, "write_dbs": job["py_write_dbs"]}
+    started = time.perf_counter()
     in_memory = run_async(pyrun_module.session(MemoryFactory(), SCHEMA, mem_job))
+    memory.seconds["panelot"] += time.perf_counter() - started
     _compare(memory, seed, job, dexie, stored, in_memory, browser=False)
     problems = []
     if len(browser.mismatches) > before:

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Case = dict[str, Any]
-"""One comparison: ``phase`` (query/write/stored/seed), ``spec``, ``dexie``,
-``panelot``, ``before`` (the state before a write, both sides agreeing) and ``data``."""
+"""One comparison: ``phase`` (query/write/stored/seed), ``spec``, ``dexie``, ``panelot``
+(a write's outcome carries ``state``: its table after it), ``before`` (every table before
+a write, both sides agreeing), ``seed_state`` and ``data``."""
 
 
 def same(a: Any, b: Any) -> bool:
@@ -195,7 +196,9 @@ def _bulk_all_or_nothing(case: Case) -> bool:
     d, p = case["dexie"], case["panelot"]
     if "error" not in d or d.get("error") != p.get("error"):
         return False
-    return same(p["state"], case["before"]) and not same(d["state"], case["before"])
+    table = spec["table"]
+    before = case["before"][table]
+    return same(p["state"][table], before) and not same(d["state"][table], before)
 
 
 @dataclass(frozen=True)
@@ -261,6 +264,7 @@ class Report:
     not_implemented: list[str] = field(default_factory=list)
     examples: int = 0
     diverged: int = 0
+    seconds: dict[str, float] = field(default_factory=lambda: {"dexie": 0.0, "panelot": 0.0})
 
     def tally(self, kinds: list[str], verdict: str) -> None:
         """Count one comparison under each of its kinds."""
@@ -304,6 +308,7 @@ class Report:
         return {
             "core": self.core,
             "examples": self.examples,
+            "seconds": {k: round(v, 2) for k, v in self.seconds.items()},
             "comparisons_by_kind": dict(sorted(self.kinds.items())),
             "kind_totals_note": "a comparison counts under every kind (feature) it uses",
             "diverged_write_ops_not_compared": self.diverged,
@@ -319,7 +324,8 @@ class Report:
         """A short text table of the kinds."""
         lines = [
             f"differential ({self.core}): {self.examples} examples, "
-            f"{len(self.mismatches)} unlisted mismatches, {len(self.deliberate)} deliberate"
+            f"{len(self.mismatches)} unlisted mismatches, {len(self.deliberate)} deliberate; "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in self.seconds.items() if v)
         ]
         for kind, row in sorted(self.kinds.items()):
             lines.append(

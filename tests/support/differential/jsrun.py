@@ -181,6 +181,8 @@ JS_INSTALL = r"""async () => {
     throw new Error("unknown write " + op.op);
   }
 
+  const writeTable = (op) => (op.query ? op.query.table : op.table);
+
   async function dump(db, tables) {
     const out = {};
     for (const name of tables) {
@@ -207,15 +209,18 @@ JS_INSTALL = r"""async () => {
   }
 
   async function phase1({ schema, job }) {
-    const tables = Object.keys(schema);
-    const out = { writes: [] };
+    const out = { writes: [], ms: {} };
+    let t0 = performance.now();
     let db = open(job.query_db, schema);
     try {
       await seed(db, job.data);
+      out.ms.seed = performance.now() - t0;
       out.queries = await runQueries(db, job.queries);
+      out.ms.queries = performance.now() - t0 - out.ms.seed;
     } finally {
       db.close();
     }
+    t0 = performance.now();
     for (const [i, ops] of job.writes.entries()) {
       for (const name of [job.write_dbs[i], job.py_write_dbs[i]]) {
         db = open(name, schema);
@@ -231,7 +236,7 @@ JS_INSTALL = r"""async () => {
           } catch (e) {
             r = error(e);
           }
-          r.state = await dump(db, tables);
+          r.state = await dump(db, [writeTable(op)]);
           results.push(r);
         }
         out.writes.push(results);
@@ -239,6 +244,7 @@ JS_INSTALL = r"""async () => {
         db.close();
       }
     }
+    out.ms.writes = performance.now() - t0;
     return out;
   }
 
@@ -253,7 +259,9 @@ JS_INSTALL = r"""async () => {
     return out;
   }
 
-  window.__differential = { phase1, phase2, decode, encode };
+  // JSON text both ways: Playwright's own serialization of deep results is far slower.
+  const text = (fn) => async (args) => JSON.stringify(await fn(JSON.parse(args)));
+  window.__differential = { phase1: text(phase1), phase2: text(phase2), decode, encode };
   return true;
 }"""
 

@@ -370,14 +370,14 @@ async def dump(db: Database, tables: list[str]) -> dict[str, Any]:
 async def run_writes(
     db: Database, ops: list[dict[str, Any]], tables: list[str]
 ) -> list[dict[str, Any]]:
-    """Run each write; its outcome and every table's state after it."""
+    """Run each write; its outcome and its table's state after it (``tables``: all of them)."""
     out = []
     for op in ops:
         try:
             result: dict[str, Any] = {"ok": encode(await _write(db, op))}
         except Exception as exc:  # noqa: BLE001 - compared with Dexie's error
             result = _error(exc)
-        result["state"] = await dump(db, tables)
+        result["state"] = await dump(db, [op["query"]["table"] if "query" in op else op["table"]])
         out.append(result)
     return out
 
