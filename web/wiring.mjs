@@ -254,6 +254,41 @@ export function get(store, key, pos, keyJSON) {
 }
 
 /**
+ * store.get(key) for each key of the JSON array `keysJSON`, answered once at `pos` with
+ * the array of records (null for a missing one): one call and one answer instead of
+ * one of each per key. The first failure is the answer instead.
+ */
+export function getMany(store, keysJSON, pos) {
+  const keys = parseKeys(keysJSON);
+  const tx = store.transaction;
+  const out = new Array(keys.length);
+  let left = keys.length;
+  let failed = false;
+  for (let i = 0; i < keys.length; i++) {
+    let req;
+    try {
+      req = store.get(keys[i]);
+    } catch (e) {
+      failed = true;
+      return JSON.stringify([failure(pos, e)]);
+    }
+    req.onerror = (event) => {
+      event.preventDefault();
+      event.stopPropagation();
+      if (failed) return;
+      failed = true;
+      const e = req.error;
+      tx.__panelot.fail(tx.__panelotTx, pos, e ? e.name : "UnknownError", e ? e.message : "");
+    };
+    req.onsuccess = () => {
+      out[i] = req.result === undefined ? null : req.result;
+      if (--left === 0 && !failed) report(tx, pos, out);
+    };
+  }
+  return undefined;
+}
+
+/**
  * One request: source[method](query[, count]) for get, getAll, getAllKeys, count, delete
  * and clear. `query` is a key, a key as JSON text (`mode` "keyJSON") or a range
  * description (`mode` "range", see toRange). Returns undefined, or the JSON of the

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from panelot.idb.core import Batch, Count, GetMany, Query, QueryWant
 from panelot.idb.keys import KeyRange, compare_keys, hashable_key
 from panelot.idb.values import project
-from panelot.idb.walk import Control, Cursor, Row, Stage, walk
+from panelot.idb.walk import Control, Cursor, Row, Stage, accept, run_stages, walk
 
 if TYPE_CHECKING:
     from panelot.idb.collection import Collection
@@ -41,7 +41,18 @@ def window(steps: Sequence[Any]) -> tuple[int, int | None]:
 
 
 def _plain(c: Collection) -> bool:
-    return c.algo is None and not c.filters and c.or_prev is None and not c.unique
+    """Rows are exactly the reads of ``c.ranges`` in order: no walk needed.
+
+    True without filters, ``or`` or unique keys, when the clause is one range or a
+    set of ranges (whose algorithm accepts exactly their keys, and whose offsets and
+    limits then count the same rows as a slice does).
+    """
+    return (
+        (c.algo is None or c.algo.kind != "case")
+        and not c.filters
+        and c.or_prev is None
+        and not c.unique
+    )
 
 
 def _view(c: Collection, rows: list[Any], want: QueryWant) -> list[Row]:
@@ -105,18 +116,7 @@ async def _accepted(c: Collection, values: bool) -> list[Row]:
     if algo is None or algo.kind != "case":
         return await _read(c, c.ranges, want)
     rows = await _read(c, (algo.hull,), "entries")
-    accepted: list[Row] = []
-    walk(
-        [
-            Cursor(
-                rows,
-                c.reversed_,
-                [],
-                lambda row, ctl: accepted.append(row),
-                algo.make(c.reversed_),
-            )
-        ]
-    )
+    accepted = accept(rows, c.reversed_, algo.make(c.reversed_))
     if not values or not accepted:
         return accepted
     found = await GetMany(c.table.name, [r[1] for r in accepted])
@@ -132,16 +132,18 @@ async def rows(c: Collection, want: Want) -> list[Any]:
     """What the collection yields, in Dexie's order: its values, primary keys or keys."""
     if _plain(c):
         start, length = window(c.replays)
-        if length == 0:
+        if length == 0 or not c.ranges:
             return []
         limit = None if length is None else start + length
-        (rng,) = c.ranges  # a plain collection is one key range
-        if want == "keys":
-            found: list[Any] = [
-                r[0] for r in _view(c, await _query(c, rng, "entries", limit), "entries")
-            ]
+        order = list(reversed(c.ranges)) if c.reversed_ else list(c.ranges)
+        query_want: QueryWant = "entries" if want == "keys" else want
+        if len(order) == 1:
+            parts = [await _query(c, order[0], query_want, limit)]
         else:
-            found = await _query(c, rng, want, limit)
+            parts = await Batch([_query(c, r, query_want, limit) for r in order])
+        found: list[Any] = [x for part in parts for x in part]
+        if want == "keys":
+            found = [r[0] for r in _view(c, found, "entries")]
         return found[start : None if length is None else start + length]
     pick = 2 if want == "values" else 1 if want == "primaryKeys" else 0
     return [r[pick] for r in await walked(c, want == "values")]
@@ -156,19 +158,23 @@ async def walked(c: Collection, values: bool) -> list[Row]:
 
     if c.or_prev is None:
         own = await _accepted(c, values or bool(c.filters))
-        stages = [s.stage() for s in (*c.filters, *c.replays)]
-        walk([Cursor(own, c.reversed_, stages, collect)])
-        return out
+        return run_stages(own, [s.stage() for s in (*c.filters, *c.replays)])
     parts: list[Collection] = []
     part: Collection | None = c
     while part is not None:
         parts.append(part)
         part = part.or_prev
-    need = values or any(p.filters for p in parts)
+    # The walk needs values only for filters; else the delivered rows' are read after.
+    need = any(p.filters for p in parts)
     raw = {id(p): await _whole(p, need) for p in parts}
     cursors: list[Cursor] = []
     _build(c, collect, cursors, raw)
     walk(cursors)
+    if values and not need and out:
+        found = await GetMany(c.table.name, [r[1] for r in out])
+        if c.fields is not None:
+            found = [project(v, c.fields, c.omitted) for v in found]
+        return [(k, p, v) for (k, p, _), v in zip(out, found, strict=True)]
     return out
 
 
@@ -211,7 +217,7 @@ async def count_rows(c: Collection) -> int | None:
     """A count without reading rows, when the collection is a plain range (else ``None``)."""
     if not _plain(c):
         return None
-    if not c.ranges:
+    if not c.ranges or window(c.replays)[1] == 0:
         return 0
     counts: list[int] = await Batch([Count(c.table.name, c.index, r) for r in c.ranges])
     n = sum(counts)

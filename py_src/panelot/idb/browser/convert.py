@@ -27,6 +27,7 @@ from panelot.idb.errors import DataCloneError, InvalidStateError, PanelotError, 
 from panelot.idb.keys import Key, KeyRange, js_date
 
 __all__ = [
+    "MANY_GETS",
     "decode_json",
     "decode_marshal",
     "js_error",
@@ -34,6 +35,7 @@ __all__ = [
     "key_range_to_js",
     "key_to_js",
     "keys_to_js",
+    "many_keys_json",
     "query_arg",
     "range_spec",
     "value_from_js",
@@ -279,6 +281,22 @@ def range_spec(rng: KeyRange) -> Any:
     except TypeError:
         return key_range_to_js(rng)
     return json.dumps([*bounds, rng.lower_open, rng.upper_open])
+
+
+MANY_GETS = 8
+"""A ``GetMany`` of at least this many keys is issued as one helper call (``getMany``)."""
+
+
+def many_keys_json(keys: list[Key]) -> str | None:
+    """The keys as one JSON array for the helper's ``getMany``, or ``None``.
+
+    ``None`` when JSON cannot carry one of them (a date or binary key): those keys go
+    one by one.
+    """
+    try:
+        return json.dumps([_jsonable_key(k) for k in keys])
+    except TypeError:
+        return None
 
 
 def key_arg(key: Key) -> tuple[Any, bool]:

@@ -32,9 +32,11 @@ from pyodide.ffi import JsException, JsProxy, create_proxy
 
 from panelot.idb.browser.channel import BrowserChannel
 from panelot.idb.browser.convert import (
+    MANY_GETS,
     js_error,
     key_arg,
     keys_to_js,
+    many_keys_json,
     query_arg,
     values_to_js,
     wiring_helper,
@@ -121,6 +123,7 @@ class BrowserCore:
         helper = wiring_helper()
         # Bound once: reading a function off a JsProxy makes a new proxy on every access.
         self._get = helper.get
+        self._get_many = helper.getMany
         self._read = helper.read
         self._read_records = helper.readRecords
         self._write_many = helper.writeMany
@@ -263,10 +266,17 @@ class BrowserCore:
             if isinstance(part, Mutate) and part.kind in ("add", "put", "delete"):
                 count = self._send_writes(tx, op, part, pos)
             elif isinstance(part, GetMany):
-                count = len(part.keys)
-                for i, key in enumerate(part.keys):
-                    op.expect.add(pos + i)
-                    self._sync_failures(op, self._send_get(tx, part.table, key, pos + i))
+                keys_json = many_keys_json(part.keys) if len(part.keys) >= MANY_GETS else None
+                if keys_json is not None:  # one call and one answer for all the keys
+                    count = 1
+                    op.expect.add(pos)
+                    store = self._store(tx, part.table)
+                    self._sync_failures(op, self._get_many(store, keys_json, pos))
+                else:
+                    count = len(part.keys)
+                    for i, key in enumerate(part.keys):
+                        op.expect.add(pos + i)
+                        self._sync_failures(op, self._send_get(tx, part.table, key, pos + i))
             else:
                 count = 1
                 op.expect.add(pos)
