@@ -33,6 +33,7 @@ import {
   txDone,
   uuid,
 } from "./data.mjs";
+import { QUERY_WORKLOADS } from "./queries.mjs";
 
 export { STORES, makeRng } from "./data.mjs";
 
@@ -1042,4 +1043,5 @@ export const WORKLOADS = [
       (args) => args.nodes[0].threadId,
     ),
   },
+  ...QUERY_WORKLOADS,
 ];

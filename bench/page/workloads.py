@@ -299,6 +299,49 @@ async def length_and_seq_sum(db: Database, args: Args, rows: list[Any]) -> list[
     return [len(rows), sum(r["seq"] for r in rows)]
 
 
+async def where_mix_run(db: Database, args: Args, ctx: Any) -> list[Any]:
+    skills = db.table("skills")
+
+    def w(index: str) -> Any:
+        return skills.where(index)
+
+    return [
+        await w("name").starts_with_ignore_case(args["prefix"]).to_list(),
+        await w("name").equals_ignore_case(args["exact"]).to_list(),
+        await w("name").any_of_ignore_case(args["anyOf"]).to_list(),
+        await w("name").starts_with_any_of(args["startsWithAnyOf"]).to_list(),
+        await w("name").in_any_range(args["ranges"]).to_list(),
+        await w("id").any_of(args["ids"]).to_list(),
+        await w("name").not_equal(args["notEqual"]).limit(200).to_list(),
+        await w("name").none_of(args["noneOf"]).count(),
+        await w("sourceRef").starts_with_any_of_ignore_case(["SRC-1", "src-3"]).count(),
+    ]
+
+
+async def where_mix_check(db: Database, args: Args, results: list[Any]) -> list[Any]:
+    return [r if isinstance(r, int) else sorted(x["id"] for x in r) for r in results]
+
+
+async def or_distinct_run(db: Database, args: Args, ctx: Any) -> list[Any]:
+    c = (
+        db.table("skills")
+        .where("name")
+        .starts_with_ignore_case(args["prefix"])
+        .or_("sourceRef")
+        .equals(args["orSource"])
+        .or_("id")
+        .any_of(args["ids"])
+        .or_("name")
+        .starts_with_any_of(args["startsWithAnyOf"])
+        .distinct()
+    )
+    return await c.to_list()
+
+
+async def sorted_ids(db: Database, args: Args, rows: list[Any]) -> list[str]:
+    return sorted(r["id"] for r in rows)
+
+
 WORKLOADS: dict[str, Workload] = {
     "append": Workload(append_run, check=append_check),
     "append_bus": Workload(append_bus_run, _store, append_bus_check),
@@ -320,6 +363,8 @@ WORKLOADS: dict[str, Workload] = {
     "bulk_put": Workload(bulk_put_run, check=nodes_count),
     "get_then_put": Workload(get_then_put_run, check=ts_sum),
     "read_by_index": Workload(read_by_index_run, check=length_and_seq_sum),
+    "where_mix": Workload(where_mix_run, check=where_mix_check),
+    "or_distinct": Workload(or_distinct_run, check=sorted_ids),
     # Measured in the variants of VARIANTS, not against Dexie (see measure).
     "observe_append": Workload(append_run, check=append_check),
     "observe_bulk_put": Workload(bulk_put_run, check=nodes_count),
