@@ -307,6 +307,31 @@ export function read(source, method, query, mode, count, pos, pick) {
 }
 
 /**
+ * getAllKeys(query) of an object store, answered as [key, key] entries (its index keys
+ * are its primary keys), reversed when `reverse`: a walk over the primary key without
+ * reading values. (getAllRecords would read every value too.)
+ */
+export function readKeyEntries(store, query, mode, reverse, pos) {
+  let req;
+  try {
+    const q = mode === "range" ? toRange(query) : mode === "keyJSON" ? parseKeys(query) : query;
+    req = store.getAllKeys(q);
+  } catch (e) {
+    return JSON.stringify([failure(pos, e)]);
+  }
+  const tx = store.transaction;
+  onError(req, tx, pos);
+  req.onsuccess = () => {
+    const keys = req.result;
+    const rows = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) rows[i] = [keys[i], keys[i]];
+    if (reverse) rows.reverse();
+    report(tx, pos, rows);
+  };
+  return undefined;
+}
+
+/**
  * getAllRecords({query, direction, count}), answered as rows: values, primary keys,
  * [key, primaryKey, value] triples or [key, primaryKey] pairs (`want`).
  */

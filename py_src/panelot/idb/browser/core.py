@@ -126,6 +126,7 @@ class BrowserCore:
         self._get_many = helper.getMany
         self._read = helper.read
         self._read_records = helper.readRecords
+        self._read_key_entries = helper.readKeyEntries
         self._write_many = helper.writeMany
         self._unmarshal = helper.unmarshalValues
         self._begin = helper.begin
@@ -317,6 +318,9 @@ class BrowserCore:
             return read(store, "delete", query, mode, None, pos)
         if isinstance(req, Query):
             source = self._source(tx, req.table, req.index)
+            if req.want == "entries" and req.index is None and req.limit is None:
+                query, mode = query_arg(req.range)
+                return self._read_key_entries(source, query, mode, req.reverse, pos)
             if req.want == "records" or req.want == "entries" or req.reverse:
                 if not self._has_records:
                     raise DataError("this browser lacks getAllRecords(); reverse queries need it")
