@@ -3,12 +3,13 @@
 Dexie's ``cmp`` orders keys as IndexedDB does (number < date < string < binary <
 array) and answers ``NaN`` for anything that is not a key (``null``, a boolean, an
 object, a missing field), also inside arrays. ``sortBy`` sorts with it in V8's
-``Array.prototype.sort``. When every value compares, any stable sort gives V8's
-order, so Python's is used. When some do not, the order depends on the algorithm's
-steps: V8's TimSort reads a ``NaN`` as "less" where it tests ``order >= 0`` and as
-"not less" where it tests ``order < 0``. For fewer than 64 values V8 sorts with one
-run and a binary insertion sort, which :func:`v8_sort` repeats step for step; for
-longer lists with such values the order can differ from V8's (README, known limits).
+``Array.prototype.sort``, whose comparisons read a ``NaN`` as equal (the spec's
+SortCompare). When every value compares, any stable sort gives V8's order, so
+Python's is used. When some do not, "equal" is no longer transitive and the order
+depends on the algorithm's steps. For fewer than 64 values V8 sorts with one run and
+a binary insertion sort, which :func:`v8_sort` repeats step for step; for longer
+lists V8 merges runs, which is not repeated here, and the order of such values can
+differ from V8's (README, known limits).
 """
 
 from __future__ import annotations
@@ -45,24 +46,55 @@ def _rank(x: Any) -> int | None:
     return None
 
 
+def _tag(x: Any) -> str:
+    """Dexie's ``type(x)``: ``typeof``, or the object's tag (``Array``, ``Date``, ...)."""
+    if x is MISSING:
+        return "undefined"
+    if x is None:
+        return "Null"
+    if isinstance(x, bool):
+        return "boolean"
+    if isinstance(x, int | float):
+        return "number"
+    if isinstance(x, str):
+        return "string"
+    if isinstance(x, list):
+        return "Array"
+    if isinstance(x, bytes | bytearray | memoryview):
+        return "binary"
+    if isinstance(x, datetime):
+        return "Date"
+    return "Object"
+
+
 def dexie_cmp(a: Any, b: Any) -> float:
-    """Dexie's ``cmp(a, b)``: -1, 0, 1, or ``nan`` when the values do not compare."""
-    ra, rb = _rank(a), _rank(b)
-    if ra != rb:
-        if ra is None or rb is None:
-            return math.nan
-        return 1 if ra > rb else -1
-    if ra is None:
+    """Dexie's ``cmp(a, b)``, check for check: -1, 0, 1, or ``nan``.
+
+    Values of different types: an array is greater than anything, then binary, then a
+    string, then a date; a number against a non-key (``null``, a boolean, an object, a
+    missing field) is ``nan``. Two values of one type: numbers, dates and strings by
+    ``<``/``>`` (so a NaN number equals every number), binary by bytes, arrays item by
+    item; two non-keys are ``nan``.
+    """
+    ta, tb = _tag(a), _tag(b)
+    if ta != tb:
+        for tag in ("Array", "binary", "string", "Date"):
+            if ta == tag:
+                return 1
+            if tb == tag:
+                return -1
         return math.nan
-    if ra == _ARRAY:
+    if ta in ("number", "Date"):
+        return 1 if a > b else -1 if a < b else 0
+    if ta in ("string", "binary"):
+        return compare_keys(a, b)
+    if ta == "Array":
         for x, y in zip(a, b, strict=False):
             c = dexie_cmp(x, y)
             if c != 0:  # NaN included, as Dexie's compareArrays returns it
                 return c
         return (len(a) > len(b)) - (len(a) < len(b))
-    if ra == _NUMBER and (math.isnan(a) or math.isnan(b)):
-        return math.nan
-    return compare_keys(a, b)
+    return math.nan
 
 
 def _get(value: Any, part: str) -> Any:
@@ -97,7 +129,8 @@ def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
         return [v for _, v in keyed]
 
     def compare(x: tuple[Any, Any], y: tuple[Any, Any]) -> float:
-        return dexie_cmp(x[0], y[0]) * order
+        c = dexie_cmp(x[0], y[0]) * order
+        return 0 if math.isnan(c) else c  # the spec's SortCompare: NaN is +0
 
     if len(keyed) < 64:
         return [v for _, v in v8_sort(keyed, compare)]
