@@ -35,12 +35,13 @@ class Algo:
 
     ``kind`` is ``set`` (the keys it accepts are exactly the collection's ``ranges``:
     ``anyOf``, ``inAnyRange`` and the clauses built on them), ``case`` (the
-    ignore-case clauses, whose jumps decide what matches) or ``never`` (an empty
-    clause). ``hull`` is the key range Dexie's cursor walks; ``make`` starts one
-    walk's algorithm for a direction (``True``: backwards).
+    ignore-case clauses, whose jumps decide what matches), ``walk`` (ranges whose
+    jumps decide it too) or ``never`` (an empty clause). ``hull`` is the key range
+    Dexie's cursor walks; ``make`` starts one walk's algorithm for a direction
+    (``True``: backwards).
     """
 
-    kind: Literal["set", "case", "never"]
+    kind: Literal["set", "case", "walk", "never"]
     hull: KeyRange
     make: Callable[[bool], Algorithm]
 

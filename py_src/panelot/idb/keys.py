@@ -88,7 +88,7 @@ def _validate(value: Any, field: str, seen: set[int]) -> Key:
     if isinstance(value, float):
         if math.isnan(value):
             raise DataError(f"{field}: NaN is not a valid key", field=field)
-        return value
+        return 0.0 if value == 0 else value  # -0 is the key 0, as IndexedDB reads it back
     if isinstance(value, datetime):
         return js_date(value)
     if isinstance(value, str):

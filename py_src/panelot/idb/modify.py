@@ -209,7 +209,17 @@ def _modifier(changes: Any) -> Callable[[ModifyContext], bool]:
 
         return run
     check_changes(changes)
-    return lambda ctx: apply_changes(ctx.value, changes)
+
+    def run_spec(ctx: ModifyContext) -> bool:
+        if ctx.value is None:  # a stored null: Dexie's TypeError (a number is left as it is)
+            raise ArgumentTypeError(
+                f"modify(): the record under {ctx.primary_key!r} is null: "
+                "key paths cannot be set in it",
+                field="changes",
+            )
+        return apply_changes(ctx.value, changes)
+
+    return run_spec
 
 
 def _arity(fn: Callable[..., Any]) -> int:
@@ -245,8 +255,7 @@ async def modify_collection(c: Collection, changes: Any) -> int:
         inline = t.spec.primary_key.key_path is not None
         plan = _Plan()
         for pkey, value in zip(keys, values, strict=True):
-            if value is None:
-                continue
+            # The keys were just read in this transaction: a None is a stored null.
             ctx = ModifyContext(value, pkey)
             if not modifier(ctx):
                 continue

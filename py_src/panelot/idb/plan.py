@@ -48,7 +48,7 @@ def _plain(c: Collection) -> bool:
     limits then count the same rows as a slice does).
     """
     return (
-        (c.algo is None or c.algo.kind != "case")
+        (c.algo is None or c.algo.kind in ("set", "never"))
         and not c.filters
         and c.or_prev is None
         and not c.unique
@@ -113,7 +113,7 @@ async def _accepted(c: Collection, values: bool) -> list[Row]:
     """The rows the collection's own algorithm accepts, in walking order (no ``or``)."""
     want: QueryWant = "records" if values else "entries"
     algo = c.algo
-    if algo is None or algo.kind != "case":
+    if algo is None or algo.kind in ("set", "never"):
         return await _read(c, c.ranges, want)
     rows = await _read(c, (algo.hull,), "entries")
     accepted = accept(rows, c.reversed_, algo.make(c.reversed_))

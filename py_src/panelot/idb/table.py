@@ -179,11 +179,40 @@ class Table:
         """Insert or replace a record. Return its key."""
         return (await self._write("put", [value], None if key is None else [key]))[0]
 
+    @overload
     async def bulk_add(
-        self, values: Sequence[Any], keys: Sequence[Key | None] | None = None
-    ) -> list[Key]:
-        """Insert several records at once; return their keys. Raises BulkError on failures."""
-        return await self._write("bulk_add", values, keys)
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: Literal[True] = True,
+    ) -> list[Key]: ...
+
+    @overload
+    async def bulk_add(
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: Literal[False],
+    ) -> Key: ...
+
+    async def bulk_add(
+        self,
+        values: Sequence[Any],
+        keys: Sequence[Key | None] | None = None,
+        *,
+        all_keys: bool = True,
+    ) -> list[Key] | Key:
+        """Insert several records at once; return their keys. Raises BulkError on failures.
+
+        With ``all_keys=False``, only the last key (``None`` for no values), as Dexie's
+        ``bulkAdd`` returns by default; returning every key is the default here.
+        """
+        found = await self._write("bulk_add", values, keys)
+        if all_keys:
+            return found
+        return found[-1] if found else None
 
     @overload
     async def bulk_put(

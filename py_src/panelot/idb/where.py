@@ -12,13 +12,14 @@ A key that is ``None`` or of the wrong type is an :class:`ArgumentTypeError` (De
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from panelot.idb.casing import MAX_STRING, CaseMatch, CaseRun, case_hull
 from panelot.idb.collection import Algo, Collection
 from panelot.idb.errors import ArgumentTypeError, DataError, InvalidArgumentError, SchemaError
 from panelot.idb.keys import MAX_KEY, MIN_KEY, Key, KeyRange, compare_keys, key_sort_key
 from panelot.idb.keys import validate_key as _validate
+from panelot.idb.sorting import dexie_cmp
 from panelot.idb.walk import AnyOfRun, RangesRun, merge_ranges
 
 if TYPE_CHECKING:
@@ -141,10 +142,12 @@ class WhereClause:
         records; equal bounds with neither included are a :class:`DataError`, as the
         native key range Dexie makes of them.
         """
-        lo, hi = _validate(lower, "lower"), _validate(upper, "upper")
-        c = compare_keys(lo, hi)
+        # Dexie orders the bounds with its cmp before IndexedDB sees them: reversed bounds
+        # are no records even when one of them is no key.
+        c = dexie_cmp(lower, upper)
         if c > 0 or (c == 0 and include_lower != include_upper):
             return self._never()
+        lo, hi = _validate(lower, "lower"), _validate(upper, "upper")
         if c == 0 and not include_lower:
             raise DataError("between(x, x) with neither bound included is no key range")
         return self._range(KeyRange(lo, hi, not include_lower, not include_upper))
@@ -191,12 +194,15 @@ class WhereClause:
                 raise InvalidArgumentError(
                     f"ranges[{i}] must be a [lower, upper] pair", field=f"ranges[{i}]"
                 )
-            lo, hi = _validate(r[0], f"ranges[{i}][0]"), _validate(r[1], f"ranges[{i}][1]")
-            if compare_keys(lo, hi) > 0:
+            # Dexie checks each pair with its cmp first: a pair it cannot order (NaN,
+            # as for a value that is no key) or a reversed one is an InvalidArgumentError.
+            if not dexie_cmp(r[0], r[1]) <= 0:
                 raise InvalidArgumentError(
-                    f"ranges[{i}]: the upper bound must not be lower than the lower bound",
+                    f"ranges[{i}]: the upper bound must not be lower than the lower bound "
+                    "(and both must be keys)",
                     field=f"ranges[{i}]",
                 )
+            lo, hi = _validate(r[0], f"ranges[{i}][0]"), _validate(r[1], f"ranges[{i}][1]")
             pairs.append((lo, hi))
         if not pairs:
             return self._never()
@@ -205,8 +211,12 @@ class WhereClause:
     def _ranges(self, pairs: list[tuple[Key, Key]], lowers: bool, uppers: bool) -> Collection:
         merged = merge_ranges(pairs)
         hull = KeyRange.bound(merged[0][0], merged[-1][1], not lowers, not uppers)
-        algo = Algo("set", hull, lambda rev: RangesRun(merged, lowers, uppers, rev))
-        return self._collection(_union(merged, lowers, uppers), algo)
+        # Dexie's walk accepts exactly the union of disjoint, non-empty ranges; empty or
+        # overlapping ones (a repeated none_of value, not_equal(-Infinity)) make it jump
+        # past keys, so then the walk itself is repeated over the range's keys.
+        kind: Literal["set", "walk"] = "set" if _clean(merged, lowers, uppers) else "walk"
+        algo = Algo(kind, hull, lambda rev: RangesRun(merged, lowers, uppers, rev))
+        return self._collection(_union(merged, lowers, uppers) if kind == "set" else (), algo)
 
     def none_of(self, *keys: Any) -> Collection:
         """Records whose index key is none of ``keys`` (keys that are no index key of a record)."""
@@ -270,6 +280,19 @@ def _one_list(args: tuple[Any, ...]) -> Any:
     if len(args) == 1 and isinstance(args[0], list | tuple):
         return list(args[0])
     return list(args)
+
+
+def _clean(pairs: list[tuple[Key, Key]], lowers: bool, uppers: bool) -> bool:
+    """Sorted ranges, none empty, each ending before the next begins (none shared)."""
+    for i, (lo, hi) in enumerate(pairs):
+        c = compare_keys(lo, hi)
+        if c > 0 or (c == 0 and not (lowers and uppers)):
+            return False
+        if i + 1 < len(pairs):
+            gap = compare_keys(hi, pairs[i + 1][0])
+            if gap > 0 or (gap == 0 and lowers and uppers):
+                return False
+    return True
 
 
 def _union(pairs: list[tuple[Key, Key]], lowers: bool, uppers: bool) -> tuple[KeyRange, ...]:

@@ -201,6 +201,79 @@ def _bulk_all_or_nothing(case: Case) -> bool:
     return same(p["state"][table], before) and not same(d["state"][table], before)
 
 
+_KEYS_ONLY_RUNS = {"keys", "primaryKeys", "uniqueKeys", "firstKey", "lastKey"}
+
+
+def _until_keys_only(case: Case) -> bool:
+    spec = case["spec"]
+    if case["phase"] == "query":
+        if spec.get("run") not in _KEYS_ONLY_RUNS:
+            return False
+    elif spec.get("op") not in ("modify", "delete"):  # they collect primaryKeys() first
+        return False
+    steps = _steps(spec)  # Dexie reads keys only unless a filter() asked for values
+    return "until" in steps and "filter" not in steps and "and" not in steps
+
+
+def _error_swallowed_by_or(case: Case) -> bool:
+    """Dexie keeps a clause's argument error in its collection; a later or() drops it."""
+    spec = case["spec"]
+    if case["phase"] != "query" or "or" not in _steps(spec):
+        return False
+    return "error" in case["panelot"] and "error" not in case["dexie"]
+
+
+def _pk_move_unique(case: Case) -> bool:
+    """Dexie adds a moved record before deleting the old: its own unique value refuses.
+
+    panelot deletes first, so the move succeeds.
+    """
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") not in ("modify", "update"):
+        return False
+    table = spec.get("table") or spec.get("query", {}).get("table")
+    pk = {"items": "id", "words": "w"}.get(table or "")
+    changes = spec.get("changes") or {}
+    if pk is None or pk not in changes:
+        return False
+    return case["dexie"].get("error") == "ModifyError" and "error" not in case["panelot"]
+
+
+def _bulk_update_propmod(case: Case) -> bool:
+    """Dexie's bulkUpdate stores a property modification object instead of applying it."""
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") != "bulkUpdate":
+        return False
+    return "@@propmod" in repr(case["dexie"].get("state", {}))
+
+
+def _negative_zero(case: Case) -> bool:
+    """The browser core reads a stored -0 as 0.
+
+    Its JSON transport, and Pyodide's conversion of an integral number to an int, drop
+    the sign.
+    """
+    if case.get("core") != "browser":
+        return False
+    d, p = case["dexie"], case["panelot"]
+    if "'-0'" not in repr(d):
+        return False
+    dz = _zeroed(d)  # equal once Dexie's -0 are 0 (errors by name, as outcome_same)
+    if not outcome_same(dz, p):
+        return False
+    return same(dz.get("state"), p.get("state"))
+
+
+def _zeroed(v: Any) -> Any:
+    if isinstance(v, dict):
+        if v == {"$n": "-0"}:
+            return 0
+        return {k: _zeroed(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_zeroed(x) for x in v]
+    return v
+
+
 @dataclass(frozen=True)
 class Deliberate:
     """A difference panelot makes on purpose: why, and how to recognise it."""
@@ -229,6 +302,32 @@ DELIBERATE_DIFFERENCES: dict[str, Deliberate] = {
         "Dexie moves a record whose primary key modify() changes by delete + add, and loses "
         "it when a unique index refuses the add; panelot never loses the record.",
         _pk_move_loses,
+    ),
+    "until_keys_only": Deliberate(
+        "Dexie's keys(), primaryKeys(), uniqueKeys(), firstKey() and lastKey() walk a "
+        "keys-only cursor unless a filter() asked for values, so until()'s predicate gets "
+        "undefined; panelot's until() always sees the record.",
+        _until_keys_only,
+    ),
+    "argument_error_dropped_by_or": Deliberate(
+        "Dexie keeps a where-clause's argument error in its collection and a later or() "
+        "drops it; panelot raises it at the call.",
+        _error_swallowed_by_or,
+    ),
+    "primary_key_move_with_unique_value": Deliberate(
+        "Dexie moves a record by add-then-delete, so the record's own unique value refuses "
+        "the add (ModifyError); panelot deletes first, all-or-nothing, and the move succeeds.",
+        _pk_move_unique,
+    ),
+    "bulk_update_applies_modifications": Deliberate(
+        "Dexie's bulkUpdate stores add()/remove()/replacePrefix() objects as they are "
+        "({'@@propmod': ...}); panelot applies them, as update() does.",
+        _bulk_update_propmod,
+    ),
+    "negative_zero_read_as_zero": Deliberate(
+        "The browser core reads a stored -0 back as 0 (its JSON transport and Pyodide's "
+        "number conversion drop the sign); the memory core and Dexie keep it.",
+        _negative_zero,
     ),
     "bulk_all_or_nothing": Deliberate(
         "panelot's bulk writes and modify() outside a transaction are all-or-nothing "
@@ -281,6 +380,7 @@ class Report:
         if equal:
             self.tally(kinds, "match")
             return True
+        case.setdefault("core", self.core)
         reason = deliberate(case)
         where = first_difference(_short(d), _short(p))
         entry = {

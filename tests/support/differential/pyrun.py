@@ -342,7 +342,8 @@ async def _write(db: Database, op: dict[str, Any]) -> Any:
         return await getattr(t, name)(*args)
     if name in ("bulkPut", "bulkAdd"):
         args = [decode(op["values"])] + ([decode(op["keys"])] if "keys" in op else [])
-        return await getattr(t, TABLE_METHODS[name])(*args)
+        # Dexie returns the last key; panelot all of them unless asked (a documented default)
+        return await getattr(t, TABLE_METHODS[name])(*args, all_keys=False)
     if name in ("update", "upsert"):
         return await getattr(t, name)(decode(op["key"]), decode(op["changes"]))
     if name == "bulkUpdate":
