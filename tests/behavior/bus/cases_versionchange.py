@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-from behavior import Ctx
+from behavior import Ctx, memory_only
 from behavior.bus.cases_receipts import append_cmd
 from panelot.api.registry import COMMANDS
 from panelot.bus import Call, Handler
@@ -83,14 +83,10 @@ def _note(tid: str, sub: str, text: str) -> dict[str, Any]:
     return {"type": "test.note", "clientId": "cli", "submissionId": sub, "payload": payload}
 
 
+@memory_only  # IndexedDB cannot close a connection under a running transaction on cue
 async def case_command_closed_under_by_an_upgrade_is_retried_once_under_its_receipt(
     ctx: Ctx,
 ) -> None:
-    if ctx.kind != "memory":
-        # IndexedDB lets a closing connection's transactions finish, and an upgrade
-        # cannot start inside a transaction body there: only the memory core can close
-        # a connection under a running transaction on cue.
-        return
     store = await ctx.store()
     tid = await store.create_thread("before")
     attempts: list[int] = []
@@ -109,9 +105,8 @@ async def case_command_closed_under_by_an_upgrade_is_retried_once_under_its_rece
     assert attempts == [1, 2]
 
 
+@memory_only  # see the case above
 async def case_command_closed_under_twice_fails_after_one_retry(ctx: Ctx) -> None:
-    if ctx.kind != "memory":
-        return  # see the case above
     store = await ctx.store()
     tid = await store.create_thread("before")
     attempts: list[int] = []
