@@ -306,6 +306,77 @@ export function read(source, method, query, mode, count, pos, pick) {
   return undefined;
 }
 
+// --- sort_by: V8's own sort with Dexie's cmp ------------------------------------------
+//
+// When a sort field holds values Dexie's cmp cannot order (null, booleans, objects,
+// missing fields), the order is whatever V8's Array.prototype.sort makes of the NaN
+// comparisons: Python asks V8 for it. Values arrive as JSON with tags for what JSON
+// cannot carry: {"\u0000": "u"} undefined, {"\u0000": "n", "v": "NaN"} a number,
+// {"\u0000": "d", "v": ms} a Date, {"\u0000": "b", "v": hex} binary, {"\u0000": "o"}
+// any other object.
+
+// A reviver returning undefined would delete the array item: undefined is this object.
+const UNDEFINED = Object.freeze({});
+
+function untag(_k, v) {
+  if (v === null || typeof v !== "object" || Array.isArray(v) || !("\u0000" in v)) return v;
+  switch (v["\u0000"]) {
+    case "u": return UNDEFINED;
+    case "n": return Number(v.v);
+    case "d": return new Date(v.v);
+    case "b": return new Uint8Array((v.v.match(/../g) || []).map((h) => parseInt(h, 16)));
+    default: return {};
+  }
+}
+
+function typeTag(x) {
+  if (x === UNDEFINED) return "undefined";
+  const t = typeof x;
+  if (t !== "object") return t;
+  if (ArrayBuffer.isView(x)) return "binary";
+  return Object.prototype.toString.call(x).slice(8, -1);
+}
+
+/** Dexie 4's cmp, written here: keys in IndexedDB order, NaN for what is no key. */
+function dexieCmp(a, b) {
+  const ta = typeTag(a);
+  const tb = typeTag(b);
+  if (ta !== tb) {
+    for (const tag of ["Array", "binary", "string", "Date"]) {
+      if (ta === tag) return 1;
+      if (tb === tag) return -1;
+    }
+    return NaN;
+  }
+  switch (ta) {
+    case "number": case "Date": case "string":
+      return a > b ? 1 : a < b ? -1 : 0;
+    case "binary": {
+      const l = Math.min(a.length, b.length);
+      for (let i = 0; i < l; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+      return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+    }
+    case "Array": {
+      const l = Math.min(a.length, b.length);
+      for (let i = 0; i < l; i++) {
+        const res = dexieCmp(a[i], b[i]);
+        if (res !== 0) return res;
+      }
+      return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+    }
+  }
+  return NaN;
+}
+
+/** The order V8 sorts the tagged values in (JSON of indexes), as Dexie's sortBy does. */
+export function sortOrder(valuesJSON, reverse) {
+  const values = JSON.parse(valuesJSON, untag);
+  const order = reverse ? -1 : 1;
+  const items = values.map((v, i) => [v, i]);
+  items.sort((x, y) => dexieCmp(x[0], y[0]) * order);
+  return JSON.stringify(items.map((x) => x[1]));
+}
+
 /**
  * getAllKeys(query) of an object store, answered as [key, key] entries (its index keys
  * are its primary keys), reversed when `reverse`: a walk over the primary key without

@@ -267,7 +267,8 @@ class Collection:
         """Return the records sorted by ``key_path`` (descending if reversed), as Dexie's sortBy."""
         if not isinstance(key_path, str) or not key_path:
             raise DataError("sort_by() needs a key path", field="key_path")
-        return sort_by_path(await self.to_list(), key_path, self.reversed_)
+        native = getattr(self.table.db.core, "sort_order", None)  # V8 itself, in the browser
+        return sort_by_path(await self.to_list(), key_path, self.reversed_, native)
 
     async def modify(self, changes: Any) -> int:
         """Change every record, by ``{"key.path": value}`` or a function; return the count.

@@ -6,10 +6,11 @@ object, a missing field), also inside arrays. ``sortBy`` sorts with it in V8's
 ``Array.prototype.sort``, whose comparisons read a ``NaN`` as equal (the spec's
 SortCompare). When every value compares, any stable sort gives V8's order, so
 Python's is used. When some do not, "equal" is no longer transitive and the order
-depends on the algorithm's steps. For fewer than 64 values V8 sorts with one run and
-a binary insertion sort, which :func:`v8_sort` repeats step for step; for longer
-lists V8 merges runs, which is not repeated here, and the order of such values can
-differ from V8's (README, known limits).
+depends on the algorithm's steps. The browser core asks V8 itself (``native``). Else,
+for fewer than 64 values V8 sorts with one run and a binary insertion sort, which
+:func:`v8_sort` repeats step for step; for longer lists V8 merges runs, which is not
+repeated here, and the order of such values can differ from V8's (README, known
+limits).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from panelot.idb.keys import compare_keys, key_sort_key
 
-__all__ = ["MISSING", "dexie_cmp", "sort_by_path", "v8_sort"]
+__all__ = ["MISSING", "NativeSort", "dexie_cmp", "sort_by_path", "tag_for_js", "v8_sort"]
 
 MISSING: Any = object()
 """A field that is absent (JS ``undefined``)."""
@@ -113,8 +114,18 @@ def _get(value: Any, part: str) -> Any:
     return MISSING
 
 
-def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
-    """Sort ``values`` by the value at ``key_path`` as Dexie's ``sortBy`` does."""
+NativeSort = Callable[[list[Any], bool], list[int]]
+"""A core's own sort (the browser core asks V8): the order of the sort values."""
+
+
+def sort_by_path(
+    values: list[Any], key_path: str, reverse: bool, native: NativeSort | None = None
+) -> list[Any]:
+    """Sort ``values`` by the value at ``key_path`` as Dexie's ``sortBy`` does.
+
+    ``native``, when the core has one, sorts values that do not all compare the way V8
+    does, exactly (the browser core's ``sort_order``).
+    """
     parts = key_path.split(".")
     order = -1 if reverse else 1
 
@@ -127,6 +138,10 @@ def sort_by_path(values: list[Any], key_path: str, reverse: bool) -> list[Any]:
     if all(_rank(k) is not None and not _has_nan(k) for k, _ in keyed):
         keyed.sort(key=lambda kv: key_sort_key(kv[0]), reverse=reverse)  # stable either way
         return [v for _, v in keyed]
+
+    if native is not None:
+        order_of = native([k for k, _ in keyed], reverse)
+        return [keyed[i][1] for i in order_of]
 
     def compare(x: tuple[Any, Any], y: tuple[Any, Any]) -> float:
         c = dexie_cmp(x[0], y[0]) * order
@@ -198,3 +213,25 @@ def _binary_insertion_sort(
                 left = mid + 1
         a[left + 1 : i + 1] = a[left:i]
         a[left] = pivot
+
+
+def tag_for_js(value: Any) -> Any:
+    """A sort value as JSON data for the browser core's ``sortOrder`` (see wiring.mjs)."""
+    if value is MISSING:
+        return {"\0": "u"}
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        if isinstance(value, float) and not math.isfinite(value):
+            return {
+                "\0": "n",
+                "v": "NaN" if math.isnan(value) else str(value).replace("inf", "Infinity"),
+            }
+        return value
+    if isinstance(value, list):
+        return [tag_for_js(v) for v in value]
+    if isinstance(value, datetime):
+        return {"\0": "d", "v": value.timestamp() * 1000}
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"\0": "b", "v": bytes(value).hex()}
+    return {"\0": "o"}

@@ -75,6 +75,7 @@ from panelot.idb.errors import (
 )
 from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.schema import SchemaVersion, TableSpec, declared_tables
+from panelot.idb.sorting import tag_for_js
 from panelot.idb.upgrade import SchemaDiff
 from panelot.idb.values import EXTRA_STORABLE
 from panelot.idb.waiter import Waiter
@@ -124,6 +125,7 @@ class BrowserCore:
         # Bound once: reading a function off a JsProxy makes a new proxy on every access.
         self._get = helper.get
         self._get_many = helper.getMany
+        self._sort_order = helper.sortOrder
         self._read = helper.read
         self._read_records = helper.readRecords
         self._read_key_entries = helper.readKeyEntries
@@ -155,6 +157,12 @@ class BrowserCore:
     def snapshot(self, values: Sequence[Any]) -> Sequence[Any]:
         """The values built as JS objects now (see :mod:`panelot.idb.browser.pack`)."""
         return snapshot_values(values, self._unmarshal)
+
+    def sort_order(self, values: list[Any], reverse: bool) -> list[int]:
+        """The order V8's sort with Dexie's ``cmp`` puts ``values`` in (for ``sort_by``)."""
+        text = self._sort_order(json.dumps([tag_for_js(v) for v in values]), reverse)
+        order: list[int] = json.loads(str(text))
+        return order
 
     def describe(self) -> dict[str, Any]:
         """Read the installed structure back from IndexedDB."""
