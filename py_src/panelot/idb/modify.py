@@ -19,7 +19,7 @@ from panelot.idb.casing import to_units
 from panelot.idb.core import GetMany, Mutate
 from panelot.idb.errors import ArgumentTypeError, DataError, ModifyError, PanelotError
 from panelot.idb.jsvalues import js_number, js_sort, same_value_zero
-from panelot.idb.keys import Key, compare_keys, hashable_key
+from panelot.idb.keys import MAX_SAFE_INTEGER, Key, compare_keys, hashable_key
 from panelot.idb.sorting import MISSING as _MISSING
 from panelot.idb.values import clone_value, resolve_primary_key
 
@@ -59,17 +59,24 @@ class PropModification:
         if self.kind == "add":
             if isinstance(term, list):
                 return js_sort([*(value if isinstance(value, list) else []), *term])
-            return (_or_zero(js_number(value))) + term
+            return _js_sum((_or_zero(js_number(value))) + term)
         if self.kind == "remove":
             if isinstance(term, list):
                 if not isinstance(value, list):
                     return []
                 return js_sort([x for x in value if not any(same_value_zero(x, t) for t in term)])
-            return js_number(value) - term
+            return _js_sum(js_number(value) - term)
         prefix, new = term
         if prefix and isinstance(value, str) and to_units(value).startswith(to_units(prefix)):
             return new + value[len(prefix) :]
         return value
+
+
+def _js_sum(n: float) -> float:
+    """A sum as a JS number: an int beyond 2**53 is the float JS arithmetic gives."""
+    if isinstance(n, int) and abs(n) > MAX_SAFE_INTEGER:
+        return float(n)
+    return n
 
 
 def _or_zero(n: float) -> float:
@@ -114,6 +121,17 @@ def get_by_key_path(obj: Any, key_path: str) -> Any:
     if inner is None or inner is _MISSING:
         return _MISSING
     return get_by_key_path(inner, rest)
+
+
+def delete_by_key_path(obj: Any, key_path: str) -> None:
+    """Dexie's ``setByKeyPath(obj, path, undefined)``: remove the field, if the path leads there."""
+    head, dot, rest = key_path.partition(".")
+    if dot and rest:
+        inner = obj.get(head) if isinstance(obj, dict) else None
+        if isinstance(inner, dict | list):
+            delete_by_key_path(inner, rest)
+    elif isinstance(obj, dict):
+        obj.pop(head, None)
 
 
 def _falsy(x: Any) -> bool:
@@ -166,7 +184,10 @@ def apply_changes(value: Any, changes: dict[str, Any], field: str = "changes") -
         old = get_by_key_path(value, path)
         if isinstance(new, PropModification):
             result = new.execute(old)
-            set_by_key_path(value, path, clone_value(result, f"{field}.{path}"))
+            if result is _MISSING:  # replace_prefix of an absent field: it stays absent
+                delete_by_key_path(value, path)
+            else:
+                set_by_key_path(value, path, clone_value(result, f"{field}.{path}"))
             changed = True
         elif old is _MISSING or old is not new and not _same_plain(old, new):
             set_by_key_path(value, path, clone_value(new, f"{field}.{path}"))

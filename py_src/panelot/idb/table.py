@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from panelot.idb.collection import Collection
@@ -258,8 +259,12 @@ class Table:
         :meth:`Collection.modify`. ``key`` may also be a record holding its primary key.
         A change of the primary key moves the record, as in Dexie.
         """
-        if isinstance(key, dict):
-            path = self.spec.primary_key.key_path
+        path = self.spec.primary_key.key_path
+        # Dexie takes any object but an array for a record holding its key: a date or
+        # binary key is one too, on a table with in-line keys (it holds no key field).
+        if isinstance(key, dict) or (
+            isinstance(path, str) and isinstance(key, datetime | bytes | bytearray)
+        ):
             found = get_by_key_path(key, path) if isinstance(path, str) else None
             if found is None or found is _NONE:
                 raise InvalidArgumentError(

@@ -189,19 +189,21 @@ class WhereClause:
                 "in_any_range() takes a list of [lower, upper]", field="ranges"
             )
         pairs: list[tuple[Key, Key]] = []
+        # Dexie checks every pair with its cmp first: a pair it cannot order (NaN, as
+        # for a value that is no key) or a reversed one is an InvalidArgumentError; the
+        # keys are checked after (a DataError).
         for i, r in enumerate(ranges):
             if isinstance(r, str) or not isinstance(r, Sequence) or len(r) != 2:
                 raise InvalidArgumentError(
                     f"ranges[{i}] must be a [lower, upper] pair", field=f"ranges[{i}]"
                 )
-            # Dexie checks each pair with its cmp first: a pair it cannot order (NaN,
-            # as for a value that is no key) or a reversed one is an InvalidArgumentError.
             if not dexie_cmp(r[0], r[1]) <= 0:
                 raise InvalidArgumentError(
                     f"ranges[{i}]: the upper bound must not be lower than the lower bound "
                     "(and both must be keys)",
                     field=f"ranges[{i}]",
                 )
+        for i, r in enumerate(ranges):
             lo, hi = _validate(r[0], f"ranges[{i}][0]"), _validate(r[1], f"ranges[{i}][1]")
             pairs.append((lo, hi))
         if not pairs:

@@ -315,7 +315,11 @@ async def _run_query(db: Database, spec: dict[str, Any]) -> Any:
 
 
 def _error(exc: BaseException) -> dict[str, Any]:
-    return {"error": type(exc).__name__, "message": str(exc)[:300]}
+    name = getattr(exc, "name", None)  # a PanelotError's Dexie-style name (TypeError...)
+    return {
+        "error": name if isinstance(name, str) else type(exc).__name__,
+        "message": str(exc)[:300],
+    }
 
 
 async def run_queries(db: Database, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
