@@ -59,8 +59,8 @@ def _check_fields(method: str, fields: tuple[str, ...], dotted: bool) -> None:
 
 
 def _count_arg(name: str, n: Any) -> int:
-    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-        raise DataError(f"{name} must be a non-negative integer, not {n!r}", field=name)
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise DataError(f"{name} must be an integer, not {n!r}", field=name)
     return n
 
 
@@ -98,17 +98,20 @@ class Collection:
         return self.reverse()
 
     def offset(self, n: int) -> Collection:
-        """Skip ``n`` results, at this point of the chain (see the module docstring)."""
+        """Skip ``n`` results, at this point of the chain (see the module docstring).
+
+        ``n`` of 0 or less skips nothing, as in Dexie.
+        """
         _count_arg("offset", n)
-        if n == 0:
+        if n <= 0:
             return self
         plain = self._is_plain() and not self.replays
         return replace(self, replays=(*self.replays, Step("offset", n=n, plain=plain)))
 
     def limit(self, n: int) -> Collection:
-        """Stop after ``n`` results, at this point of the chain."""
+        """Stop after ``n`` results, at this point of the chain (none if ``n`` <= 0)."""
         _count_arg("limit", n)
-        return replace(self, replays=(*self.replays, Step("limit", n=n)))
+        return replace(self, replays=(*self.replays, Step("limit", n=max(n, 0))))
 
     def filter(self, fn: Callable[[Any], Any]) -> Collection:
         """Keep only records for which ``fn(record)`` is true."""

@@ -27,6 +27,7 @@ from panelot.idb.errors import (
     InvalidArgumentError,
     InvalidStateError,
     InvalidTableError,
+    NotFoundError,
     PrematureCommitError,
     ReadOnlyError,
 )
@@ -59,8 +60,8 @@ class Transaction:
 
     def table(self, name: str) -> Table:
         """Return ``name`` bound to this transaction; it must be in the transaction's scope."""
-        if name not in self.tables:
-            raise InvalidTableError(
+        if name not in self.tables:  # Dexie's NotFoundError ("not part of transaction")
+            raise NotFoundError(
                 f"table {name!r} is not part of this transaction {list(self.tables)}", field=name
             )
         return Table(self.db, self.db.spec(name), self)
@@ -226,7 +227,10 @@ class Database:
             )
         names = [tables] if isinstance(tables, str) else list(tables)
         for name in names:
-            self.spec(name)
+            if name not in self.core.tables:  # Dexie's NotFoundError, as for a table
+                raise NotFoundError(  # out of a transaction's scope
+                    f"no table named {name!r} in {self.name} for this transaction", field=name
+                )
         tx = Transaction(self, mode, names)
         reads = reading.get()
         if reads is not None and mode == "rw":

@@ -21,6 +21,7 @@ from datetime import datetime
 from functools import cmp_to_key
 from typing import Any
 
+from panelot.idb.errors import ArgumentTypeError
 from panelot.idb.keys import compare_keys, key_sort_key
 
 __all__ = ["MISSING", "NativeSort", "dexie_cmp", "sort_by_path", "tag_for_js", "v8_sort"]
@@ -101,7 +102,7 @@ def dexie_cmp(a: Any, b: Any) -> float:
 def _get(value: Any, part: str) -> Any:
     """``value[part]`` as JS reads it; reading a field of null or undefined is a TypeError."""
     if value is None or value is MISSING:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"sort_by(): cannot read {part!r} of {'null' if value is None else 'undefined'}"
         )
     if isinstance(value, dict):
@@ -134,6 +135,10 @@ def sort_by_path(
             value = _get(value, part)
         return value
 
+    if len(values) < 2:  # V8 compares nothing: Dexie's getval never runs, nor fails
+        return list(values)
+    # Dexie reads the path inside the comparator: with two or more values every one is
+    # compared, so a path through null or undefined is its TypeError.
     keyed = [(at(v), v) for v in values]
     if all(_rank(k) is not None and not _has_nan(k) for k, _ in keyed):
         keyed.sort(key=lambda kv: key_sort_key(kv[0]), reverse=reverse)  # stable either way

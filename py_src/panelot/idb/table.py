@@ -173,12 +173,24 @@ class Table:
         return await self.run("rw", body)
 
     async def add(self, value: Any, key: Key | None = None) -> Key:
-        """Insert a new record; raise ConstraintError if its key exists. Return its key."""
-        return (await self._write("add", [value], None if key is None else [key]))[0]
+        """Insert a new record; raise ConstraintError if its key exists. Return its key.
+
+        As Dexie's, a generated in-line key is also set in ``value`` itself.
+        """
+        found = (await self._write("add", [value], None if key is None else [key]))[0]
+        self._key_back(value, found)
+        return found
 
     async def put(self, value: Any, key: Key | None = None) -> Key:
-        """Insert or replace a record. Return its key."""
-        return (await self._write("put", [value], None if key is None else [key]))[0]
+        """Insert or replace a record. Return its key (set in ``value`` too, as ``add``)."""
+        found = (await self._write("put", [value], None if key is None else [key]))[0]
+        self._key_back(value, found)
+        return found
+
+    def _key_back(self, value: Any, key: Key) -> None:
+        path = self.spec.primary_key.key_path
+        if isinstance(path, str) and isinstance(value, dict) and key is not None:
+            set_by_key_path(value, path, key)
 
     @overload
     async def bulk_add(

@@ -211,6 +211,12 @@ class WhereClause:
         return self._ranges(pairs, bool(include_lowers), bool(include_uppers))
 
     def _ranges(self, pairs: list[tuple[Key, Key]], lowers: bool, uppers: bool) -> Collection:
+        for i, (lo, hi) in enumerate(pairs):  # Dexie's inAnyRange check, for its callers too
+            if not dexie_cmp(lo, hi) <= 0:  # (not_equal([[1]]) is above MAX_KEY: refused)
+                raise InvalidArgumentError(
+                    f"range {i} of the clause has its upper bound below its lower bound",
+                    field=f"ranges[{i}]",
+                )
         merged = merge_ranges(pairs)
         hull = KeyRange.bound(merged[0][0], merged[-1][1], not lowers, not uppers)
         # Dexie's walk accepts exactly the union of disjoint, non-empty ranges; empty or

@@ -13,6 +13,7 @@ from panelot.idb import (
     DataError,
     InvalidTableError,
     ModifyError,
+    NotFoundError,
     ReadOnlyError,
     SchemaError,
     Transaction,
@@ -178,7 +179,10 @@ async def case_order_by_reverse_offset_limit(ctx: Ctx) -> None:
     assert await t.order_by("n").offset(15).count() == 5
     assert await t.order_by("n").offset(3).limit(4).count() == 4
     assert await t.order_by("n").offset(18).limit(4).count() == 2
-    for bad in (-1, 1.5, True):
+    # As Dexie: a negative limit yields nothing, a negative offset skips nothing.
+    assert await t.order_by("n").limit(-1).to_list() == []
+    assert await t.order_by("n").offset(-3).count() == 20
+    for bad in (1.5, True, "2"):
         try:
             t.order_by("n").limit(bad)  # type: ignore[arg-type]
         except DataError:
@@ -343,7 +347,8 @@ async def case_unknown_index_scope_and_mode_errors(ctx: Ctx) -> None:
         assert exc.field == "missing"
     else:
         raise AssertionError("an unknown table was accepted")
-    await raises(InvalidTableError, db.transaction("r", ["nums", "missing"], _noop))
+    # As Dexie: an unknown table of a transaction, or one out of its scope, is NotFoundError
+    await raises(NotFoundError, db.transaction("r", ["nums", "missing"], _noop))
 
     async def write_in_readonly(tx: Transaction) -> None:
         await tx.table("nums").put({"id": 100})
@@ -365,7 +370,7 @@ async def case_unknown_index_scope_and_mode_errors(ctx: Ctx) -> None:
     async def out_of_scope(tx: Transaction) -> None:
         await tx.table("other").get(1)
 
-    err = await raises(InvalidTableError, db.transaction("rw", ["nums"], out_of_scope))
+    err = await raises(NotFoundError, db.transaction("rw", ["nums"], out_of_scope))
     assert getattr(err, "field", None) == "other"
 
     async def reads_ok(tx: Transaction) -> int:

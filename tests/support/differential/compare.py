@@ -219,8 +219,11 @@ def _until_keys_only(case: Case) -> bool:
             return False
     elif spec.get("op") not in ("modify", "delete"):  # they collect primaryKeys() first
         return False
-    steps = _steps(spec)  # Dexie reads keys only unless a filter() asked for values
-    return "until" in steps and "filter" not in steps and "and" not in steps
+    steps = _steps(spec)  # Dexie reads keys only unless a filter() asked for values:
+    if "until" not in steps:  # the collection's own filter, after its last or()
+        return False
+    own = steps[len(steps) - steps[::-1].index("or") :] if "or" in steps else steps
+    return "filter" not in own and "and" not in own
 
 
 def _error_swallowed_by_or(case: Case) -> bool:
