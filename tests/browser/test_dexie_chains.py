@@ -205,7 +205,7 @@ json.dumps(bad)
 
 
 def test_sort_by_orders_as_v8_sorts_with_dexies_cmp(harness_page: Page) -> None:
-    """sortBy over values Dexie's cmp cannot order (null, booleans, missing fields).
+    """Dexie's sortBy over values its cmp cannot order (null, booleans, missing fields).
 
     Their order is whatever V8's sort makes of the NaN comparisons; the browser core asks
     V8 itself (its ``sort_order``), so every order is Chromium's, long lists included.
