@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,18 @@ def harness_page(browser: Browser, web_server: str) -> Iterator[Page]:
     wait_ready(page)
     yield page
     context.close()
+
+
+@pytest.fixture()
+def fresh_db(harness_page: Page) -> Iterator[str]:
+    """A new database name for one test on the harness page; the database is deleted after."""
+    name = f"t-{uuid.uuid4().hex[:12]}"
+    yield name
+    harness_page.evaluate(
+        "(n) => new Promise((ok) => { const r = indexedDB.deleteDatabase(n); "
+        "r.onsuccess = r.onerror = r.onblocked = () => ok(); })",
+        name,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -72,12 +72,18 @@ async function dexieMix(db, a) {
 }
 
 /** Plain IndexedDB: every record read once, each clause applied in JS. */
-async function rawMix(db, a) {
-  const all = await new Promise((ok, fail) => {
-    const req = db.transaction("skills", "readonly").objectStore("skills").index("name").getAll();
+/** Every skill, in the order of `index` (or of the primary key). */
+function readAll(db, index) {
+  return new Promise((ok, fail) => {
+    const store = db.transaction("skills", "readonly").objectStore("skills");
+    const req = (index ? store.index(index) : store).getAll();
     req.onsuccess = () => ok(req.result);
     req.onerror = () => fail(req.error);
   });
+}
+
+async function rawMix(db, a) {
+  const all = await readAll(db, "name");
   const inRanges = (t) => a.ranges.some(([lo, hi]) => t >= lo && t < hi);  // JS string order
   const lowAny = a.anyOf.map(lower);
   return [
@@ -113,11 +119,7 @@ async function dexieOr(db, a) {
 }
 
 async function rawOr(db, a) {
-  const all = await new Promise((ok, fail) => {
-    const req = db.transaction("skills", "readonly").objectStore("skills").getAll();
-    req.onsuccess = () => ok(req.result);
-    req.onerror = () => fail(req.error);
-  });
+  const all = await readAll(db, null);
   return all.filter(
     (s) =>
       lower(s.name).startsWith(a.prefix) ||

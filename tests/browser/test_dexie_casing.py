@@ -11,10 +11,7 @@ query, forwards and backwards, must give the same primary keys in the same order
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import Page
 
 from browser_harness import run_py
@@ -102,20 +99,9 @@ json.dumps(out)
 """
 
 
-@pytest.fixture()
-def db_name(harness_page: Page) -> Iterator[str]:
-    name = f"casing-{uuid.uuid4().hex[:10]}"
-    yield name
-    harness_page.evaluate(
-        "(n) => new Promise((ok) => { const r = indexedDB.deleteDatabase(n); "
-        "r.onsuccess = r.onerror = r.onblocked = () => ok(); })",
-        name,
-    )
-
-
-def test_ignore_case_clauses_answer_as_dexie(harness_page: Page, db_name: str) -> None:
-    dexie = harness_page.evaluate(DEXIE, [db_name, WORDS, QUERIES])
-    python = run_py(harness_page, PYTHON.format(name=db_name, queries=json.dumps(QUERIES)))
+def test_ignore_case_clauses_answer_as_dexie(harness_page: Page, fresh_db: str) -> None:
+    dexie = harness_page.evaluate(DEXIE, [fresh_db, WORDS, QUERIES])
+    python = run_py(harness_page, PYTHON.format(name=fresh_db, queries=json.dumps(QUERIES)))
     cases = [(m, a, rev) for m, a in QUERIES for rev in (False, True)]
     mismatches = [
         (case, want, got)

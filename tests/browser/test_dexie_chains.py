@@ -9,10 +9,7 @@ chain is written once in each language and must give the same answer.
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
 
-import pytest
 from playwright.sync_api import Page
 
 from browser_harness import run_py
@@ -140,22 +137,11 @@ json.dumps(out)
 """
 
 
-@pytest.fixture()
-def db_name(harness_page: Page) -> Iterator[str]:
-    name = f"chains-{uuid.uuid4().hex[:10]}"
-    yield name
-    harness_page.evaluate(
-        "(n) => new Promise((ok) => { const r = indexedDB.deleteDatabase(n); "
-        "r.onsuccess = r.onerror = r.onblocked = () => ok(); })",
-        name,
-    )
-
-
-def test_chains_answer_as_dexie(harness_page: Page, db_name: str) -> None:
+def test_chains_answer_as_dexie(harness_page: Page, fresh_db: str) -> None:
     js = [[c[1], c[2]] for c in CHAINS]
     py = json.dumps([[c[0], c[2]] for c in CHAINS])
-    dexie = harness_page.evaluate(DEXIE, [db_name, STORES, ROWS, js])
-    python = run_py(harness_page, PYTHON.format(name=db_name, stores=STORES, chains=py))
+    dexie = harness_page.evaluate(DEXIE, [fresh_db, STORES, ROWS, js])
+    python = run_py(harness_page, PYTHON.format(name=fresh_db, stores=STORES, chains=py))
     mismatches = [
         (c[0], want, got) for c, want, got in zip(CHAINS, dexie, python, strict=True) if want != got
     ]

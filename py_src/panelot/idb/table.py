@@ -222,10 +222,7 @@ class Table:
         With ``all_keys=False``, only the last key (``None`` for no values), as Dexie's
         ``bulkAdd`` returns by default; returning every key is the default here.
         """
-        found = await self._write("bulk_add", values, keys)
-        if all_keys:
-            return found
-        return found[-1] if found else None
+        return _bulk_result(await self._write("bulk_add", values, keys), all_keys)
 
     @overload
     async def bulk_put(
@@ -257,10 +254,7 @@ class Table:
         With ``all_keys=False``, only the last key (``None`` for no values), as Dexie's
         ``bulkPut`` returns by default; returning every key is the default here.
         """
-        found = await self._write("bulk_put", values, keys)
-        if all_keys:
-            return found
-        return found[-1] if found else None
+        return _bulk_result(await self._write("bulk_put", values, keys), all_keys)
 
     async def update(self, key: Key | dict[str, Any], changes: Any) -> int:
         """Apply changes to one record; return 1, or 0 if there is none under ``key``.
@@ -459,6 +453,13 @@ class Table:
     async def to_list(self) -> list[Any]:
         """Return every record in primary-key order."""
         return await self.to_collection().to_list()
+
+
+def _bulk_result(keys: list[Key], all_keys: bool) -> list[Key] | Key:
+    """A bulk write's answer: every key, or Dexie's default, the last (``None`` if none)."""
+    if all_keys:
+        return keys
+    return keys[-1] if keys else None
 
 
 def _has_key(spec: TableSpec, value: Any) -> bool:
