@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from panelot.idb.core import Batch, Count, GetMany, Query, QueryWant
-from panelot.idb.keys import KeyRange, compare_keys, hashable_key
+from panelot.idb.keys import KeyRange, compare_keys, hashable_key, key_sort_key
 from panelot.idb.values import project
 from panelot.idb.walk import Control, Cursor, Row, Stage, accept, run_stages, walk
 
@@ -179,11 +179,53 @@ async def walked(c: Collection, values: bool) -> list[Row]:
 
 
 async def _whole(c: Collection, values: bool) -> list[Row]:
-    """Every row a part's cursor walks over: its algorithm's whole range, or its range."""
+    """The rows a part's cursor may land on: its range, or its algorithm's whole range.
+
+    A set of disjoint ranges (``set``) lands only on the rows of its ranges, on the
+    rows at an excluded bound (its algorithm steps over those one by one), and on the
+    first row past each range (where it then seeks on): those are read instead of the
+    whole range between them.
+    """
     want: QueryWant = "records" if values else "entries"
-    if c.algo is not None:
-        return await _read(c, (c.algo.hull,), want)
-    return await _read(c, c.ranges, want)
+    algo = c.algo
+    if algo is None:
+        return await _read(c, c.ranges, want)
+    if algo.kind != "set" or c.unique or not c.ranges:
+        return await _read(c, (algo.hull,), want)
+    order = list(reversed(c.ranges)) if c.reversed_ else list(c.ranges)
+    beyond = [b for b in (_beyond(r, algo.hull, c.reversed_) for r in order) if b is not None]
+    ends = [r.lower for r in order if r.lower_open and r.lower is not None]
+    ends += [r.upper for r in order if r.upper_open and r.upper is not None]
+    bounds = [KeyRange(k, k) for k in ends if algo.hull.includes(k)]  # not past the hull
+    reads = [_query(c, r, want) for r in (*order, *bounds)]
+    reads += [_query(c, b, want, 1) for b in beyond]
+    parts = await Batch(reads)
+    seen: set[Any] = set()
+    rows: list[Any] = []
+    for row in (x for part in parts for x in part):
+        k = (hashable_key(row[0]), hashable_key(row[1]))
+        if k not in seen:
+            seen.add(k)
+            rows.append(row)
+    rows.sort(key=lambda r: (key_sort_key(r[0]), key_sort_key(r[1])), reverse=c.reversed_)
+    return _view(c, rows, want)
+
+
+def _beyond(r: KeyRange, hull: KeyRange, reverse: bool) -> KeyRange | None:
+    """The part of ``hull`` strictly past ``r``'s end in walking order (``None``: none)."""
+    if reverse:
+        if r.lower is None:
+            return None
+        lo, lo_open, hi, hi_open = hull.lower, hull.lower_open, r.lower, True
+    else:
+        if r.upper is None:
+            return None
+        lo, lo_open, hi, hi_open = r.upper, True, hull.upper, hull.upper_open
+    if lo is not None and hi is not None:
+        c = compare_keys(lo, hi)
+        if c > 0 or (c == 0 and (lo_open or hi_open)):
+            return None
+    return KeyRange(lo, hi, lo_open, hi_open)
 
 
 def _build(
