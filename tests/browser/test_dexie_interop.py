@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -55,14 +54,9 @@ def _name() -> str:
 
 
 @pytest.fixture()
-def db_name(harness_page: Page) -> Iterator[str]:
-    name = _name()
-    yield name
-    harness_page.evaluate(
-        "(n) => new Promise((ok) => { const r = indexedDB.deleteDatabase(n); "
-        "r.onsuccess = r.onerror = r.onblocked = () => ok(); })",
-        name,
-    )
+def db_name(fresh_db: str) -> str:
+    """A new database name, deleted after the test (conftest's ``fresh_db``)."""
+    return fresh_db
 
 
 def _describe(page: Page, name: str) -> dict[str, Any]:

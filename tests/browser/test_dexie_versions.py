@@ -11,8 +11,6 @@ next operation reopens at 20. Each test runs on a database of its own, deleted a
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -83,14 +81,9 @@ def _py(page: Page, code: str) -> Any:
 
 
 @pytest.fixture()
-def db_name(harness_page: Page) -> Iterator[str]:
-    name = f"versions-{uuid.uuid4().hex[:10]}"
-    yield name
-    harness_page.evaluate(
-        "(n) => new Promise((ok) => { const r = indexedDB.deleteDatabase(n); "
-        "r.onsuccess = r.onerror = r.onblocked = () => ok(); })",
-        name,
-    )
+def db_name(fresh_db: str) -> str:
+    """A new database name, deleted after the test (conftest's ``fresh_db``)."""
+    return fresh_db
 
 
 def _dexie(
