@@ -494,6 +494,19 @@ def sync_tree(dest: Path, plan: Plan) -> None:
     step(f"{dest.relative_to(ROOT)}: {updated} written, {unchanged} unchanged, {removed} removed")
 
 
+def export_import_module() -> bytes:
+    """dexie-export-import's ES module, importing Dexie from its neighbour in vendor/.
+
+    The addon imports the bare specifier ``dexie``, which a page cannot resolve without
+    an import map; the test harness serves Dexie as ``vendor/dexie.mjs``.
+    """
+    source = (NODE_MODULES / "dexie-export-import" / "dist" / "dexie-export-import.mjs").read_text()
+    bare = "import Dexie from 'dexie';"
+    if source.count(bare) != 1:
+        sys.exit("[build] dexie-export-import.mjs: its import of 'dexie' changed; update build.py")
+    return source.replace(bare, "import Dexie from './dexie.mjs';").encode()
+
+
 def build() -> None:
     """Assemble dist/extension and dist/web."""
     own_wheel = build_own_wheel()
@@ -505,6 +518,7 @@ def build() -> None:
     vendor: Plan = {
         "vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs",
         "vendor/canonicalize.mjs": NODE_MODULES / "canonicalize" / "lib" / "canonicalize.js",
+        "vendor/dexie-export-import.mjs": export_import_module(),
     }
     sync_tree(DIST / "web", merge_plans(web, shared, vendor))
 

@@ -5,6 +5,7 @@ import * as panelotJs from "./wiring.mjs";
 import * as panelotCrypto from "./crypto.mjs";
 import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
+import { backupApi } from "./backup.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
@@ -231,7 +232,13 @@ export function bootRuntime({
       await panelot.ready;
       return String(await rt.reveal_secret(String(ref)));
     },
+    /** Whole-database backup and restore (see web/backup.mjs). */
+    backup: null,
   };
+  panelot.backup = backupApi(
+    () => rt,
+    () => panelot.ready,
+  );
 
   const enter = (stage) => {
     panelot.state = stage;

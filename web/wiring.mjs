@@ -487,6 +487,27 @@ export function blobFromBytes(pyBytes, type) {
   }
 }
 
+/**
+ * One Blob of `parts` (Blobs), an export file built piece by piece. `parts` may be a
+ * Python list (a PyProxy, converted one level deep) or an array.
+ */
+export function blobFromParts(parts, type) {
+  const list = typeof parts.toJs === "function" ? parts.toJs({ depth: 1 }) : parts;
+  return new Blob(list, { type: type || "" });
+}
+
+/** A Blob of the base64 of `blob`'s contents, read natively (never through Python). */
+export async function base64Blob(blob) {
+  if (blob.size === 0) return new Blob([]); // Chromium reads an empty Blob as "data:"
+  const url = await new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(reader.result);
+    reader.onerror = () => reject(reader.error);
+    reader.readAsDataURL(blob);
+  });
+  return new Blob([url.slice(url.indexOf(",") + 1)]);
+}
+
 /** True for a Blob (or File). */
 export function isBlob(value) {
   return value instanceof Blob;

@@ -11,19 +11,34 @@ command and returns its terminal response, ``{"status": "completed", "response"}
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from panelot.idb import PanelotError
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.idb.observe import LiveQuery
+from panelot.idb.transfer import read_header
 from panelot.lifecycle.retention import configured_days, run_configured
 from panelot.schema import DB_NAME
 from panelot.store import PanelotStore
 
-__all__ = ["live", "live_count", "query", "run_retention", "send", "start", "store", "unlive"]
+__all__ = [
+    "export_backup",
+    "live",
+    "live_count",
+    "peek_backup",
+    "query",
+    "restore_backup",
+    "run_retention",
+    "send",
+    "start",
+    "store",
+    "unlive",
+]
 
 _store: PanelotStore | None = None
 _lives: dict[int, tuple[LiveQuery[Any], Any]] = {}
@@ -181,3 +196,88 @@ async def reveal_secret(ref: str) -> str:
     ``panelot.revealSecret`` in ``web/runtime.mjs`` is its only caller.
     """
     return await store().services.credentials.reveal(ref)
+
+
+# -- backup and restore: a file crosses as a JS Blob, everything else as JSON ------------
+
+
+def _progress(callback: Any) -> Callable[[Any], None] | None:
+    """Progress reports as JSON text for a JS callback (``None`` stays ``None``)."""
+    if callback is None:
+        return None
+
+    def report(progress: Any) -> None:
+        fields = dataclasses.asdict(progress)
+        callback(json.dumps({_camel(k): v for k, v in fields.items()}))
+
+    return report
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+async def export_backup(settings: bool = True, on_progress: Any = None) -> Any:
+    """Back up everything; return a JS array ``[Blob | null, envelope JSON]``.
+
+    The envelope is ``{"ok": true, "result": {size, tables, exportedAt}}`` or
+    ``{"ok": false, "error"}``; ``on_progress`` (a JS function) gets each report as JSON.
+    """
+    from pyodide.ffi import to_js
+
+    try:
+        backup = await store().export_backup(
+            settings=bool(settings), progress=_progress(on_progress)
+        )
+    except Exception as exc:  # an envelope, never a JS throw
+        return to_js([None, _json({"ok": False, "error": _error(exc)})])
+    return to_js([backup.file, _json({"ok": True, "result": backup.summary()})])
+
+
+async def peek_backup(file: Any) -> str:
+    """What a backup file holds, from its header: the envelope JSON.
+
+    ``{databaseName, databaseVersion, tables: {name: rows}, exportedAt, settings, size}``.
+    """
+    from panelot.idb.browser.files import JsBlobSource
+
+    try:
+        source = JsBlobSource(file)
+        header = await read_header(source)
+    except Exception as exc:  # an envelope, never a JS throw
+        return _json({"ok": False, "error": _error(exc)})
+    backup = header.extra.get("panelotBackup")
+    result = {
+        "databaseName": header.database_name,
+        "databaseVersion": header.database_version,
+        "tables": {t.name: t.row_count for t in header.tables},
+        "exportedAt": backup.get("exportedAt") if isinstance(backup, dict) else None,
+        "settings": "panelotSettings" in header.extra,
+        "size": source.size,
+    }
+    return _json({"ok": True, "result": result})
+
+
+async def restore_backup(options_json: str, file: Any, on_progress: Any = None) -> str:
+    """Replace everything with the backup in ``file`` (a JS Blob): the envelope JSON.
+
+    ``options_json`` is ``{clientId?, submissionId?, settings?}``; the result is
+    :meth:`panelot.store.PanelotStore.restore_backup`'s envelope.
+    """
+    from panelot.idb.browser.files import JsBlobSource
+
+    try:
+        options = _loads(options_json, "options")
+        if not isinstance(options, dict):
+            raise ValidationError("options: must be an object", field="options")
+        envelope = await store().restore_backup(
+            JsBlobSource(file),  # refuses what is not a Blob
+            client_id=options.get("clientId"),
+            submission_id=options.get("submissionId"),
+            settings=options.get("settings", True) is not False,
+            progress=_progress(on_progress),
+        )
+    except Exception as exc:  # an envelope, never a JS throw
+        envelope = {"status": "failed", "error": _error(exc)}
+    return _json(envelope)

@@ -15,15 +15,20 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from panelot.api.registry import COMMANDS, QUERIES
+from panelot.backup.files import Backup, export_backup, read_backup
+from panelot.backup.section import apply_pending, missing_credentials
 from panelot.bus import CommandBus, Handler, Query
 from panelot.bus.executions import ExecutionRegistry
+from panelot.bus.inputs import StagedInputs
+from panelot.bus.receipts import receipt_id
 from panelot.clock import Clock, now_ms
-from panelot.codec import decode_args
+from panelot.codec import decode_args, id_field
 from panelot.errors import UnknownCommandError
 from panelot.idb import CoreFactory, Database
-from panelot.idb.errors import ValidationError
+from panelot.idb.errors import PanelotError, ValidationError
 from panelot.idb.observe import LiveQuery
 from panelot.idb.observe.live import DEFAULT_INTERVAL
+from panelot.idb.transfer import ExportProgress, ImportProgress, blob_source
 from panelot.lifecycle.startup import StartUp, start_up
 from panelot.request.build import build_request
 from panelot.request.slimming import SlimOptions
@@ -50,6 +55,7 @@ class PanelotStore:
         self._db = db
         self._clock = clock
         self._executions = ExecutionRegistry()
+        self._inputs = StagedInputs()
         self.queries = queries
         self.bus = CommandBus(self, commands)
         self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
@@ -72,6 +78,11 @@ class PanelotStore:
     def executions(self) -> ExecutionRegistry:
         """The executions registered in this context."""
         return self._executions
+
+    @property
+    def inputs(self) -> StagedInputs:
+        """Inputs read ahead of a command (:class:`~panelot.bus.inputs.StagedInputs`)."""
+        return self._inputs
 
     @property
     def services(self) -> Services:
@@ -97,6 +108,8 @@ class PanelotStore:
         """
         db = await panelot_database(name).open(factory)
         store = cls(db, clock)
+        # A restore that crashed between its commit and its settings finishes here.
+        await apply_pending(store.services, db, clock())
         store.startup = await start_up(db, clock, retention_days, active_thread_id)
         return store
 
@@ -130,6 +143,66 @@ class PanelotStore:
         body = {"threadId": thread_id, "type": node_type, "payload": payload, **kw}
         result: dict[str, Any] = await self.command("message.append", body)
         return result
+
+    # -- backup and restore -------------------------------------------------------------
+
+    async def export_backup(
+        self,
+        *,
+        settings: bool = True,
+        progress: Callable[[ExportProgress], Any] | None = None,
+    ) -> Backup:
+        """Back up everything (the ``backup.export`` query, with progress reports)."""
+        return await export_backup(
+            self.db, self.services if settings else None, progress, self.clock
+        )
+
+    async def restore_backup(
+        self,
+        file: Any,
+        *,
+        submission_id: str | None = None,
+        client_id: str | None = None,
+        settings: bool = True,
+        progress: Callable[[ImportProgress], Any] | None = None,
+        chunk_size_bytes: int = 1024 * 1024,
+    ) -> dict[str, Any]:
+        """Replace everything with a backup: the ``backup.restore`` command, file included.
+
+        ``file`` is the backup: a Blob (JS or memory), bytes, or a ``ByteSource``.
+        Reads and checks the whole file (nothing is written if any of it is refused),
+        stages it and sends ``backup.restore`` naming its SHA-256, then applies the
+        settings section once the database transaction has committed. Returns the
+        command's envelope (``{status, response}`` or ``{status, error}``); a completed
+        one also says whether settings were applied and which credentials to enter
+        again (``settingsApplied``, ``missingCredentials``).
+        """
+        client = self.client_id if client_id is None else client_id
+        submission = uuid.uuid4().hex if submission_id is None else submission_id
+        try:
+            id_field(client, "clientId")
+            id_field(submission, "submissionId")
+            staged = await read_backup(self.db, blob_source(file), progress, chunk_size_bytes)
+        except PanelotError as exc:
+            return {"status": "failed", "error": exc.to_json()}
+        staged.receipt_id = receipt_id(client, submission)
+        digest = staged.plan.sha256
+        self.inputs.stage(digest, staged)
+        command = {
+            "type": "backup.restore",
+            "clientId": client,
+            "submissionId": submission,
+            "payload": {"sha256": digest, "size": staged.plan.size, "settings": settings},
+        }
+        try:
+            envelope = await self.bus.send(command)
+        finally:
+            self.inputs.discard(digest)
+        applied = await apply_pending(self.services, self.db, self.clock(), owner=True)
+        if envelope["status"] == "completed":
+            envelope["settingsApplied"] = applied
+            envelope["missingCredentials"] = await missing_credentials(self.services)
+        return envelope
 
     # -- reads: queries --------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from panelot.api import (
     attachments,
+    backup,
     legacy,
     library,
     messages,
@@ -25,7 +26,18 @@ __all__ = ["COMMANDS", "QUERIES", "merge"]
 
 T = TypeVar("T")
 
-_SECTIONS = (threads, messages, send, runs, attachments, library, settings, legacy, requests)
+_SECTIONS = (
+    threads,
+    messages,
+    send,
+    runs,
+    attachments,
+    library,
+    settings,
+    legacy,
+    requests,
+    backup,
+)
 
 
 def merge(kind: str, tables: list[Mapping[str, T]]) -> dict[str, T]:

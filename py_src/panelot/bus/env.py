@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from panelot.bus.executions import ExecutionRegistry
+from panelot.bus.inputs import StagedInputs
 from panelot.clock import Clock
 from panelot.idb import Database
 from panelot.settings.active import Services
@@ -37,4 +38,9 @@ class Env(Protocol):
     @property
     def services(self) -> Services:
         """Settings and credentials in ``chrome.storage.local`` (or their memory twin)."""
+        ...
+
+    @property
+    def inputs(self) -> StagedInputs:
+        """Inputs read ahead of a command, named in its payload by digest (a backup file)."""
         ...

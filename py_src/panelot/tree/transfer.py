@@ -43,6 +43,7 @@ __all__ = [
     "import_thread",
     "precheck_bundle",
     "precheck_import",
+    "tree_problems",
 ]
 
 EXPORT_FORMAT = "panelot.thread"
@@ -121,21 +122,35 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         seen_ids.add(node.id)
         seen_seqs.add(node.seq)
         nodes.append(encode(node))
-    index = index_nodes(thread.id, nodes)
-    off_root = nodes_off_root(index)
-    for node in nodes:
-        if node["parentId"] is not None and node["parentId"] not in seen_ids:
-            problems.append(
-                f"nodes: {node['id']!r} has parent {node['parentId']!r} outside the thread"
-            )
-        elif node["id"] in off_root:
-            problems.append(f"nodes: {node['id']!r} is on a cycle")
-    walk = walk_to_root(index, thread.leaf_id)
-    if walk.problem:
-        problems.append(f"thread.leafId: {walk.problem}")
+    problems += tree_problems(thread.id, thread.leaf_id, nodes)
     if problems:
         raise ImportError_(problems)
     return thread_to_wire(thread), nodes
+
+
+def tree_problems(
+    thread_id: str, leaf_id: str | None, nodes: list[dict[str, Any]], where: str = ""
+) -> list[str]:
+    """What is wrong with a thread's tree: parents outside it, cycles, a bad leaf.
+
+    ``nodes`` are the thread's nodes in wire form, each already checked on its own;
+    ``where`` prefixes each problem (``threads['t1'].``).
+    """
+    problems = []
+    ids = {n["id"] for n in nodes}
+    index = index_nodes(thread_id, nodes)
+    off_root = nodes_off_root(index)
+    for node in nodes:
+        if node["parentId"] is not None and node["parentId"] not in ids:
+            problems.append(
+                f"{where}nodes: {node['id']!r} has parent {node['parentId']!r} outside the thread"
+            )
+        elif node["id"] in off_root:
+            problems.append(f"{where}nodes: {node['id']!r} is on a cycle")
+    walk = walk_to_root(index, leaf_id)
+    if walk.problem:
+        problems.append(f"{where}thread.leafId: {walk.problem}")
+    return problems
 
 
 def _fresh_ids(
