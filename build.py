@@ -420,7 +420,11 @@ def snapshot_plan(wheels: Sequence[Path]) -> Plan:
     manifest names the Pyodide version and the wheels' hashes; web/snapshot.mjs compares
     them with what it runs and loads normally when they differ.
     """
-    tools = [ROOT / "tools" / "make_snapshot.py", ROOT / "tools" / "snapshot_page.mjs"]
+    tools = [
+        ROOT / "tools" / "make_snapshot.py",
+        ROOT / "tools" / "snapshot_page.mjs",
+        ROOT / "web" / "stack_switching.mjs",
+    ]
     version = json.loads((NODE_MODULES / "pyodide" / "package.json").read_text())["version"]
     hashes = {wheel.name: sha256_of(wheel) for wheel in wheels}
     key = hashlib.sha256(

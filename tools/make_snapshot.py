@@ -86,6 +86,7 @@ def make(out: Path, wheels: list[Path]) -> dict[str, Any]:
         for wheel in wheels:
             shutil.copy2(wheel, root / wheel.name)
         shutil.copy2(ROOT / "tools" / "snapshot_page.mjs", root / "snapshot_page.mjs")
+        shutil.copy2(ROOT / "web" / "stack_switching.mjs", root / "stack_switching.mjs")
         (root / "index.html").write_text(PAGE)
         handler = partial(_Handler, directory=str(root), outcome=outcome)
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

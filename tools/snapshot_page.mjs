@@ -7,6 +7,7 @@
 // (served next to this page), imports every module of their packages, and POSTs the
 // packed snapshot to ./snapshot, or the error text to ./error.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
+import { hideStackSwitching } from "./stack_switching.mjs";
 
 // Must match the modules web/runtime.mjs registers (JS_MODULES there): Python may hold
 // references to them, and the snapshot names each so the restoring page supplies its own.
@@ -58,11 +59,12 @@ function pack(bytes, pageSize = 4096) {
 
 async function make() {
   const wheels = new URLSearchParams(location.search).get("wheels").split(",");
+  hideStackSwitching();
   const py = await loadPyodide({
     indexURL: new URL("./pyodide/", location.href).href,
     _makeSnapshot: true,
   });
-  if (!py._module.jspiSupported) throw new Error("this Chromium has no WebAssembly JSPI");
+  if (py._module.jspiSupported) throw new Error("stack switching (JSPI) was not hidden");
   const initialHeap = py._module.HEAP8.length;
   const placeholders = Object.fromEntries(JS_MODULES.map((name) => [name, {}]));
   for (const [name, module] of Object.entries(placeholders)) py.registerJsModule(name, module);

@@ -6,6 +6,7 @@ import * as panelotCrypto from "./crypto.mjs";
 import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
 import { backupApi } from "./backup.mjs";
+import { hideStackSwitching } from "./stack_switching.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
@@ -54,6 +55,7 @@ export async function loadRuntime({
   snapshot = true,
   stage = (_name, work) => work(),
 }) {
+  hideStackSwitching(); // before Pyodide looks for it: see stack_switching.mjs
   const pyodideOptions = {
     indexURL: `${base}pyodide/`,
     ...(createPyodideModule ? { createPyodideModule } : {}),

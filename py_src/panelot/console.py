@@ -3,9 +3,10 @@
 ``web/console.mjs`` creates one :class:`ConsoleSession` and talks to it in strings only
 (JSON in, JSON out), so no Python object crosses into JavaScript per line. The
 session wraps ``pyodide.console.PyodideConsole`` (multi-line input, top-level
-``await``, trimmed tracebacks, ``rlcompleter`` completion) and adds two conveniences:
-a result that is awaitable is awaited (so ``threads()`` works without ``await``), and
-results print with :func:`pprint.pformat`, or verbatim when they are :class:`Text`.
+``await``, trimmed tracebacks, ``rlcompleter`` completion) and adds three conveniences:
+calls of the helpers are awaited where they are written (:mod:`panelot.autoawait`: so
+``threads()[0]["id"]`` works as typed), a result that is still awaitable is awaited,
+and results print with :func:`pprint.pformat`, or verbatim when they are :class:`Text`.
 
 Helpers (see :data:`HELP`) read through the open store of :mod:`panelot.runtime`, the
 same database the side panel uses. They only read; writes go through ``store.command``
@@ -15,7 +16,6 @@ whose name looks like a secret, and credentials are listed by reference only.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import inspect
 import json
@@ -26,14 +26,15 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from panelot.autoawait import await_helpers
 from panelot.idb import MAX_KEY, MIN_KEY
 from panelot.runtime import store as _store
 from panelot.store import PanelotStore
 
 __all__ = [
     "HELP",
+    "HELPERS",
     "ConsoleSession",
-    "blocking",
     "banner",
     "Rows",
     "Text",
@@ -280,58 +281,19 @@ async def settings() -> Any:
     return out
 
 
-async def _boxed(coro: Awaitable[Any]) -> tuple[Any, BaseException | None]:
-    """Await ``coro``; return ``(value, None)`` or ``(None, error)`` (never raise)."""
-    try:
-        return await coro, None
-    except Exception as exc:  # handed back to the caller, who re-raises it
-        return None, exc
-
-
-def blocking(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
-    """Wrap an async helper so that, where JSPI allows it, a call returns its result.
-
-    In the console (code runs in a promising task) ``pyodide.ffi.run_sync`` can wait
-    for the coroutine, so ``threads()[0]["id"]`` just works. Elsewhere the wrapper
-    returns the coroutine, and :meth:`ConsoleSession.result` awaits it.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        coro = fn(*args, **kwargs)
-        try:
-            ffi = importlib.import_module("pyodide.ffi")
-        except ImportError:
-            return coro
-        if getattr(ffi, "can_run_sync", lambda: False)():
-            # Boxed, so the value comes back as the same Python object (a str subclass
-            # such as Text would otherwise cross JS and return as a plain str).
-            value, error = ffi.run_sync(_boxed(coro))
-            if error is not None:
-                raise error.with_traceback(None) from None  # the helper's message, briefly
-            return value
-        return coro
-
-    return wrapper
+HELPERS: dict[str, Callable[..., Awaitable[Any]]] = {
+    fn.__name__: fn for fn in (threads, tree, context, check, export, receipts, describe, settings)
+}
+"""The preloaded helpers, by name; the console awaits each call of one."""
 
 
 def namespace() -> dict[str, Any]:
     """The console's globals: the store and the helpers."""
-    helpers: list[Callable[..., Awaitable[Any]]] = [
-        threads,
-        tree,
-        context,
-        check,
-        export,
-        receipts,
-        describe,
-        settings,
-    ]
     return {
         "__name__": "__console__",
         "__doc__": None,
         "store": _store(),
-        **{fn.__name__: blocking(fn) for fn in helpers},
+        **{fn.__name__: fn for fn in HELPERS.values()},
         "help_panelot": lambda: Text(banner()),
     }
 
@@ -360,7 +322,15 @@ class ConsoleSession:
     def __init__(self, out: Callable[[str], Any], err: Callable[[str], Any]) -> None:
         module = importlib.import_module("pyodide.console")
         self.globals = namespace()
-        self.console = module.PyodideConsole(self.globals, stdout_callback=out, stderr_callback=err)
+        helpers = frozenset(HELPERS)
+
+        class _Console(module.PyodideConsole):  # type: ignore[name-defined,misc]
+            """Pyodide's console, with calls of the helpers awaited (see panelot.autoawait)."""
+
+            def runsource(self, source: str, filename: str = "<console>") -> Any:
+                return super().runsource(await_helpers(source, helpers), filename)
+
+        self.console = _Console(self.globals, stdout_callback=out, stderr_callback=err)
         self._futures: dict[int, Any] = {}
         self._next = 0
 
