@@ -10,13 +10,14 @@ passed in.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from panelot.api.registry import COMMANDS, QUERIES
 from panelot.backup.files import Backup, export_backup, read_backup
-from panelot.backup.section import apply_pending, missing_credentials
+from panelot.backup.section import apply_pending, drop_pending, missing_credentials
 from panelot.bus import CommandBus, Handler, Query
 from panelot.bus.executions import ExecutionRegistry
 from panelot.bus.inputs import StagedInputs
@@ -56,6 +57,7 @@ class PanelotStore:
         self._clock = clock
         self._executions = ExecutionRegistry()
         self._inputs = StagedInputs()
+        self._restoring = asyncio.Lock()
         self.queries = queries
         self.bus = CommandBus(self, commands)
         self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
@@ -179,29 +181,48 @@ class PanelotStore:
         """
         client = self.client_id if client_id is None else client_id
         submission = uuid.uuid4().hex if submission_id is None else submission_id
+        async with self._restoring:  # one at a time here: each replaces everything
+            try:
+                id_field(client, "clientId")
+                id_field(submission, "submissionId")
+                source = blob_source(file)
+                staged = await read_backup(self.db, source, progress, chunk_size_bytes)
+            except PanelotError as exc:
+                return {"status": "failed", "error": exc.to_json()}
+            staged.receipt_id = receipt_id(client, submission)
+            digest = staged.plan.sha256
+            self.inputs.stage(digest, staged)
+            command = {
+                "type": "backup.restore",
+                "clientId": client,
+                "submissionId": submission,
+                "payload": {"sha256": digest, "size": staged.plan.size, "settings": settings},
+            }
+            try:
+                envelope = await self.bus.send(command)
+            finally:
+                self.inputs.discard(digest)
+            return await self._settle_restore(envelope, staged.receipt_id)
+
+    async def _settle_restore(self, envelope: dict[str, Any], receipt: str) -> dict[str, Any]:
+        """After a restore's transaction: its settings, and what the envelope says of them.
+
+        The database has committed (or not) by now, so a failure here never turns a
+        completed restore into a failed one: it is reported beside it.
+        """
         try:
-            id_field(client, "clientId")
-            id_field(submission, "submissionId")
-            staged = await read_backup(self.db, blob_source(file), progress, chunk_size_bytes)
+            if envelope["status"] != "completed":  # nothing committed: its settings go
+                await drop_pending(self.services, receipt)
+                return envelope
+            applied = await apply_pending(self.services, self.db, self.clock(), owner=receipt)
+            missing = await missing_credentials(self.services)
         except PanelotError as exc:
-            return {"status": "failed", "error": exc.to_json()}
-        staged.receipt_id = receipt_id(client, submission)
-        digest = staged.plan.sha256
-        self.inputs.stage(digest, staged)
-        command = {
-            "type": "backup.restore",
-            "clientId": client,
-            "submissionId": submission,
-            "payload": {"sha256": digest, "size": staged.plan.size, "settings": settings},
-        }
-        try:
-            envelope = await self.bus.send(command)
-        finally:
-            self.inputs.discard(digest)
-        applied = await apply_pending(self.services, self.db, self.clock(), owner=True)
+            applied, missing = False, []
+            if envelope["status"] == "completed":
+                envelope["settingsError"] = exc.to_json()
         if envelope["status"] == "completed":
             envelope["settingsApplied"] = applied
-            envelope["missingCredentials"] = await missing_credentials(self.services)
+            envelope["missingCredentials"] = missing
         return envelope
 
     # -- reads: queries --------------------------------------------------------------

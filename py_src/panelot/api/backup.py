@@ -11,8 +11,8 @@ travel in a JSON payload: the caller reads and checks it first
 which stages it under its SHA-256, and the payload names that digest, so the receipt's
 fingerprint covers the file's contents. The prepare step takes the staged backup and
 parks its settings section under a marker; the transaction clears every table, writes
-the rows and the receipt; after the commit the store applies the settings
-(:mod:`panelot.backup.section`).
+the rows and the receipt; after it the store applies the settings, or drops its marker
+if the transaction failed (:mod:`panelot.backup.section`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from panelot.backup.files import BACKUP_OPTIONS, RestoreInput, export_backup
-from panelot.backup.section import drop_pending, stage_pending
+from panelot.backup.section import stage_pending
 from panelot.bus import Call, Env, Handler, Query
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
@@ -68,10 +68,6 @@ async def _take(env: Env, p: BackupRestore) -> RestoreInput:
     return staged
 
 
-async def _undo(env: Env, p: BackupRestore) -> None:
-    await drop_pending(env.services)
-
-
 async def _restore(tx: Transaction, call: Call[BackupRestore]) -> dict[str, Any]:
     staged: RestoreInput = call.prepared
     written = await write_import(tx, staged.plan, replace(BACKUP_OPTIONS, progress=staged.progress))
@@ -91,7 +87,6 @@ COMMANDS: dict[str, Handler[Any]] = {
         tables=tuple(t for t in PANELOT_V1_STORES if t != "commandReceipts"),
         run=_restore,
         prepare=_take,
-        undo=_undo,
     ),
 }
 """The restore command."""

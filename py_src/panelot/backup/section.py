@@ -124,18 +124,24 @@ async def stage_pending(
     await services.backend.set({PENDING_KEY: pending})
 
 
-async def drop_pending(services: Services) -> None:
-    """Forget a pending section (its restore failed)."""
+async def drop_pending(services: Services, receipt: str | None = None) -> None:
+    """Forget a pending section (its restore failed); with ``receipt``, only that restore's."""
+    if receipt is not None:
+        pending = (await services.backend.get([PENDING_KEY])).get(PENDING_KEY)
+        if not isinstance(pending, dict) or pending.get("receiptId") != receipt:
+            return
     await services.backend.remove([PENDING_KEY])
 
 
-async def apply_pending(services: Services, db: Database, now: int, owner: bool = False) -> bool:
+async def apply_pending(
+    services: Services, db: Database, now: int, owner: str | None = None
+) -> bool:
     """Apply a pending section if its restore committed; return whether it was applied.
 
     An applied section's marker is removed. One whose restore has not committed is
-    removed by the restoring context itself (``owner``, after its transaction failed or
-    was answered from a receipt) or once it is :data:`STALE_MS` old; otherwise it is
-    left for the restore still running in another context.
+    removed by the restoring context itself (``owner``, its receipt id: after its
+    transaction failed or was answered from a receipt) or once it is :data:`STALE_MS`
+    old; otherwise it is left for the restore still running in another context.
     """
     pending = (await services.backend.get([PENDING_KEY])).get(PENDING_KEY)
     if pending is None:
@@ -154,7 +160,7 @@ async def apply_pending(services: Services, db: Database, now: int, owner: bool 
             await drop_pending(services)
             return True
     stale = not isinstance(staged, int) or now - staged > STALE_MS
-    if owner or stale:
+    if stale or (owner is not None and receipt == owner):
         await drop_pending(services)
     return False
 

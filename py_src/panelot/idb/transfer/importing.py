@@ -263,11 +263,14 @@ def _take(
     spec, inbound, rows = target
     for i, raw in enumerate(batch.rows, batch.first):
         where = f"{spec.name}[{i}]"
-        value, key = _row(db, spec, inbound, raw, where)
-        if opts.filter is not None and not opts.filter(spec.name, value, key):
-            continue
-        if opts.check_row is not None:
-            value = opts.check_row(spec.name, value, key, where)
+        try:
+            value, key = _row(db, spec, inbound, raw, where)
+            if opts.filter is not None and not opts.filter(spec.name, value, key):
+                continue
+            if opts.check_row is not None:
+                value = opts.check_row(spec.name, value, key, where)
+        except RecursionError:  # a key or value nested deeper than Python walks
+            raise ValidationError(f"{where}: nested too deeply", field=where) from None
         rows.values.append(value)
         if rows.keys is not None:
             assert key is not None
