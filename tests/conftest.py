@@ -7,17 +7,15 @@ profile. The extension fixtures come from the plugin, panelot.testing (``pytest_
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from behavior import discover
-from browser_harness import DIST_WEB, require_dist, run_py, serve_directory
+from browser_harness import DIST_WEB, install_behavior, require_dist, serve_directory
 from hypothesis_support import register_profiles, uses_hypothesis
 from panelot.testing import Launcher, wait_ready
 from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
@@ -86,27 +84,8 @@ def extension_context(panelot_launcher: Launcher) -> Iterator[tuple[BrowserConte
         yield ext.context, ext.extension_id
 
 
-BEHAVIOR_DIR = Path(__file__).parent / "behavior"
-
-
 @pytest.fixture(scope="session")
 def behavior_page(harness_page: Page) -> Page:
     """The harness page with tests/behavior/ copied into Pyodide and importable."""
-    files = {
-        p.relative_to(BEHAVIOR_DIR).as_posix(): p.read_text() for p in BEHAVIOR_DIR.rglob("*.py")
-    }
-    code = f"""
-import json, os, sys
-files = json.loads({json.dumps(json.dumps(files))})
-for name, text in files.items():
-    path = "/home/pyodide/bt/behavior/" + name
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        f.write(text)
-if "/home/pyodide/bt" not in sys.path:
-    sys.path.insert(0, "/home/pyodide/bt")
-import behavior
-json.dumps(len(behavior.discover()))
-"""
-    assert run_py(harness_page, code) == len(discover())
+    assert install_behavior(harness_page) == len(discover())
     return harness_page

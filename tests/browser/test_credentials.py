@@ -150,6 +150,13 @@ def test_planted_secret_is_nowhere_in_clear(panel: Page) -> None:
         query(panel, "credential.status", {"ref": REF}),
     ]
     assert_absent(SECRET, "exports and queries", json.dumps(exports))
+    # The whole-database backup carries the credential's reference, never its value.
+    backup = panel.evaluate("async () => (await window.panelot.backup.export()).file.text()")
+    section = json.loads(backup)["panelotSettings"]
+    assert [c["ref"] for c in section["credentials"]] == [REF], section["credentials"]
+    assert section["groups"]["providers"]["value"]["connections"][0]["credentialRef"] == REF
+    assert record["data"] not in backup and record["iv"] not in backup
+    assert_absent(SECRET, "the backup file", backup)
     assert_absent(SECRET, "console", "\n".join(panel.logs))  # type: ignore[attr-defined]
     # ... yet it decrypts on demand
     assert (

@@ -116,6 +116,35 @@ def query(page: Page, name: str, args: dict[str, Any] | None = None) -> Any:
     return page.evaluate("([name, args]) => window.panelot.query(name, args)", [name, args or {}])
 
 
+BEHAVIOR_DIR = Path(__file__).resolve().parent.parent / "behavior"
+
+
+def install_behavior(page: Page) -> int:
+    """Copy tests/behavior/ into the page's Pyodide, importable as ``behavior``.
+
+    Returns how many behavior cases the page finds. Cases and their helpers (such as
+    ``behavior.backup.fill``) then run in the page on the browser core.
+    """
+    files = {
+        p.relative_to(BEHAVIOR_DIR).as_posix(): p.read_text() for p in BEHAVIOR_DIR.rglob("*.py")
+    }
+    code = f"""
+import json, os, sys
+files = json.loads({json.dumps(json.dumps(files))})
+for name, text in files.items():
+    path = "/home/pyodide/bt/behavior/" + name
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+if "/home/pyodide/bt" not in sys.path:
+    sys.path.insert(0, "/home/pyodide/bt")
+import behavior
+json.dumps(len(behavior.discover()))
+"""
+    count: int = run_py(page, code)
+    return count
+
+
 def run_py(page: Page, code: str) -> Any:
     """Run Python in the page's Pyodide; the code must end with a JSON string expression.
 
