@@ -52,6 +52,19 @@ export function bytes(n) {
   return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 }
 
+/** Human bytes with one decimal from KB up ("52.3 MB", "812.0 KB", "7 B"): a file's size. */
+export function fileSize(n) {
+  if (n === null || n === undefined) return "?";
+  const units = ["B", "KB", "MB", "GB", "TB"];
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i += 1;
+  }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
+}
+
 /** Offer `blob` as a download named `name`. */
 export function download(name, blob) {
   const url = URL.createObjectURL(blob);

@@ -1,16 +1,23 @@
-// The settings view: provider connection, storage, data (export/import), retention.
-import { h, replace, bytes, download, plural } from "./panel_dom.mjs";
+// The settings view: provider connection, storage, data (backup and restore, in
+// panel_backup.mjs; export/import), retention.
+import { h, replace, bytes, plural } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { errorView, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
 import { providerSection } from "./panel_settings_provider.mjs";
+import { backupPart, forgetBackup } from "./panel_backup.mjs";
 
-/** The live queries of the open settings view (stopped by stopSettings). */
+/** The live queries of the open settings view (stopped by stopLive). */
 let stops = [];
 
-/** Stop the settings view's live queries (it was left). */
-export function stopSettings() {
+function stopLive() {
   for (const stop of stops) stop();
   stops = [];
+}
+
+/** The settings view was left: stop its live queries, forget a finished backup. */
+export function stopSettings() {
+  stopLive();
+  forgetBackup();
 }
 
 /**
@@ -18,11 +25,12 @@ export function stopSettings() {
  * figures are live until stopSettings.
  */
 export async function renderSettings(app, root) {
-  stopSettings();
+  stopLive();
   root.classList.add("settings");
-  const provider = providerSection(app, () => renderSettings(app, root));
+  const rerender = () => renderSettings(app, root);
+  const provider = providerSection(app, rerender);
   const storage = h("section", { id: "settings-storage" }, h("h2", { text: "Storage" }), h("p", { class: "note", text: "Reading…" }));
-  const data = dataSection(app);
+  const data = dataSection(app, rerender);
   const retention = retentionSection(app);
   replace(root, provider, storage, data, retention, aboutSection());
   fillStorage(app, storage);
@@ -139,7 +147,7 @@ function cleanupButton(app) {
 
 // ---- data: export / import --------------------------------------------------------------
 
-function dataSection(app) {
+function dataSection(app, rerender) {
   const state = h("p", { class: "status", id: "data-status" });
   const fileInput = h("input", { id: "import-file", type: "file", accept: ".json,application/json", hidden: true });
   fileInput.addEventListener("change", async () => {
@@ -164,21 +172,6 @@ function dataSection(app) {
       statusError(state, error, "Import failed:");
     }
   });
-  const exportAll = async () => {
-    try {
-      const threads = await q("thread.list", { archived: null });
-      const out = [];
-      for (const t of threads) out.push((await q("thread.export", { threadId: t.id, format: "json" })).data);
-      const stamp = new Date().toISOString().slice(0, 10);
-      download(
-        `panelot-all-${stamp}.json`,
-        new Blob([JSON.stringify({ format: "panelot.all", version: 1, threads: out }, null, 2)], { type: "application/json" }),
-      );
-      status(state, `Exported ${out.length} conversations.`, "ok");
-    } catch (error) {
-      statusError(state, error, "Export failed:");
-    }
-  };
   const current = app.chat.thread;
   const legacy = async () => {
     try {
@@ -197,17 +190,16 @@ function dataSection(app) {
     "section",
     { id: "settings-data" },
     h("h2", { text: "Export & import" }),
-    h(
-      "div",
-      { class: "row" },
-      current
-        ? h("button", { type: "button", id: "export-current-json", text: "This chat as JSON", on: { click: () => app.chat.exportThread(false) } })
-        : null,
-      current
-        ? h("button", { type: "button", id: "export-current-md", text: "as Markdown", on: { click: () => app.chat.exportThread(true) } })
-        : null,
-      h("button", { type: "button", id: "export-all", text: "Everything (JSON)", on: { click: exportAll } }),
-    ),
+    backupPart(app, rerender),
+    h("h3", { text: "Conversations" }),
+    current
+      ? h(
+          "div",
+          { class: "row" },
+          h("button", { type: "button", id: "export-current-json", text: "This chat as JSON", on: { click: () => app.chat.exportThread(false) } }),
+          h("button", { type: "button", id: "export-current-md", text: "as Markdown", on: { click: () => app.chat.exportThread(true) } }),
+        )
+      : null,
     h(
       "div",
       { class: "row" },
@@ -215,7 +207,7 @@ function dataSection(app) {
       h("button", { type: "button", id: "legacy-import", text: "Import from the previous extension", on: { click: legacy } }),
       fileInput,
     ),
-    h("p", { class: "note", text: "Imports always create new conversations; nothing existing is overwritten." }),
+    h("p", { class: "note", text: "Imports always add new conversations; nothing existing is overwritten." }),
     state,
   );
 }

@@ -8,12 +8,15 @@ const dialog = document.getElementById("dialog");
 document.getElementById("dialog-cancel")?.addEventListener("click", () => dialog.close("cancel"));
 
 /**
- * Show the modal dialog. `fields`: [{name, label, value, type, placeholder, maxLength}].
+ * Show the modal dialog. `fields`: [{name, label, value, type, placeholder, maxLength}];
+ * `body`: elements shown under the text (built with panel_dom's `h`, never HTML);
+ * `kind`: the dialog's `data-kind` while open (what it asks, for tests and styles).
  * Resolves with {field: value} on OK (the button, or Enter in a field), or null on
  * Cancel or Escape.
  */
-export function openDialog({ title, text = "", fields = [], ok = "OK", danger = false }) {
+export function openDialog({ title, text = "", fields = [], body = [], ok = "OK", danger = false, kind = "" }) {
   document.getElementById("dialog-title").textContent = title;
+  dialog.dataset.kind = kind;
   const p = document.getElementById("dialog-text");
   p.textContent = text;
   p.hidden = !text;
@@ -29,6 +32,7 @@ export function openDialog({ title, text = "", fields = [], ok = "OK", danger = 
   );
   replace(
     document.getElementById("dialog-fields"),
+    body,
     fields.map((f, i) => h("label", {}, f.label, inputs[i])),
   );
   const okButton = document.getElementById("dialog-ok");
@@ -74,11 +78,12 @@ export function toast(message, ms = 2600) {
 
 /**
  * An error as the user sees it: `lead` (what failed, e.g. "Could not save:") and the
- * plain sentence of explainError, with the technical detail one click away in a
- * "Details" disclosure. Fits a status line, a toast or the chat's error banner.
+ * plain sentence of explainError (or of `explain`, a function giving `{text, detail}`
+ * the same way), with the technical detail one click away in a "Details" disclosure.
+ * Fits a status line, a toast or the chat's error banner.
  */
-export function errorView(error, lead = "") {
-  const { text, detail } = explainError(error);
+export function errorView(error, lead = "", explain = explainError) {
+  const { text, detail } = explain(error);
   return h(
     "span",
     { class: "error-view" },
@@ -96,8 +101,8 @@ export function setStatus(el, text, kind = "") {
 }
 
 /** Show a failure in a status line: `lead`, the plain sentence, and its Details. */
-export function statusError(el, error, lead = "") {
-  replace(el, errorView(error, lead));
+export function statusError(el, error, lead = "", explain = explainError) {
+  replace(el, errorView(error, lead, explain));
   el.className = "status error";
 }
 

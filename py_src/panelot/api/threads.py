@@ -300,6 +300,17 @@ async def _describe(env: Env, a: NoArgs) -> dict[str, Any]:
     return env.db.describe()
 
 
+async def _counts(env: Env, a: NoArgs) -> dict[str, int]:
+    """Records per table, in one readonly transaction (what a restore would replace)."""
+    core = await env.db.ready()
+    names = list(core.tables)
+
+    async def body(tx: Transaction) -> list[int]:
+        return list(await tx.gather(*(tx.table(n).count() for n in names)))
+
+    return dict(zip(names, await env.db.transaction("r", names, body), strict=True))
+
+
 async def _receipts(env: Env, a: ReceiptArgs) -> list[dict[str, Any]]:
     limit = 50 if a.limit is None else a.limit
     if limit < 0:
@@ -316,6 +327,7 @@ QUERIES: dict[str, Query[Any]] = {
     "thread.export": Query(args=ExportArgs, run=_export),
     "thread.check": Query(args=ThreadArgs, run=_check),
     "db.describe": Query(args=NoArgs, run=_describe),
+    "db.counts": Query(args=NoArgs, run=_counts),
     "receipts.list": Query(args=ReceiptArgs, run=_receipts),
 }
 """The thread queries."""
