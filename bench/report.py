@@ -31,6 +31,41 @@ def _ratio(value: float | None, mark: str = "") -> str:
     return "—" if value is None else f"{value:.2f}×{mark}"
 
 
+def _mib(n: int) -> str:
+    return f"{n / 2**20:+.1f} MiB"
+
+
+def _heap_note(heaps: list[tuple[str, dict[str, Any]]]) -> str:
+    """The note on the heap figures of the workloads measured for memory."""
+    parts = []
+    for name, w in heaps:
+        h = w["heap"]
+        items = []
+        py = h.get("python")
+        if py:
+            items.append(
+                f"Python wasm heap {_mib(py['wasm_first_growth_bytes'])} in the first "
+                f"measurement from {py['wasm_before_bytes'] / 2**20:.1f} MiB "
+                f"({_mib(py['wasm_total_growth_bytes'])} over all of them), JS heap "
+                f"{_mib(py['js_growth_bytes'])} ({_mib(py['js_retained_bytes'])} after GC)"
+            )
+        dx = h.get("dexie")
+        if dx:
+            items.append(
+                f"Dexie JS heap {_mib(dx['js_growth_bytes'])} "
+                f"({_mib(dx['js_retained_bytes'])} after GC)"
+            )
+        raw = " (no raw IndexedDB implementation)" if w.get("raw_ms") is None else ""
+        parts.append(f"`{name}`{raw}: " + "; ".join(items))
+    return (
+        "Heap around the timed operation: the JS heap in use when it resolved against "
+        "before it (after a full GC), median of the runs, and in brackets after a full "
+        "GC; the wasm heap never shrinks, so its growth shows at the first measurement, "
+        "and depends on what ran before. "
+        "Blob contents live outside both heaps. " + ". ".join(parts) + "."
+    )
+
+
 def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
     """The results as Markdown: machine line, workload table, startup and memory notes."""
     m = results["machine"]
@@ -51,6 +86,9 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
             f"| {_cell(w, 'dexie')} | {_cell(w, 'raw')} | {_ratio(w['ratio_dexie'], mark)} "
             f"| {_ratio(w['ratio_raw'])} |"
         )
+    heaps = [(n, w) for n, w in results["workloads"].items() if w.get("heap")]
+    if heaps:
+        lines += ["", _heap_note(heaps)]
     live = [(n, w) for n, w in results["workloads"].items() if "samples" in w]
     if live:
         gap = m.get("live_gap_ms", 0)

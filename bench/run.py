@@ -15,6 +15,11 @@ ratios are against observe off. ``live_notify`` opens a second bench page in the
 browser context: page A appends nodes one at a time, page B's live query (Python's,
 and Dexie's ``liveQuery``) stamps when each new node arrives.
 
+``backup`` and ``restore`` (whole-database export and import in dexie-export-import's
+format, against the addon's ``exportDB`` and ``importInto``) have no raw IndexedDB
+implementation; they also record the JS heap around the operation for both sides and
+Python's wasm heap (``heap`` in their entries; see :func:`summarize_heap`).
+
 Then, in the same Chromium: the live PyProxy count across the workloads and the wasm
 heap around 10,000 appends (``"memory"``), and startup of the extension's side-panel
 page, cold and warm, against bare ``loadPyodide`` (see bench/startup.py), and a turn
@@ -62,8 +67,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST_WEB = ROOT / "dist" / "web"
 PAGE_DIR = ROOT / "bench" / "page"
 RESULTS_DIR = ROOT / "bench" / "results"
-#: Bench page only: lets each implementation start from a collected JS heap.
-PAGE_ARGS = ["--js-flags=--expose-gc"]
+#: Bench page only: lets each implementation start from a collected JS heap, and makes
+#: ``performance.memory`` exact (else it is bucketed and refreshed every 20 minutes).
+PAGE_ARGS = ["--js-flags=--expose-gc", "--enable-precise-memory-info"]
 IMPLS = ("python", "dexie", "raw")
 #: --only names that are not page workloads.
 SPECIAL = ["startup", "memory", "live_notify", "panel_turn"]
@@ -256,6 +262,9 @@ def measure_all(
             timings: dict[str, dict[str, list[float]]] = {
                 w: {impl: [] for impl in impls_of[w]} for w in workloads
             }
+            # Heap marks of the workloads that ask for them, warm-up included (the wasm
+            # heap only grows: its first measurement is the telling one).
+            heaps: dict[str, dict[str, list[dict[str, Any]]]] = {}
             live_runs: dict[str, dict[str, list[int]]] = {}
             appends = None
             if not only or "memory" in only:
@@ -283,6 +292,9 @@ def measure_all(
                             [name, impl, run, quick],
                         )
                         checks[impl] = out["check"]
+                        if "heap" in out:
+                            mark = {**out["heap"], "measured": run >= warmup}
+                            heaps.setdefault(name, {}).setdefault(impl, []).append(mark)
                         if "proxies" in out:  # a Python measurement
                             growth[name] = max(growth.get(name, 0), out["proxies"] - before)
                         if run >= warmup:
@@ -337,8 +349,11 @@ def measure_all(
             }
         finally:
             browser.close()
+    scale = "quick" if quick else "full"
     sizes = {
-        w["name"]: f"{w['sizes']['quick' if quick else 'full']:,} {w.get('unit', '')}".strip()
+        w["name"]: w["labels"][scale]
+        if w.get("labels")
+        else f"{w['sizes'][scale]:,} {w.get('unit', '')}".strip()
         for w in [*info["workloads"], info["live"]]
     }
     sizes["live_notify_i0"] = sizes[info["live"]["name"]]
@@ -347,6 +362,7 @@ def measure_all(
     return {
         "machine": machine,
         "timings": timings,
+        "heaps": heaps,
         "live_runs": live_runs,
         "live": live,
         "sizes": sizes,
@@ -410,31 +426,76 @@ def summarize_observe(
     return entry
 
 
+def summarize_heap(marks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One workload's heap figures by implementation (bytes).
+
+    ``js_growth_bytes``: the JS heap in use when ``run`` resolved, less before it (after
+    a full GC), median of the measured runs; ``js_retained_bytes`` the same after a full
+    GC. Python's ``wasm_growth_bytes`` is the largest growth of the wasm heap across one
+    measurement, warm-up included (it never shrinks, so only the first measurements
+    grow it), ``wasm_first_growth_bytes`` the first measurement's, ``wasm_total_growth_bytes``
+    the sum over the workload's measurements (other workloads' in between not counted),
+    ``wasm_before_bytes`` its size before the first.
+    """
+    out: dict[str, Any] = {}
+    for impl, all_marks in marks.items():
+        measured = [m for m in all_marks if m["measured"]] or all_marks
+        entry: dict[str, Any] = {
+            "js_growth_bytes": round(
+                statistics.median(m["js_end"] - m["js_before"] for m in measured)
+            ),
+            "js_retained_bytes": round(
+                statistics.median(m["js_retained"] - m["js_before"] for m in measured)
+            ),
+        }
+        if impl == "python":
+            growth = [m["wasm_end"] - m["wasm_before"] for m in all_marks]
+            entry.update(
+                {
+                    "wasm_growth_bytes": max(growth),
+                    "wasm_first_growth_bytes": growth[0],
+                    "wasm_total_growth_bytes": sum(growth),
+                    "wasm_before_bytes": all_marks[0]["wasm_before"],
+                }
+            )
+        out[impl] = entry
+    return out
+
+
 def summarize(
     machine: dict[str, Any],
     timings: dict[str, dict[str, list[float]]],
     live: dict[str, dict[str, list[float]]] | None = None,
     live_runs: dict[str, dict[str, list[int]]] | None = None,
+    heaps: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
 ) -> dict[str, Any]:
-    """Build the results document (the shape of bench/results/latest.json)."""
+    """Build the results document (the shape of bench/results/latest.json).
+
+    A workload without a raw IndexedDB implementation has ``raw_ms`` and ``ratio_raw``
+    None; one measured for memory has ``heap`` (:func:`summarize_heap`).
+    """
     workloads: dict[str, Any] = {}
     observe: dict[str, Any] = {}
     for name, by_impl in timings.items():
         if "off" in by_impl:
             observe[name] = summarize_observe(by_impl, (live_runs or {}).get(name, {}))
             continue
-        med = {impl: statistics.median(by_impl[impl]) for impl in IMPLS}
+        impls = [impl for impl in IMPLS if by_impl.get(impl)]
+        med = {impl: statistics.median(by_impl[impl]) for impl in impls}
+        raw = med.get("raw")
         workloads[name] = {
             "python_ms": round(med["python"], 2),
             "dexie_ms": round(med["dexie"], 2),
-            "raw_ms": round(med["raw"], 2),
+            "raw_ms": None if raw is None else round(raw, 2),
             "ratio_dexie": round(med["python"] / med["dexie"], 3),
-            "ratio_raw": round(med["python"] / med["raw"], 3),
+            "ratio_raw": None if raw is None else round(med["python"] / raw, 3),
             "runs": len(by_impl["python"]),
             "spread": {
-                impl: [round(min(by_impl[impl]), 2), round(max(by_impl[impl]), 2)] for impl in IMPLS
+                impl: [round(min(by_impl[impl]), 2), round(max(by_impl[impl]), 2)] for impl in impls
             },
         }
+        if heaps and name in heaps:
+            workloads[name]["heap"] = summarize_heap(heaps[name])
     if live is not None:
         workloads.update(summarize_live(live, machine["runs"]))
     doc: dict[str, Any] = {"machine": machine, "workloads": workloads}
@@ -503,7 +564,11 @@ def main(argv: list[str] | None = None) -> None:
             base_url, runs, warmup, args.quick, args.only, args.profile, args.live_gap
         )
     results = summarize(
-        measured["machine"], measured["timings"], measured["live"], measured["live_runs"]
+        measured["machine"],
+        measured["timings"],
+        measured["live"],
+        measured["live_runs"],
+        measured["heaps"],
     )
     if measured["startup"] is not None:
         results["workloads"].update(summarize_startup(measured["startup"]))

@@ -1,7 +1,7 @@
 """Smoke test of the benchmark: `bench.run --quick` still runs and writes its documented shape.
 
 It asserts nothing about speed: only that every page workload runs through all three
-implementations, which must agree (a domain rule the JS twins do not follow, such as
+implementations (Python and Dexie only for backup and restore), which must agree (a domain rule the JS twins do not follow, such as
 the pairing of tool calls, fails here rather than in the first full run), and that the
 result JSON keeps the shape tools read.
 """
@@ -39,6 +39,15 @@ OBSERVE_KEYS = {"off_ms", "on_ms", "live_other_ms", "live_same_ms", "ratio_on", 
 #: Two pages: a commit in one, the live query's result in the other (no raw baseline).
 LIVE = ("live_notify", "live_notify_i0")
 LIVE_KEYS = {"samples", "python_p95_ms", "dexie_p95_ms", "ratio_p95", "interval_ms"}
+#: Whole-database export and import against the addon (no raw baseline), with heap figures.
+BACKUP = ("backup", "restore")
+HEAP_KEYS = {"js_growth_bytes", "js_retained_bytes"}
+WASM_KEYS = {
+    "wasm_growth_bytes",
+    "wasm_first_growth_bytes",
+    "wasm_before_bytes",
+    "wasm_total_growth_bytes",
+}
 
 
 #: Chromium's stderr lines worth keeping in a failure message (not the dbus chatter).
@@ -60,7 +69,7 @@ def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     require_dist(DIST_WEB)
     require_dist(DIST_EXTENSION)
     out = tmp_path / "bench.json"
-    names = (*WORKLOADS, *OBSERVE, "live_notify", "memory")
+    names = (*WORKLOADS, *BACKUP, *OBSERVE, "live_notify", "memory")
     only = [arg for name in names for arg in ("--only", name)]
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--quick", *only, "--out", str(out)],
@@ -78,30 +87,38 @@ def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert set(doc) == {"machine", "workloads", "observe", "memory"}
     assert {"cpu", "cores", "chromium", "pyodide", "dexie", "date"} <= set(doc["machine"])
-    assert set(doc["workloads"]) == {*WORKLOADS, *LIVE}
+    assert set(doc["workloads"]) == {*WORKLOADS, *BACKUP, *LIVE}
     for name, entry in doc["workloads"].items():
         assert ENTRY_KEYS <= set(entry)
         assert entry["runs"] == 1
-        live = name in LIVE
-        for key in ("python_ms", "dexie_ms", "ratio_dexie", *(() if live else ("raw_ms",))):
+        no_raw = name in LIVE or name in BACKUP
+        for key in ("python_ms", "dexie_ms", "ratio_dexie", *(() if no_raw else ("raw_ms",))):
             assert isinstance(entry[key], int | float) and entry[key] > 0
-        if live:
-            assert LIVE_KEYS <= set(entry) and entry["samples"] >= 5
+        if no_raw:
             assert entry["raw_ms"] is None and set(entry["spread"]) == {"python", "dexie"}
         else:
             assert set(entry["spread"]) == {"python", "dexie", "raw"}
+        if name in LIVE:
+            assert LIVE_KEYS <= set(entry) and entry["samples"] >= 5
+        if name in BACKUP:
+            heap = entry["heap"]
+            assert set(heap) == {"python", "dexie"}
+            assert HEAP_KEYS | WASM_KEYS <= set(heap["python"]) and HEAP_KEYS <= set(heap["dexie"])
+            assert heap["python"]["wasm_before_bytes"] > 0
+            assert heap["python"]["wasm_total_growth_bytes"] >= 0
     assert set(doc["observe"]) == set(OBSERVE)
     for entry in doc["observe"].values():
         assert OBSERVE_KEYS <= set(entry) and entry["runs"] == 1
         assert all(entry[f"ratio_{v}"] > 0 for v in ("on", "live_other", "live_same"))
     proxies = doc["memory"]["pyproxies"]
     assert {"before", "after", "growth_by_workload", "max_growth"} <= set(proxies)
-    assert set(proxies["growth_by_workload"]) == {*WORKLOADS, *OBSERVE}
+    assert set(proxies["growth_by_workload"]) == {*WORKLOADS, *BACKUP, *OBSERVE}
 
     table = out.with_suffix(".md").read_text()
     assert "| workload |" in table
-    for name in (*WORKLOADS, *LIVE, *OBSERVE):
+    for name in (*WORKLOADS, *BACKUP, *LIVE, *OBSERVE):
         assert f"| {name} |" in table
+    assert "`backup` (no raw IndexedDB implementation): Python wasm heap" in table
 
 
 def test_report_renders_table_and_chart(tmp_path: Path) -> None:
@@ -149,6 +166,23 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
                 "ratio_p95": 1.33,
                 "interval_ms": 50.0,
             },
+            "backup": {
+                **entry,
+                "raw_ms": None,
+                "ratio_raw": None,
+                "spread": {"python": [11.0, 13.0], "dexie": [9.0, 11.0]},
+                "heap": {
+                    "python": {
+                        "js_growth_bytes": 2**20,
+                        "js_retained_bytes": 0,
+                        "wasm_growth_bytes": 3 * 2**20,
+                        "wasm_first_growth_bytes": 3 * 2**20,
+                        "wasm_total_growth_bytes": 3 * 2**20,
+                        "wasm_before_bytes": 30 * 2**20,
+                    },
+                    "dexie": {"js_growth_bytes": 5 * 2**20, "js_retained_bytes": 2**20},
+                },
+            },
             "panel_turn": {
                 **entry,
                 "python_ms": 130.0,
@@ -186,6 +220,8 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
     assert "| live_notify |" in table and "12.0 (p95 20.0)" in table and "| — |" in table
     assert "| observe_append |" in table and "1.04×" in table
     assert "| panel_turn |" in table and "130.0 (120.0–150.0)" in table
+    assert "| backup |" in table and "Python wasm heap +3.0 MiB in the first" in table
+    assert "from 30.0 MiB" in table and "Dexie JS heap +5.0 MiB (+1.0 MiB after GC)" in table
     assert "10,000-node thread 130 ms" in table and "ratio 1.25× (target" in table
     png = tmp_path / "chart.png"
     chart(doc, png)

@@ -11,7 +11,7 @@ import {
   openNative,
   seedNative,
 } from "./data.mjs";
-import { LIVE_NOTIFY, WORKLOADS } from "./workloads.mjs";
+import { LIVE_NOTIFY, SHARED_CHECKS, WORKLOADS } from "./workloads.mjs";
 
 const IMPLS = ["python", "dexie", "raw"];
 const SEED = 20240601;
@@ -48,21 +48,62 @@ async function pyCall(code, vars) {
   }
 }
 
-const measurePython = async (name, args, dbName, profile, variant = "on") =>
+const measurePython = async (
+  name,
+  args,
+  dbName,
+  profile,
+  variant = "on",
+  memory = false,
+  input = null,
+) =>
   JSON.parse(
-    await pyCall("await _bench.measure(NAME, DB_NAME, ARGS_JSON, PROFILE, VARIANT)", {
-      NAME: name,
-      DB_NAME: dbName,
-      ARGS_JSON: JSON.stringify(args),
-      PROFILE: profile,
-      VARIANT: variant,
-    }),
+    await pyCall(
+      "await _bench.measure(NAME, DB_NAME, ARGS_JSON, PROFILE, VARIANT, MEMORY, INPUT)",
+      {
+        NAME: name,
+        DB_NAME: dbName,
+        ARGS_JSON: JSON.stringify(args),
+        PROFILE: profile,
+        VARIANT: variant,
+        MEMORY: memory,
+        INPUT: input,
+      },
+    ),
   );
 
 /** Live PyProxies allocated since boot and not destroyed (Pyodide's allocation tracing). */
 const liveProxies = () => py._module.pyproxy_alloc_map.size;
 
 const wasmHeapBytes = () => py._module.HEAP8.buffer.byteLength;
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The JS heap in use (`performance.memory`, precise with --enable-precise-memory-info,
+ * which refreshes it at most every 50 ms) and the wasm heap's size. With `full`, full
+ * GCs first (a second and third one free what finalizers released) and a pause past
+ * that refresh interval (outside any timing).
+ */
+async function heapMark(full) {
+  if (full) {
+    for (let i = 0; i < 3; i++) {
+      collect();
+      await sleep(20);
+    }
+    await sleep(60);
+  }
+  return { js: performance.memory?.usedJSHeapSize ?? 0, wasm: py ? wasmHeapBytes() : 0 };
+}
+
+/** A measurement's heap figures from the marks before run(), at its end, after a GC. */
+const heapFigures = (before, end, retained) => ({
+  js_before: before.js,
+  js_end: end.js,
+  js_retained: retained.js,
+  wasm_before: before.wasm,
+  wasm_end: end.wasm,
+});
 
 // --- Dexie and plain IndexedDB ----------------------------------------------------------
 
@@ -73,16 +114,18 @@ async function openDexie(name) {
   return db;
 }
 
-async function measureJs(open, impl, args, dbName) {
+async function measureJs(open, impl, args, dbName, memory = false, input = null) {
   const db = await open(dbName);
   try {
-    const ctx = impl.setup ? await impl.setup(db, args) : null;
+    const ctx = impl.setup ? await impl.setup(db, args, input) : null;
+    const before = memory ? await heapMark(true) : null;
     collect();
     const started = performance.now();
     const result = await impl.run(db, args, ctx);
     const ms = performance.now() - started;
+    const heap = memory ? heapFigures(before, await heapMark(false), await heapMark(true)) : null;
     const check = impl.check ? await impl.check(db, args, result) : null;
-    return { ms, check };
+    return heap ? { ms, check, heap } : { ms, check };
   } finally {
     // Let the last readonly transaction finish (Dexie and requestDone resolve on the
     // request's success), so deleting the database is not reported as blocked.
@@ -116,7 +159,9 @@ bench.info = () => ({
     name: w.name,
     sizes: w.sizes,
     unit: w.unit,
-    impls: w.variants ?? IMPLS,
+    ...(w.label && { labels: { full: w.label(w.sizes.full), quick: w.label(w.sizes.quick) } }),
+    impls: w.variants ?? w.impls ?? IMPLS,
+    memory: Boolean(w.memory),
   })),
   impls: IMPLS,
   live: { name: LIVE_NOTIFY.name, sizes: LIVE_NOTIFY.sizes, unit: LIVE_NOTIFY.unit },
@@ -130,18 +175,27 @@ bench.measure = async (name, impl, run, quick, profile = false) => {
   const workload = byName.get(name);
   if (!workload) throw new Error(`unknown workload ${name}`);
   const size = quick ? workload.sizes.quick : workload.sizes.full;
-  const { seed, args } = workload.data(size, makeRng(SEED));
+  const data = workload.data(size, makeRng(SEED));
+  const { seed, args } = data;
+  const memory = Boolean(workload.memory);
+  if (workload.impls && !workload.impls.includes(impl)) {
+    throw new Error(`${name}: no ${impl} implementation`);
+  }
   const dbName = `bench_${name}_${impl}_${run}`;
+  const input = workload.input ? await workload.input(data) : null;
   await prepare(dbName, seed);
   let out;
   try {
     if (workload.variants) {
       if (!workload.variants.includes(impl)) throw new Error(`${name}: unknown variant ${impl}`);
       out = await measurePython(name, args, dbName, profile, impl);
-    } else if (impl === "python") out = await measurePython(name, args, dbName, profile);
-    else if (impl === "dexie") out = await measureJs(openDexie, workload.dexie, args, dbName);
-    else if (impl === "raw") out = await measureJs(openNative, workload.raw, args, dbName);
-    else throw new Error(`unknown implementation ${impl}`);
+    } else if (impl === "python") {
+      out = await measurePython(name, args, dbName, profile, "on", memory, input);
+    } else if (impl === "dexie") {
+      out = await measureJs(openDexie, workload.dexie, args, dbName, memory, input);
+    } else if (impl === "raw") {
+      out = await measureJs(openNative, workload.raw, args, dbName, memory, input);
+    } else throw new Error(`unknown implementation ${impl}`);
   } finally {
     await deleteNative(dbName);
   }
@@ -282,6 +336,12 @@ bench.liveClose = async () => {
 };
 
 bench.proxies = liveProxies;
+
+/** Heap marks for Python's measure (see heapMark). */
+bench.heap = heapMark;
+
+/** Checks both implementations of a workload share (Python calls them, JSON in and out). */
+bench.checks = SHARED_CHECKS;
 
 /** Allocation stacks of the live traced PyProxies (to find a leak). */
 bench.proxyStacks = () => [...py._module.pyproxy_alloc_map.values()].map(String);

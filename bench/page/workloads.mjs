@@ -5,7 +5,8 @@
 //   name    key in bench/results/*.json
 //   sizes   {full, quick}: the size handed to data() (quick is the smoke-test size)
 //   unit    what the size counts (for the Markdown table)
-//   data    (size, rng) => {seed, args}: plain JSON, identical for all implementations.
+//   data    (size, rng) => {seed, args}: identical for all implementations; `args` is
+//           plain JSON, `seed` may hold Blobs (it never leaves the page).
 //           `seed` ({table: [records]}) is written with plain IndexedDB before the
 //           implementation opens the database; `args` is handed to setup/run/check.
 //           Generating and seeding are not timed.
@@ -13,13 +14,22 @@
 //           `run(db, args, ctx)` (timed) and optional `setup(db, args)` / `check(...)`
 //   dexie   {setup?, run, check?} with the same signatures; `db` is an open Dexie instance
 //   raw     {setup?, run, check?}; `db` is an open IDBDatabase
+//   impls   optional: the implementations measured (default all three)
+//   label   optional: size => the size as the Markdown table shows it (default "size unit")
+//   input   optional: async ({seed, args, ...}) => a JS value made before the database
+//           is seeded (untimed), handed to setup(db, args, input) (Python: args["input"])
+//   memory  optional: true to record the JS heap (and Python's wasm heap) around run()
 //
 // Only run() is timed, from the call until its promise (or coroutine) resolves. check()
 // returns a JSON value that must be equal for all three implementations of a run.
 import Dexie from "/vendor/dexie.mjs";
+import { exportDB, importInto } from "/vendor/dexie-export-import.mjs";
 import {
+  STORES,
   applyStats,
+  canonical,
   contextCheck,
+  deleteNative,
   fingerprint,
   makeChain,
   makeMessages,
@@ -27,8 +37,11 @@ import {
   makeThread,
   makeThreads,
   makeTree,
+  openNative,
+  pick,
   receiptRecord,
   requestDone,
+  seedNative,
   sessionContext,
   txDone,
   uuid,
@@ -390,6 +403,287 @@ export const LIVE_NOTIFY = {
     db.transaction("rw", db.threads, db.nodes, () => dexieAppendIn(db, threadId, type, payload)),
   /** The live query's querier: the same read as Python's. */
   dexieNodes: (db, threadId) => () => db.nodes.where("threadId").equals(threadId).toArray(),
+};
+
+// --- backup and restore: dexie-export-import's file format --------------------------------
+//
+// `backup` exports a panelot_v1 database of `size` nodes in threads of varying length
+// (branched trees, as makeTree writes them) and attachments as the store writes them
+// (a Blob in `bytes`, `size`, `kind`, `mime`, `meta`, `refs` to the user message whose
+// image block names it). `restore` imports such a file, made by the addon's exportDB
+// before the clock starts, into a database holding other data. The checks are shared
+// by both implementations (Python calls them through `window.bench.checks`): they read
+// the file, or the database after the restore, and digest every row order-free, with
+// each Blob replaced by its type, size and SHA-256.
+
+/**
+ * Python and Dexie only. A raw IndexedDB twin would be a third writer and reader of the
+ * addon's format (Typeson, streamed JSON), not a floor under the same work, so the
+ * table shows "—" for it.
+ */
+const BACKUP_IMPLS = ["python", "dexie"];
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const BACKUP_BASE_TS = 1_700_000_000_000;
+
+/** What `size` nodes come with: threads, attachments, bytes per attachment. */
+function backupShape(size) {
+  const full = size >= 10_000;
+  return {
+    threads: Math.max(2, Math.round(size / 250)),
+    attachments: full ? 50 : 3,
+    bytes: full ? MiB : 64 * KiB,
+  };
+}
+
+const byteLabel = (n) => (n >= MiB ? `${n / MiB} MiB` : `${n / KiB} KiB`);
+
+function backupLabel(size) {
+  const s = backupShape(size);
+  const nodes = `${size.toLocaleString("en-US")} nodes in ${s.threads} threads`;
+  return `${nodes} + ${s.attachments} × ${byteLabel(s.bytes)} attachments`;
+}
+
+const restoreLabel = (size) =>
+  `file of ${backupLabel(size)}, over ${Math.ceil(size / 5).toLocaleString("en-US")} other nodes`;
+
+/** `n` bytes of xorshift32 noise seeded from `rng`: deterministic, incompressible. */
+function noiseBytes(rng, n) {
+  const words = new Uint32Array(Math.ceil(n / 4));
+  let x = (Math.floor(rng() * 0xffffffff) | 1) >>> 0;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x;
+  }
+  return new Uint8Array(words.buffer, 0, n);
+}
+
+/** `total` split into `parts` counts of at least 1, of random weights. */
+function splitCounts(rng, total, parts) {
+  const weights = Array.from({ length: parts }, () => 0.25 + rng());
+  const sum = weights.reduce((s, w) => s + w, 0);
+  const counts = weights.map((w) => Math.max(1, Math.floor((total * w) / sum)));
+  let left = total - counts.reduce((s, c) => s + c, 0);
+  for (let i = 0; left !== 0; i = (i + 1) % parts) {
+    if (left > 0) {
+      counts[i] += 1;
+      left -= 1;
+    } else if (counts[i] > 1) {
+      counts[i] -= 1;
+      left += 1;
+    }
+  }
+  return counts;
+}
+
+/**
+ * A panelot_v1 database: `nodes` nodes in `threads` threads, and `attachments` image
+ * attachments of `bytes` each, referenced by a user message of their thread. Returns
+ * `{seed, expected}` (rows per table).
+ */
+function backupDataset(rng, { nodes: size, threads: threadCount, attachments, bytes }) {
+  const threads = [];
+  const nodes = [];
+  const users = [];
+  for (const [i, count] of splitCounts(rng, size, threadCount).entries()) {
+    const tree = makeTree(rng, count);
+    tree.thread.updatedAt = BACKUP_BASE_TS + (i + 1) * 60_000;
+    threads.push(tree.thread);
+    nodes.push(...tree.nodes);
+    users.push(tree.nodes.filter((n) => n.type === "user_message" && !n.payload.deleted));
+  }
+  const records = [];
+  for (let k = 0; k < attachments; k++) {
+    const t = k % threads.length;
+    const id = uuid(rng);
+    const record = {
+      id,
+      threadId: threads[t].id,
+      createdAt: BACKUP_BASE_TS + k * 1000,
+      kind: "image",
+      mime: "image/png",
+      bytes: new Blob([noiseBytes(rng, bytes)], { type: "image/png" }),
+      size: bytes,
+      provenance: "user",
+      meta: { title: `screenshot ${k}`, w: 1280, h: 800 },
+    };
+    const node = users[t].length ? pick(rng, users[t]) : null;
+    if (node) {
+      node.payload.content.push({
+        type: "image",
+        attachmentId: id,
+        mime: "image/png",
+        name: `screenshot-${k}.png`,
+        w: 1280,
+        h: 800,
+      });
+      record.refs = { nodeIds: [node.id] };
+    }
+    records.push(record);
+  }
+  return {
+    seed: { threads, nodes, attachments: records },
+    expected: { threads: threads.length, nodes: nodes.length, attachments: records.length },
+  };
+}
+
+/** The data a restore replaces: a fifth of the nodes, a few attachments and receipts. */
+function restoreTarget(rng, size) {
+  const shape = backupShape(size);
+  const { seed } = backupDataset(rng, {
+    nodes: Math.ceil(size / 5),
+    threads: Math.max(1, Math.round(shape.threads / 5)),
+    attachments: Math.max(2, Math.round(shape.attachments / 10)),
+    bytes: shape.bytes / 4,
+  });
+  seed.commandReceipts = Array.from({ length: 20 }, (_, i) => {
+    const submissionId = uuid(rng);
+    const command = { type: "thread.update", clientId: CLIENT, submissionId, payload: {} };
+    return receiptRecord(command, "0".repeat(64), { ok: true }, BACKUP_BASE_TS + i);
+  });
+  return seed;
+}
+
+/** A Dexie instance on `name` with the panelot_v1 schema. */
+async function openDexieDb(name) {
+  const db = new Dexie(name);
+  db.version(1).stores(STORES);
+  await db.open();
+  return db;
+}
+
+/** The addon's export of a scratch database seeded with `seed` (the restore's file). */
+async function exportedFile(seed) {
+  const name = "bench_restore_source";
+  await deleteNative(name);
+  const native = await openNative(name);
+  try {
+    await seedNative(native, seed);
+  } finally {
+    native.close();
+  }
+  const db = await openDexieDb(name);
+  try {
+    return await exportDB(db);
+  } finally {
+    db.close();
+    await deleteNative(name);
+  }
+}
+
+const hex = (buffer) =>
+  Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
+const sha256 = async (data) => hex(await crypto.subtle.digest("SHA-256", data));
+
+function fromBase64(text) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
+  const raw = atob(text);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+/** The stand-in of a Blob's contents in a digested row. */
+const blobDigest = async (type, bytes) => ({
+  blob: type,
+  size: bytes.byteLength,
+  sha256: await sha256(bytes),
+});
+
+/**
+ * The order-free summary both implementations must agree on: rows per table (all of
+ * panelot_v1's), the bytes of every attachment, and one SHA-256 over every table's rows
+ * as canonical JSON, sorted. `tables` maps a table to its rows, each Blob already
+ * replaced by blobDigest's stand-in. Throws if the rows are not the `expected` counts.
+ */
+async function digestTables(tables, expected) {
+  const rows = {};
+  const texts = [];
+  let attachmentBytes = 0;
+  for (const name of Object.keys(STORES).sort()) {
+    const list = tables[name] ?? [];
+    rows[name] = list.length;
+    const lines = list.map(canonical).sort();
+    texts.push(`${name}\n${lines.join("\n")}`);
+    if (name === "attachments") for (const r of list) attachmentBytes += r.bytes?.size ?? 0;
+  }
+  for (const name of Object.keys(STORES)) {
+    if (rows[name] !== (expected[name] ?? 0)) {
+      throw new Error(`${name}: ${rows[name]} rows, expected ${expected[name] ?? 0}`);
+    }
+  }
+  const sha = await sha256(new TextEncoder().encode(texts.join("\n\n")));
+  return { rows, attachmentBytes, sha256: sha.slice(0, 16) };
+}
+
+/** The check of an exported file: its rows, Typeson's blob2 decoded back. */
+export async function backupFileCheck(file, expected) {
+  const doc = JSON.parse(await file.text());
+  const listed = Object.fromEntries(doc.data.tables.map((t) => [t.name, t.rowCount]));
+  const tables = {};
+  for (const { tableName, inbound, rows } of doc.data.data) {
+    if (!inbound) throw new Error(`${tableName}: panelot_v1 has inbound keys only`);
+    if (rows.length !== listed[tableName]) {
+      throw new Error(`${tableName}: ${rows.length} rows, the header says ${listed[tableName]}`);
+    }
+    tables[tableName] = await Promise.all(
+      rows.map(async (row) => {
+        const types = row.$types;
+        if (!types) return row;
+        const { $types, ...value } = row;
+        for (const [path, kind] of Object.entries(types)) {
+          // The addon's Typeson marks every array so; it stays the array it is.
+          if (kind === "arrayNonindexKeys" && Array.isArray(Dexie.getByKeyPath(value, path))) {
+            continue;
+          }
+          if (kind !== "blob2" || path.includes(".")) {
+            throw new Error(`${tableName}: $types ${path}: ${kind}`);
+          }
+          const { type, data } = value[path];
+          value[path] = await blobDigest(type, fromBase64(data));
+        }
+        return value;
+      }),
+    );
+  }
+  return digestTables(tables, expected);
+}
+
+/**
+ * The check of a restored database (read with plain IndexedDB): the restore's own
+ * receipt left out (Python's restore is a bus command and writes one; the addon's
+ * import writes none).
+ */
+export async function restoredDbCheck(dbName, expected) {
+  const db = await openNative(dbName);
+  const names = Object.keys(STORES);
+  let all;
+  try {
+    const tx = db.transaction(names, "readonly");
+    all = await Promise.all(names.map((n) => requestDone(tx.objectStore(n).getAll())));
+  } finally {
+    db.close();
+  }
+  const tables = Object.fromEntries(names.map((n, i) => [n, all[i]]));
+  tables.commandReceipts = tables.commandReceipts.filter((r) => r.commandType !== "backup.restore");
+  for (const record of tables.attachments) {
+    if (record.bytes instanceof Blob) {
+      const bytes = new Uint8Array(await record.bytes.arrayBuffer());
+      record.bytes = await blobDigest(record.bytes.type, bytes);
+    }
+  }
+  return digestTables(tables, expected);
+}
+
+/** The shared checks as Python calls them (JSON in, JSON out: no PyProxy crosses). */
+export const SHARED_CHECKS = {
+  backupFile: async (file, expectedJson) =>
+    JSON.stringify(await backupFileCheck(file, JSON.parse(expectedJson))),
+  restoredDb: async (dbName, expectedJson) =>
+    JSON.stringify(await restoredDbCheck(dbName, JSON.parse(expectedJson))),
 };
 
 // --- workloads --------------------------------------------------------------------------
@@ -1044,4 +1338,60 @@ export const WORKLOADS = [
     ),
   },
   ...QUERY_WORKLOADS,
+
+  // --- whole-database backup and restore (no raw IndexedDB twin: see BACKUP_IMPLS) --------
+
+  {
+    // Python: store.export_backup() (the backup.export query, settings section
+    // included); Dexie: the addon's exportDB(db). Both read every table in one
+    // transaction and build a Blob of JSON with each attachment as base64.
+    name: "backup",
+    unit: "nodes",
+    label: backupLabel,
+    sizes: { full: 10_000, quick: 200 },
+    impls: BACKUP_IMPLS,
+    memory: true,
+    data: (size, rng) => {
+      const { seed, expected } = backupDataset(rng, { nodes: size, ...backupShape(size) });
+      return { seed, args: { expected } };
+    },
+    dexie: {
+      run: (db) => exportDB(db),
+      check: (db, args, file) => backupFileCheck(file, args.expected),
+    },
+  },
+
+  {
+    // The addon's file of the `backup` database, made before the clock starts, replaces
+    // a database holding other data (a fifth as many nodes, other attachments, receipts).
+    // Python: store.restore_backup(file) (read and check the whole file, then the
+    // backup.restore command: clear every table and write the rows in one transaction,
+    // with its receipt). Dexie: the addon's importInto(db, file, {clearTablesBeforeImport})
+    // into the open database, which is what replacing everything means there; importDB
+    // would create a database from the file's schema, a different operation and none of
+    // the clearing. acceptNameDiff: the file comes from another database (Python accepts
+    // that as well). The addon clears each table in a transaction of its own, then
+    // writes in one; it checks no record.
+    name: "restore",
+    unit: "nodes",
+    label: restoreLabel,
+    sizes: { full: 10_000, quick: 200 },
+    impls: BACKUP_IMPLS,
+    memory: true,
+    data: (size, rng) => {
+      const { seed: source, expected } = backupDataset(rng, { nodes: size, ...backupShape(size) });
+      return {
+        seed: restoreTarget(rng, size),
+        source,
+        args: { expected, submissionId: uuid(rng) },
+      };
+    },
+    input: ({ source }) => exportedFile(source),
+    dexie: {
+      setup: (db, args, file) => file,
+      run: (db, args, file) =>
+        importInto(db, file, { clearTablesBeforeImport: true, acceptNameDiff: true }),
+      check: (db, args) => restoredDbCheck(db.name, args.expected),
+    },
+  },
 ];

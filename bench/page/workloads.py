@@ -342,6 +342,44 @@ async def sorted_ids(db: Database, args: Args, rows: list[Any]) -> list[str]:
     return sorted(r["id"] for r in rows)
 
 
+# --- backup and restore (panelot.backup: dexie-export-import's format) --------------------
+#
+# The checks are the page's (SHARED_CHECKS in workloads.mjs), the same code for both
+# implementations: the exported file's rows, or the restored database's, digested
+# order-free. Only JSON strings and the file's JsProxy cross to JS.
+
+
+async def backup_run(db: Database, args: Args, store: PanelotStore) -> Any:
+    return await store.export_backup()
+
+
+async def backup_check(db: Database, args: Args, backup: Any) -> Any:
+    import js  # Pyodide only
+
+    text = await js.bench.checks.backupFile(backup.file, json.dumps(args["expected"]))
+    return json.loads(text)
+
+
+async def restore_setup(db: Database, args: Args) -> tuple[PanelotStore, Any]:
+    """The store, and the file the page made (a JS Blob) out of ``args``."""
+    return PanelotStore(db, client_id=CLIENT), args.pop("input")
+
+
+async def restore_run(db: Database, args: Args, ctx: tuple[PanelotStore, Any]) -> Any:
+    store, file = ctx
+    envelope = await store.restore_backup(file, submission_id=args["submissionId"])
+    if envelope["status"] != "completed":
+        raise RuntimeError(f"restore: {envelope.get('error')}")
+    return envelope["response"]
+
+
+async def restore_check(db: Database, args: Args, response: Any) -> Any:
+    import js  # Pyodide only
+
+    text = await js.bench.checks.restoredDb(db.name, json.dumps(args["expected"]))
+    return json.loads(text)
+
+
 WORKLOADS: dict[str, Workload] = {
     "append": Workload(append_run, check=append_check),
     "append_bus": Workload(append_bus_run, _store, append_bus_check),
@@ -365,6 +403,8 @@ WORKLOADS: dict[str, Workload] = {
     "read_by_index": Workload(read_by_index_run, check=length_and_seq_sum),
     "where_mix": Workload(where_mix_run, check=where_mix_check),
     "or_distinct": Workload(or_distinct_run, check=sorted_ids),
+    "backup": Workload(backup_run, _store, backup_check),
+    "restore": Workload(restore_run, restore_setup, restore_check),
     # Measured in the variants of VARIANTS, not against Dexie (see measure).
     "observe_append": Workload(append_run, check=append_check),
     "observe_bulk_put": Workload(bulk_put_run, check=nodes_count),
@@ -399,19 +439,38 @@ def _profile_text(profile: cProfile.Profile, top: int = 35) -> str:
     return out.getvalue()
 
 
+async def _heap_mark(full: bool) -> dict[str, int]:
+    """The page's heap mark (bench.mjs's heapMark): JS heap in use, wasm heap size."""
+    import js  # Pyodide only
+
+    mark = await js.bench.heap(full)
+    return {"js": int(mark.js), "wasm": int(mark.wasm)}
+
+
 async def measure(
-    name: str, db_name: str, args_json: str, profile: bool = False, variant: str = "on"
+    name: str,
+    db_name: str,
+    args_json: str,
+    profile: bool = False,
+    variant: str = "on",
+    memory: bool = False,
+    input: Any = None,
 ) -> str:
     """One measurement on the seeded database ``db_name``: JSON ``{ms, check, profile?}``.
 
     ``variant`` (one of :data:`VARIANTS`) says whether the connection observes, and
     whether a live query is open during ``run`` (then ``live_runs`` counts its runs,
-    the first, untimed one included).
+    the first, untimed one included). ``memory`` adds ``heap``: the JS heap before
+    ``run`` (after a full GC), at its end and after a GC, and the wasm heap before and
+    at the end (it never shrinks: growth is a new high-water mark). ``input`` (a JS
+    value the page made for the workload) is handed to setup as ``args["input"]``.
     """
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}")
     workload = WORKLOADS[name]
     args = json.loads(args_json)
+    if input is not None:
+        args["input"] = input
     db = await _open(db_name, observe=variant != "off")
     live: LiveQuery[list[Any]] | None = None
     try:
@@ -421,6 +480,7 @@ async def measure(
             live = db.live_query(_thread_nodes(watched), ["nodes"])
             await anext(live)  # its first run, before the clock starts
         gc.collect()
+        before = await _heap_mark(True) if memory else None
         profiler = cProfile.Profile() if profile else None
         started = time.perf_counter()
         if profiler is not None:
@@ -429,6 +489,17 @@ async def measure(
         if profiler is not None:
             profiler.disable()
         ms = (time.perf_counter() - started) * 1000
+        heap = None
+        if before is not None:
+            end = await _heap_mark(False)
+            retained = await _heap_mark(True)
+            heap = {
+                "js_before": before["js"],
+                "js_end": end["js"],
+                "js_retained": retained["js"],
+                "wasm_before": before["wasm"],
+                "wasm_end": end["wasm"],
+            }
         if live is not None:
             live.close()
         checked = await (workload.check or _none)(db, args, result)
@@ -437,6 +508,8 @@ async def measure(
             live.close()
         db.close()
     out: dict[str, Any] = {"ms": ms, "check": checked}
+    if heap is not None:
+        out["heap"] = heap
     if live is not None:
         out["live_runs"] = live.runs
     if profiler is not None:
