@@ -174,27 +174,50 @@ def _decoder(tp: Any) -> Decoder:
         return _literal_decoder(get_args(tp))
     if origin is list:
         (item_tp,) = get_args(tp)
+        items = _Later(item_tp)
 
         def list_decoder(value: Any, path: str) -> Any:
             if not isinstance(value, list):
                 raise _fail(path, f"must be a list, got {type(value).__name__}")
-            item = _decoder(item_tp)
+            item = items.get()
             return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
         return list_decoder
     if origin is dict:
         _, item_tp = get_args(tp)
+        values = _Later(item_tp)
 
         def dict_decoder(value: Any, path: str) -> Any:
             if not isinstance(value, dict):
                 raise _fail(path, f"must be an object, got {type(value).__name__}")
-            item = _decoder(item_tp)
+            item = values.get()
             return {str(k): item(v, f"{path}.{k}") for k, v in value.items()}
 
         return dict_decoder
-    if tp in (bool, int, float, str):
-        return functools.partial(_decode_scalar, tp)
+    if tp in _SCALARS:
+        return _SCALARS[tp]
     raise TypeError(f"unsupported annotation {tp!r}")
+
+
+class _Later:
+    """The decoder of an annotation, looked up on first use and kept.
+
+    Looking it up per value would hash the annotation each time (slow for ``typing``
+    forms such as ``list[X] | None``); looking it up when the outer decoder is built
+    would recurse forever on a record that refers to itself.
+    """
+
+    __slots__ = ("decoder", "tp")
+
+    def __init__(self, tp: Any) -> None:
+        self.tp = tp
+        self.decoder: Decoder | None = None
+
+    def get(self) -> Decoder:
+        """The decoder (looked up the first time)."""
+        if self.decoder is None:
+            self.decoder = _decoder(self.tp)
+        return self.decoder
 
 
 def _literal_decoder(choices: tuple[Any, ...]) -> Decoder:
@@ -207,6 +230,37 @@ def _literal_decoder(choices: tuple[Any, ...]) -> Decoder:
         return value
 
     return literal_decoder
+
+
+def _decode_str(value: Any, path: str) -> Any:
+    if type(value) is str:
+        return value
+    return _decode_scalar(str, value, path)
+
+
+def _decode_int(value: Any, path: str) -> Any:
+    if type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        return value
+    return _decode_scalar(int, value, path)
+
+
+def _decode_bool(value: Any, path: str) -> Any:
+    if value is True or value is False:
+        return value
+    return _decode_scalar(bool, value, path)
+
+
+def _decode_float(value: Any, path: str) -> Any:
+    return _decode_scalar(float, value, path)
+
+
+_SCALARS: dict[Any, Decoder] = {
+    str: _decode_str,
+    int: _decode_int,
+    bool: _decode_bool,
+    float: _decode_float,
+}
+"""The scalar decoders: a fast check of the common case, the full one otherwise."""
 
 
 def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
@@ -246,24 +300,27 @@ def _union_decoder(options: tuple[Any, ...]) -> Decoder:
             for tag in get_args(_hints(c).get("type", Literal[None])):
                 tagged.setdefault(tag, c)
 
+    later = [_Later(c) for c in candidates]
+    by_tag = {tag: _Later(c) for tag, c in tagged.items()}
+
     def union_decoder(value: Any, path: str) -> Any:
         if value is None:
             if nullable:
                 return None
             raise _fail(path, "must not be null")
-        if len(candidates) == 1:
-            return _decoder(candidates[0])(value, path)
-        if tagged and isinstance(value, dict):
+        if len(later) == 1:
+            return later[0].get()(value, path)
+        if by_tag and isinstance(value, dict):
             tag = value.get("type")
-            cls = tagged.get(tag) if isinstance(tag, str | int | bool) or tag is None else None
-            if cls is not None:
-                return _decoder(cls)(value, path)
-            kinds = sorted(k for k in tagged if k is not None)
+            found = by_tag.get(tag) if isinstance(tag, str | int | bool) or tag is None else None
+            if found is not None:
+                return found.get()(value, path)
+            kinds = sorted(k for k in by_tag if k is not None)
             raise _fail(f"{path}.type", f"must be one of {kinds}, got {tag!r}")
         errors = []
-        for c in candidates:
+        for option in later:
             try:
-                return _decoder(c)(value, path)
+                return option.get()(value, path)
             except ValidationError as exc:
                 errors.append(exc.message)
         raise _fail(path, "matches none of the allowed shapes: " + "; ".join(errors))
@@ -271,8 +328,8 @@ def _union_decoder(options: tuple[Any, ...]) -> Decoder:
     return union_decoder
 
 
-_Field = tuple[str, str, bool, Any]
-"""(wire name, Python name, required, annotation) of a dataclass field."""
+_Field = tuple[str, str, bool, Decoder]
+"""(wire name, Python name, required, decoder) of a dataclass field."""
 
 
 def _dataclass_decoder(cls: type) -> Decoder:
@@ -288,15 +345,17 @@ def _dataclass_decoder(cls: type) -> Decoder:
                 required = (
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
                 )
-                specs.append((camel(f.name), f.name, required, hints[f.name]))
+                # By now this record's own decoder is built (and cached), so a field of
+                # its own type finds it instead of recursing.
+                specs.append((camel(f.name), f.name, required, _decoder(hints[f.name])))
                 known.add(camel(f.name))
         if not known.issuperset(value):
             unknown = sorted(str(k) for k in value if k not in known)
             raise _fail(_join(path, unknown[0]), "is not a known field")
         kwargs = {}
-        for wire, name, required, tp in specs:
+        for wire, name, required, field_decoder in specs:
             if wire in value:
-                kwargs[name] = _decoder(tp)(value[wire], _join(path, wire))
+                kwargs[name] = field_decoder(value[wire], _join(path, wire))
             elif required:
                 raise _fail(_join(path, wire), "is required")
         return cls(**kwargs)

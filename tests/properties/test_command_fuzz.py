@@ -92,6 +92,7 @@ FIELDS: dict[str, list[str]] = {
     "credential.rotate": ["ref", "secret"],
     "credential.delete": ["ref"],
     "legacy.import": ["migrate", "includeHistory"],
+    "backup.restore": ["sha256", "size", "settings"],
 }
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
@@ -771,10 +772,12 @@ VALID: dict[str, dict[str, Any]] = {
     "credential.rotate": {"ref": "cred:fuzz", "secret": "sk-rotated"},
     "credential.delete": {"ref": "cred:fuzz"},
     "legacy.import": {"migrate": True, "includeHistory": True},
+    "backup.restore": {"sha256": "0" * 64, "size": 10, "settings": True},
 }
 #: Arguments each query accepts in the base store.
 VALID_QUERIES: dict[str, dict[str, Any]] = {
     "thread.list": {"folderId": "f", "tag": "a"},
+    "backup.export": {"settings": False},
     "thread.get": {"threadId": "{thread}"},
     "thread.context": {"threadId": "{thread}", "leafId": "{node}"},
     "thread.request": {"threadId": "{thread}", "seenImages": ["{attachment}"]},
@@ -894,6 +897,7 @@ async def _send_with_lone(kind: str, edits: list[tuple[int, str, float]]) -> dic
 def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     """The templates reach the handlers: each is accepted as it is (a few need a state)."""
     needs_other_state = {"interaction.request", "interaction.claim", "plugin.uninstall"}
+    needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
         out = _run(_send_with_lone(kind, []))

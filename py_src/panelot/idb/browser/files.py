@@ -10,6 +10,7 @@ file picker) one range at a time.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 from panelot.idb.browser.convert import wiring_helper
@@ -57,8 +58,12 @@ class JsBlobSource:
         """Total size in bytes."""
         return self._size
 
-    async def read(self, start: int, end: int) -> bytes:
-        """The bytes from ``start`` up to ``end``."""
-        buffer = await self.blob.slice(start, end).arrayBuffer()
-        data: bytes = buffer.to_bytes()
-        return data
+    def read(self, start: int, end: int) -> Awaitable[bytes]:
+        """The bytes from ``start`` up to ``end``; the browser starts reading at once."""
+        return _bytes_of(self.blob.slice(start, end).arrayBuffer())
+
+
+async def _bytes_of(promise: Any) -> bytes:
+    buffer = await promise
+    data: bytes = buffer.to_bytes()
+    return data

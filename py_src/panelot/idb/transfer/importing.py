@@ -199,6 +199,13 @@ async def read_import(
     opts = options or ImportOptions()
     await db.ready()
     stream = TextStream(source, opts.chunk_size_bytes)
+    try:
+        return await _read_all(db, opts, stream)
+    finally:
+        stream.close()
+
+
+async def _read_all(db: Database, opts: ImportOptions, stream: TextStream) -> ImportPlan:
     header: Header | None = None
     plan: dict[str, TableRows] = {}
     skipped: list[str] = []

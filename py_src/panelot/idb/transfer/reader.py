@@ -18,7 +18,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,14 +47,18 @@ _WS = " \t\n\r"
 
 
 class ByteSource(Protocol):
-    """Where an export is read from: a size and byte ranges."""
+    """Where an export is read from: a size and byte ranges.
+
+    ``read`` should start reading when called, not when awaited: the reader asks for
+    the next range ahead of parsing the current one, so the two overlap.
+    """
 
     @property
     def size(self) -> int:
         """Total size in bytes."""
         ...
 
-    async def read(self, start: int, end: int) -> bytes:
+    def read(self, start: int, end: int) -> Awaitable[bytes]:
         """The bytes from ``start`` up to ``end`` (exclusive)."""
         ...
 
@@ -99,11 +103,30 @@ class TextStream:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self.buf = ""
         self.pos = 0
+        self._ahead: tuple[int, int, Awaitable[bytes]] | None = None
 
     @property
     def eof(self) -> bool:
         """Whether every byte has been read."""
         return self.bytes_read >= self.size
+
+    def _read(self, start: int, end: int) -> Awaitable[bytes]:
+        """The read of ``[start, end)``: the one asked for ahead, if it is that one."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[:2] == (start, end):
+            return ahead[2]
+        self._discard(ahead)
+        return self.source.read(start, end)
+
+    @staticmethod
+    def _discard(ahead: tuple[int, int, Awaitable[bytes]] | None) -> None:
+        if ahead is not None and hasattr(ahead[2], "close"):
+            ahead[2].close()  # a coroutine never awaited: no warning
+
+    def close(self) -> None:
+        """Drop a read asked for ahead and not used (the file ended early, or failed)."""
+        self._discard(self._ahead)
+        self._ahead = None
 
     async def more(self, at_least: int = 0) -> bool:
         """Read the next chunk (or ``at_least`` bytes); False at the end of the file."""
@@ -111,7 +134,7 @@ class TextStream:
             return False
         start = self.bytes_read
         end = min(self.size, start + max(self.chunk, at_least))
-        data = await self.source.read(start, end)
+        data = await self._read(start, end)
         if len(data) != end - start:
             raise ValidationError(
                 f"file: read {len(data)} bytes at byte {start}, expected {end - start}"
@@ -119,6 +142,9 @@ class TextStream:
                 field="file",
             )
         self.bytes_read = end
+        if end < self.size:  # the next chunk is read while this one is parsed
+            after = min(self.size, end + self.chunk)
+            self._ahead = (end, after, self.source.read(end, after))
         self.digest.update(data)
         try:
             text = self._decoder.decode(data, final=self.eof)
@@ -430,4 +456,5 @@ async def read_header(source: ByteSource, chunk_bytes: int = 64 * 1024) -> Heade
                 return event
     finally:
         await events.aclose()
+        stream.close()
     raise ValidationError("data.data: missing (no rows)", field="data.data")  # pragma: no cover
