@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
+from loops import run_async
 from panelot.autoawait import await_helpers
 
 NAMES = {"threads", "tree", "context"}
@@ -50,5 +49,5 @@ def test_the_rewritten_statement_runs_with_top_level_await() -> None:
         if outcome is not None:
             await outcome
 
-    asyncio.run(main())
+    run_async(main())  # Playwright's loop may run on this thread
     assert scope["result"] == "t1"

@@ -1,6 +1,8 @@
 """Crash consistency: kill the page, or the whole browser, in the middle of long operations.
 
-For each operation, 20 kill points drawn from a fixed seed. After each kill the same
+For each operation, 20 kill points drawn from a fixed seed, within a window that follows
+the operation's measured duration (:class:`crash_support.KillWindow`: a kill long after
+the operation ended proves little and costs a wait). After each kill the same
 profile is opened again and the state must be either wholly before or wholly after the
 operation's transaction: no orphan nodes, no receipt without its effect and no effect
 without its receipt. Every fifth kill is a SIGKILL of the whole browser process; the
@@ -9,6 +11,7 @@ others close the page's renderer.
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 from collections.abc import Iterator
@@ -18,7 +21,7 @@ import pytest
 from playwright.sync_api import Page, Playwright
 
 from browser_harness import run_py
-from crash_support import KICK, CrashableBrowser, kill
+from crash_support import KICK, CrashableBrowser, KillWindow, kill
 
 KILL_POINTS = 20
 DELETE_NODES = 5_000
@@ -69,9 +72,24 @@ def _state(page: Page, sub: str) -> Any:
     return run_py(page, STATE.format(sub=sub))
 
 
+TIMED = """async (c) => { const t = performance.now(); const r = await window.panelot.send(c);
+                            return [r, (performance.now() - t) / 1000]; }"""
+
+
+def _timed(page: Page, command: dict[str, Any]) -> float:
+    """Run ``command`` to the end (a warm-up, not killed); return how long it took."""
+    out = page.evaluate(TIMED, command)
+    assert out[0]["status"] == "completed", out[0]
+    return float(out[1])
+
+
 def test_thread_delete_survives_kills(crashable: CrashableBrowser) -> None:
     rng = random.Random(20261130)
     page = crashable.page()
+    warm = run_py(page, SEED.format(title="warm-up", n=DELETE_NODES))
+    took = _timed(page, {"type": "thread.delete", "clientId": "crash", "submissionId": "warm",
+                         "payload": {"threadId": warm}})  # fmt: skip
+    window = KillWindow(rng, took)
     outcomes = {"before": 0, "after": 0}
     for point in range(KILL_POINTS):
         title = f"delete-{point}"
@@ -84,10 +102,11 @@ def test_thread_delete_survives_kills(crashable: CrashableBrowser) -> None:
             "payload": {"threadId": tid},
         }
         page.evaluate(KICK, [command])
-        kill(crashable, page, point, rng.uniform(0.0, 2.5))
+        kill(crashable, page, point, window.next())
         page = crashable.page()
         state = _state(page, sub)
         assert state["orphans"] == 0, state
+        window.saw(tid not in state["threads"])
         if tid in state["threads"]:
             assert state["threads"][tid]["nodes"] == DELETE_NODES, (point, state["threads"][tid])
             assert state["receipt"] is None, point
@@ -101,7 +120,7 @@ def test_thread_delete_survives_kills(crashable: CrashableBrowser) -> None:
                 point
             )
             outcomes["after"] += 1
-    print(f"thread.delete kill points: {outcomes}")
+    print(f"thread.delete kill points: {outcomes} (warm-up {took:.2f} s)")
     assert sum(outcomes.values()) == KILL_POINTS
 
 
@@ -135,25 +154,35 @@ def _export(n: int) -> dict[str, Any]:
     }
 
 
+#: The import command, built in the page from the export's JSON text: Playwright takes
+#: seconds to carry 10,000 nodes as an object, and milliseconds as one string.
+IMPORT = """([text, title, sub, timed]) => {
+  const data = JSON.parse(text);
+  data.thread.title = title;
+  const command = { type: "thread.import", clientId: "crash", submissionId: sub,
+                    payload: { data } };
+  if (!timed) { window.__job = window.panelot.send(command); return null; }
+  const t = performance.now();
+  return window.panelot.send(command).then((r) => [r, (performance.now() - t) / 1000]);
+}"""
+
+
 def test_thread_import_survives_kills(crashable: CrashableBrowser) -> None:
     rng = random.Random(30111126)
-    data = _export(IMPORT_NODES)
+    text = json.dumps(_export(IMPORT_NODES))
     page = crashable.page()
+    out, took = page.evaluate(IMPORT, [text, "warm-up", "warm", True])
+    assert out["status"] == "completed", out
+    window = KillWindow(rng, took)
     outcomes = {"before": 0, "after": 0}
     for point in range(KILL_POINTS):
         sub = f"import-{point}"
-        data["thread"]["title"] = f"import-{point}"
-        command = {
-            "type": "thread.import",
-            "clientId": "crash",
-            "submissionId": sub,
-            "payload": {"data": data},
-        }
-        page.evaluate(KICK, [command])
-        kill(crashable, page, point, rng.uniform(0.0, 6.0))
+        page.evaluate(IMPORT, [text, f"import-{point}", sub, False])
+        kill(crashable, page, point, window.next())
         page = crashable.page()
         state = _state(page, sub)
         assert state["orphans"] == 0, state
+        window.saw(state["receipt"] is not None)
         imported = [k for k, v in state["threads"].items() if v["title"] == f"import-{point}"]
         if state["receipt"] is None:
             assert imported == [], (point, imported)
@@ -171,5 +200,5 @@ def test_thread_import_survives_kills(crashable: CrashableBrowser) -> None:
                     "payload": {"threadId": imported[0]},
                 },
             )
-    print(f"thread.import kill points: {outcomes}")
+    print(f"thread.import kill points: {outcomes} (warm-up {took:.2f} s)")
     assert sum(outcomes.values()) == KILL_POINTS
