@@ -39,30 +39,32 @@ export function ago(ms) {
   return new Date(ms).toLocaleDateString();
 }
 
-/** Human bytes. */
-export function bytes(n) {
-  if (n === null || n === undefined) return "?";
-  const units = ["B", "KB", "MB", "GB", "TB"];
+/** `n` bytes in its largest unit under 1024 of it: `[value, unit index]`. */
+function scaled(n) {
+  const units = BYTE_UNITS;
   let i = 0;
   let v = n;
   while (v >= 1024 && i < units.length - 1) {
     v /= 1024;
     i += 1;
   }
-  return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+  return [v, i];
+}
+
+const BYTE_UNITS = ["B", "KB", "MB", "GB", "TB"];
+
+/** Human bytes. */
+export function bytes(n) {
+  if (n === null || n === undefined) return "?";
+  const [v, i] = scaled(n);
+  return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${BYTE_UNITS[i]}`;
 }
 
 /** Human bytes with one decimal from KB up ("52.3 MB", "812.0 KB", "7 B"): a file's size. */
 export function fileSize(n) {
   if (n === null || n === undefined) return "?";
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let i = 0;
-  let v = n;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i += 1;
-  }
-  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
+  const [v, i] = scaled(n);
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${BYTE_UNITS[i]}`;
 }
 
 /** Offer `blob` as a download named `name`. */

@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
-from browser_harness import install_behavior, run_py, wait_ready
+from browser_harness import (
+    BASE64_TO_FILE,
+    BLOB_TO_BASE64,
+    install_behavior,
+    run_py,
+    wait_ready,
+)
 
 ATTACHMENTS = 50
 
@@ -39,24 +45,6 @@ from behavior.backup.fill import fill_everything
 await fill_everything(store(), attachments={ATTACHMENTS})
 json.dumps(True)
 """
-
-#: A Blob's bytes as base64 (in pieces: String.fromCharCode takes a bounded arguments list).
-TO_BASE64 = """async (blob) => {
-  const bytes = new Uint8Array(await blob.arrayBuffer());
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
-}"""
-
-FROM_BASE64 = """(b64) => {
-  const text = atob(b64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  window.__file = new Blob([bytes], { type: "text/json" });
-  return window.__file.size;
-}"""
 
 
 @pytest.fixture
@@ -86,13 +74,13 @@ def _digests(page: Page) -> dict[str, Any]:
 def _file(page: Page, make: str) -> str:
     """Make a file in the page (``make`` is an async JS body returning a Blob); its base64."""
     b64: str = page.evaluate(
-        f"async () => {{ const blob = await ({make})(); return ({TO_BASE64})(blob); }}"
+        f"async () => {{ const blob = await ({make})(); return ({BLOB_TO_BASE64})(blob); }}"
     )
     return b64
 
 
 def _restore(page: Page, b64: str) -> dict[str, Any]:
-    page.evaluate(FROM_BASE64, b64)
+    page.evaluate(BASE64_TO_FILE, b64)
     out: dict[str, Any] = page.evaluate(
         "async () => window.panelot.backup.restore(window.__file, {submissionId: 'restore-1'})"
     )
@@ -118,7 +106,7 @@ def test_a_full_store_restores_into_a_fresh_profile_and_into_dexie(
 
     # 2. Imported by Dexie's addon into a fresh profile's panelot_v1 (the store reads it).
     dexie = fresh_page()
-    dexie.evaluate(FROM_BASE64, b64)
+    dexie.evaluate(BASE64_TO_FILE, b64)
     imported = dexie.evaluate(
         """async () => {
       const { importInto } = await import("/vendor/dexie-export-import.mjs");
@@ -153,7 +141,7 @@ def test_the_addons_export_of_a_store_restores_here(fresh_page: Callable[[], Pag
     }""",
     )
     target = fresh_page()
-    target.evaluate(FROM_BASE64, b64)
+    target.evaluate(BASE64_TO_FILE, b64)
     peek = target.evaluate("() => window.panelot.backup.peek(window.__file)")
     assert peek["databaseName"] == "panelot_v1" and peek["settings"] is False, peek
     assert peek["tables"]["attachments"] == ATTACHMENTS, peek

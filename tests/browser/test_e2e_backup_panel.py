@@ -270,11 +270,18 @@ def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
     assert wait_restore(page, restores) == "refused"
     assert page.locator("#dialog[open]").count() == 0  # nothing to confirm
     assert page.get_attribute("#backup-status", "class") == "status error"
+    assert_unchanged(page, store, "Cannot restore", "formatName", before, receipts)
+
+
+def assert_unchanged(
+    page: Page, store: PanelotStore, said: str, detail: str, before: Any, receipts: int
+) -> None:
+    """The refusal's words and technical detail are shown, and nothing was stored."""
     assert page.inner_text("#backup-status .error-text") == (
-        "Cannot restore: This file is not a Panelot backup, or it is damaged. Nothing was changed."
+        f"{said}: This file is not a Panelot backup, or it is damaged. Nothing was changed."
     )
     page.click("#backup-status summary")
-    assert "formatName" in page.inner_text("#backup-status .error-detail pre")
+    assert detail in page.inner_text("#backup-status .error-detail pre")
     assert stored(store) == before
     assert len(restore_receipts(store)) == receipts
 
@@ -300,13 +307,7 @@ def test_a_damaged_backup_is_refused_after_the_confirmation_and_changes_nothing(
     page.wait_for_selector("#dialog[open][data-kind=restore]")  # its header is sound
     page.click("#dialog-ok")
     assert wait_restore(page, restores) == "failed"
-    assert page.inner_text("#backup-status .error-text") == (
-        "Restore failed: This file is not a Panelot backup, or it is damaged. Nothing was changed."
-    )
-    page.click("#backup-status summary")
-    assert "payload.content" in page.inner_text("#backup-status .error-detail pre")
-    assert stored(store) == before
-    assert len(restore_receipts(store)) == receipts
+    assert_unchanged(page, store, "Restore failed", "payload.content", before, receipts)
 
 
 def test_cancelling_the_confirmation_changes_nothing(

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
+from json_paths import paths, set_at
 from loops import run_async
 from panelot.idb import Database, MemoryFactory, SchemaVersion
 from panelot.idb.blobs import MemoryBlob
@@ -187,27 +188,6 @@ async def _state(store: PanelotStore) -> str:
     return json.dumps(out, sort_keys=True)
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-def _set(root: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    parent = root
-    for part in path[:-1]:
-        parent = parent[part]
-    parent[path[-1]] = new
-    return root
-
-
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=8),
     lambda inner: (
@@ -233,16 +213,16 @@ def _mutate(data: bytes, mutation: tuple[Any, ...]) -> tuple[bytes, tuple[Any, .
         at = int(where * (len(data) - 1))
         return data[:at] + bytes([mutation[2]]) + data[at + 1 :], None
     doc = json.loads(data)
-    paths = _paths(doc)[1:]
-    path = paths[int(where * (len(paths) - 1))]
+    places = paths(doc)[1:]
+    path = places[int(where * (len(places) - 1))]
     if kind == "replace":
-        doc = _set(doc, path, mutation[2])
+        doc = set_at(doc, path, mutation[2])
     elif kind == "deep":  # written as text: json.dumps itself cannot nest this deep
-        doc = _set(doc, path, "\u0000deep\u0000")
+        doc = set_at(doc, path, "\u0000deep\u0000")
         deep = "[" * mutation[2] + "1" + "]" * mutation[2]
         return json.dumps(doc).replace('"\\u0000deep\\u0000"', deep).encode(), path
     else:  # a $types entry pointing somewhere else (maybe at nothing)
-        rows = [p for p in paths if len(p) == 5 and p[:2] == ("data", "data") and p[3] == "rows"]
+        rows = [p for p in places if len(p) == 5 and p[:2] == ("data", "data") and p[3] == "rows"]
         path = rows[int(where * (len(rows) - 1))]
         row = doc
         for part in path:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, Playwright
 
-from browser_harness import run_py
+from browser_harness import BASE64_TO_FILE, BLOB_TO_BASE64, run_py
 from crash_support import CrashableBrowser, KillWindow, extension_args, extension_url, kill
 
 KILL_POINTS = 20
@@ -63,22 +63,10 @@ receipt = await s.db.table("commandReceipts").get(json.dumps(["crash", SUB]))
 json.dumps({"tables": tables, "theme": theme, "receipt": receipt is not None})
 """
 
-EXPORT = """async () => {
-  const { file } = await window.panelot.backup.export();
-  const bytes = new Uint8Array(await file.arrayBuffer());
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(text);
-}"""
-
-LOAD = """(b64) => {
-  const text = atob(b64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  window.__file = new Blob([bytes], { type: "text/json" });
-}"""
+EXPORT = f"""async () => {{
+  const {{ file }} = await window.panelot.backup.export();
+  return ({BLOB_TO_BASE64})(file);
+}}"""
 
 KICK = """(sub) => { window.__job = window.panelot.backup.restore(window.__file,
                    { clientId: "crash", submissionId: sub }); }"""
@@ -127,7 +115,7 @@ def test_a_restore_killed_anywhere_leaves_the_old_data_or_the_new(
     want["y"] = _state(page, "none")
     assert want["x"]["tables"] != want["y"]["tables"] and want["x"]["theme"] == "light"
     # A whole restore, not killed, measures the window: y -> x.
-    page.evaluate(LOAD, files["x"])
+    page.evaluate(BASE64_TO_FILE, files["x"])
     out, took = page.evaluate(TIMED, "warm-up")
     assert out["status"] == "completed" and out["settingsApplied"], out
     assert _state(page, "warm-up") == {**want["x"], "receipt": True}
@@ -137,7 +125,7 @@ def test_a_restore_killed_anywhere_leaves_the_old_data_or_the_new(
     for point in range(KILL_POINTS):
         target = "y" if held == "x" else "x"
         sub = f"restore-{point}"
-        page.evaluate(LOAD, files[target])
+        page.evaluate(BASE64_TO_FILE, files[target])
         page.evaluate(KICK, sub)
         kill(crashable, page, point, window.next())
         page = crashable.page()

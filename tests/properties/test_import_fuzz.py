@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
+from json_paths import paths, set_at
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -62,27 +63,6 @@ async def _base() -> tuple[PanelotStore, dict[str, Any]]:
     return store, data
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-def _set(root: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    target = root
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = new
-    return root
-
-
 async def _attempt(data: Any) -> None:
     store, _ = await _base()
     nodes_before = await store.db.table("nodes").count()
@@ -111,7 +91,7 @@ def _run(coro: Any) -> Any:
 
 
 BASE = _run(_base())[1]
-PATHS = _paths(BASE)
+PATHS = paths(BASE)
 
 
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,7 +102,7 @@ def test_mutated_exports_fail_cleanly_or_import_soundly(
     data = copy.deepcopy(BASE)
     for path, new in mutations:
         try:
-            data = _set(data, path, new)
+            data = set_at(data, path, new)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation removed this path
     _run(_attempt(data))

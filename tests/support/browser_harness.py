@@ -116,6 +116,25 @@ def query(page: Page, name: str, args: dict[str, Any] | None = None) -> Any:
     return page.evaluate("([name, args]) => window.panelot.query(name, args)", [name, args or {}])
 
 
+#: JS: a Blob's bytes as base64 (in pieces: String.fromCharCode takes a bounded list).
+BLOB_TO_BASE64 = """async (blob) => {
+  const bytes = new Uint8Array(await blob.arrayBuffer());
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}"""
+
+#: JS: base64 back into a Blob, kept as ``window.__file``; returns its size.
+BASE64_TO_FILE = """(b64) => {
+  const text = atob(b64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  window.__file = new Blob([bytes], { type: "text/json" });
+  return window.__file.size;
+}"""
+
 BEHAVIOR_DIR = Path(__file__).resolve().parent.parent / "behavior"
 
 

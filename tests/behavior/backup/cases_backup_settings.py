@@ -9,13 +9,13 @@ every case in one page, whose settings services are shared.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from behavior import Ctx
 from behavior.backup.fill import dump
+from behavior.settings.cases_settings import forms
 from behavior.tree.cases_tree import text
 from panelot.backup.section import PENDING_KEY, STALE_MS, stage_pending
 from panelot.bus.receipts import receipt_id
@@ -49,15 +49,6 @@ PROVIDERS = {
     "defaultConnectionId": "an",
 }
 UI = {"theme": "dark", "fontSize": 18, "language": "fr"}
-
-
-def forms(secret: str) -> list[str]:
-    """The secret as plain text and as base64 at every alignment."""
-    out = [secret]
-    for shift in range(3):
-        b64 = base64.b64encode(b"\0" * shift + secret.encode()).decode()
-        out.append(b64[(shift * 4 + 2) // 3 + 2 : -4])
-    return out
 
 
 async def groups(store: PanelotStore) -> dict[str, Any]:
