@@ -556,7 +556,8 @@ def test(pytest_args: Sequence[str]) -> None:
     # stay apart, the domain keeps out of the cores' internals.
     env = {**os.environ, "PYTHONPATH": str(PY_SRC)}
     run([VENV / "bin" / "lint-imports", ROOT / "pyproject.toml"], env=env)
-    run_pytest(["--hypothesis-profile=ci", *pytest_args])
+    # The slowest tests are listed, so a CI log shows where its time goes (budget 30 min).
+    run_pytest(["--hypothesis-profile=ci", "--durations=25", *pytest_args])
 
 
 def fuzz(pytest_args: Sequence[str]) -> None:
