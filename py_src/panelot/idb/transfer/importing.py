@@ -36,6 +36,7 @@ from panelot.idb.transfer.reader import (
     TextStream,
     read_export,
 )
+from panelot.idb.transfer.sinks import blob_source
 from panelot.idb.transfer.tson import revive
 
 __all__ = [
@@ -193,12 +194,16 @@ def _row(
 
 
 async def read_import(
-    db: Database, source: ByteSource, options: ImportOptions | None = None
+    db: Database, source: ByteSource | Any, options: ImportOptions | None = None
 ) -> ImportPlan:
-    """Pass 1: read and check the whole file; return the rows to write. Writes nothing."""
+    """Pass 1: read and check the whole file; return the rows to write. Writes nothing.
+
+    ``source`` is a :class:`~panelot.idb.transfer.reader.ByteSource`, or bytes or a Blob
+    of either core (see :func:`~panelot.idb.transfer.sinks.blob_source`).
+    """
     opts = options or ImportOptions()
     await db.ready()
-    stream = TextStream(source, opts.chunk_size_bytes)
+    stream = TextStream(blob_source(source), opts.chunk_size_bytes)
     try:
         return await _read_all(db, opts, stream)
     finally:
@@ -360,7 +365,7 @@ class ImportResult:
 
 
 async def import_db(
-    db: Database, source: ByteSource, options: ImportOptions | None = None
+    db: Database, source: ByteSource | Any, options: ImportOptions | None = None
 ) -> ImportResult:
     """Import a whole file into ``db``: read and check it all, then write it in one transaction."""
     opts = options or ImportOptions()
