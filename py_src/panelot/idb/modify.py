@@ -34,6 +34,7 @@ __all__ = [
     "apply_changes",
     "delete_collection",
     "get_by_key_path",
+    "js_falsy",
     "modify_collection",
     "remove",
     "replace_prefix",
@@ -134,7 +135,8 @@ def delete_by_key_path(obj: Any, key_path: str) -> None:
         obj.pop(head, None)
 
 
-def _falsy(x: Any) -> bool:
+def js_falsy(x: Any) -> bool:
+    """Whether JS takes ``x`` for false: null, false, "", 0, NaN (and a missing value)."""
     if x is _MISSING or x is None or x is False or x == "":
         return True
     return isinstance(x, int | float) and not isinstance(x, bool) and (x == 0 or math.isnan(x))
@@ -147,7 +149,7 @@ def set_by_key_path(obj: Any, key_path: str, value: Any) -> None:
     head, dot, rest = key_path.partition(".")
     if dot and rest:
         inner = _item(obj, head)
-        if _falsy(inner) or not _has(obj, head):
+        if js_falsy(inner) or not _has(obj, head):
             inner = {}
             _assign(obj, head, inner)
         set_by_key_path(inner, rest, value)

@@ -25,7 +25,13 @@ from panelot.idb.errors import (
 )
 from panelot.idb.hooks import HOOKS_LEVEL, hooks_middleware
 from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, validate_key
-from panelot.idb.modify import apply_changes, check_changes, get_by_key_path, set_by_key_path
+from panelot.idb.modify import (
+    apply_changes,
+    check_changes,
+    get_by_key_path,
+    js_falsy,
+    set_by_key_path,
+)
 from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING as _NONE
@@ -306,6 +312,9 @@ class Table:
     async def bulk_update(self, updates: Sequence[dict[str, Any]]) -> int:
         """Apply ``{"key": k, "changes": {...}}`` entries; return how many records existed.
 
+        As in Dexie, a stored value JS takes for false (``0``, ``""``, ``false``, NaN,
+        null) is left alone and not counted.
+
         A failure raises :class:`BulkError` by entry position, and nothing is written.
         Unlike Dexie's ``bulkUpdate``, property modifications (``add`` and its kin) are
         applied rather than stored as they are.
@@ -327,8 +336,8 @@ class Table:
             inline = t.spec.primary_key.key_path is not None
             values, vkeys, where = [], [], []
             for i, (k, value, spec) in enumerate(zip(keys, current, specs, strict=True)):
-                if value is None:
-                    continue
+                if js_falsy(value):
+                    continue  # as Dexie's `if (obj)`: absent, or a stored 0, "", false, NaN
                 apply_changes(value, spec, f"updates[{i}].changes")
                 if inline and compare_keys(resolve_primary_key(t.spec, value, None), k):
                     raise ConstraintError(

@@ -299,6 +299,20 @@ def _check_bulk_error(err: BaseException) -> None:
     assert isinstance(err.failures[1], PanelotError)
 
 
+async def case_bulk_update_skips_values_js_takes_for_false(ctx: Ctx) -> None:
+    """As Dexie's ``if (obj)``: a stored 0, "", false or NaN is left alone, not counted.
+
+    Found by ``build.py fuzz`` (differential seed 584403): Dexie counted 1, panelot 2.
+    """
+    db = await ctx.open({"loose": ""})
+    loose = db.table("loose")
+    await loose.bulk_put([0, "", False, float("nan"), 5, {"v": 1}], ["a", "b", "c", "d", "e", "f"])
+    updates = [{"key": k, "changes": {"v": 9, "x.y": 1}} for k in "abcdefz"]
+    assert await loose.bulk_update(updates) == 2  # the number 5 and the object
+    values = await loose.bulk_get(list("abcef"))
+    assert values == [0, "", False, 5, {"v": 9, "x": {"y": 1}}], values
+
+
 async def case_dexie_bulk_update_with_failure(ctx: Ctx) -> None:
     users = (await _db(ctx)).table("users")
     _check_bulk_error(
