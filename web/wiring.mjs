@@ -496,8 +496,26 @@ export function blobFromParts(parts, type) {
   return new Blob(list, { type: type || "" });
 }
 
-/** A Blob of the base64 of `blob`'s contents, read natively (never through Python). */
-export async function base64Blob(blob) {
+/**
+ * For each Blob of `blobs` (a Python list or an array), a Blob of the base64 of its
+ * contents, read natively (never through Python): one call for a whole export. Four are
+ * read at a time, so no more than four contents are held as text at once.
+ */
+export async function base64Blobs(blobs) {
+  const list = typeof blobs.toJs === "function" ? blobs.toJs({ depth: 1 }) : blobs;
+  const out = new Array(list.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < list.length) {
+      const i = next++;
+      out[i] = await base64Blob(list[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, list.length) }, worker));
+  return out;
+}
+
+async function base64Blob(blob) {
   if (blob.size === 0) return new Blob([]); // Chromium reads an empty Blob as "data:"
   const url = await new Promise((resolve, reject) => {
     const reader = new FileReader();

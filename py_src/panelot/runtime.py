@@ -18,10 +18,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from panelot.codec import camel
 from panelot.idb import PanelotError
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.idb.observe import LiveQuery
-from panelot.idb.transfer import read_header
+from panelot.idb.transfer import blob_source, read_header
 from panelot.lifecycle.retention import configured_days, run_configured
 from panelot.schema import DB_NAME
 from panelot.store import PanelotStore
@@ -208,14 +209,9 @@ def _progress(callback: Any) -> Callable[[Any], None] | None:
 
     def report(progress: Any) -> None:
         fields = dataclasses.asdict(progress)
-        callback(json.dumps({_camel(k): v for k, v in fields.items()}))
+        callback(json.dumps({camel(k): v for k, v in fields.items()}))
 
     return report
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 async def export_backup(settings: bool = True, on_progress: Any = None) -> Any:
@@ -240,10 +236,8 @@ async def peek_backup(file: Any) -> str:
 
     ``{databaseName, databaseVersion, tables: {name: rows}, exportedAt, settings, size}``.
     """
-    from panelot.idb.browser.files import JsBlobSource
-
     try:
-        source = JsBlobSource(file)
+        source = blob_source(file)
         header = await read_header(source)
     except Exception as exc:  # an envelope, never a JS throw
         return _json({"ok": False, "error": _error(exc)})
@@ -265,14 +259,12 @@ async def restore_backup(options_json: str, file: Any, on_progress: Any = None) 
     ``options_json`` is ``{clientId?, submissionId?, settings?}``; the result is
     :meth:`panelot.store.PanelotStore.restore_backup`'s envelope.
     """
-    from panelot.idb.browser.files import JsBlobSource
-
     try:
         options = _loads(options_json, "options")
         if not isinstance(options, dict):
             raise ValidationError("options: must be an object", field="options")
         envelope = await store().restore_backup(
-            JsBlobSource(file),  # refuses what is not a Blob
+            file,  # a Blob, else the restore fails naming the field "file"
             client_id=options.get("clientId"),
             submission_id=options.get("submissionId"),
             settings=options.get("settings", True) is not False,

@@ -29,7 +29,7 @@ from panelot.idb import CoreFactory, Database
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.idb.observe import LiveQuery
 from panelot.idb.observe.live import DEFAULT_INTERVAL
-from panelot.idb.transfer import ExportProgress, ImportProgress, blob_source
+from panelot.idb.transfer import ExportProgress, ImportProgress
 from panelot.lifecycle.startup import StartUp, start_up
 from panelot.request.build import build_request
 from panelot.request.slimming import SlimOptions
@@ -185,8 +185,7 @@ class PanelotStore:
             try:
                 id_field(client, "clientId")
                 id_field(submission, "submissionId")
-                source = blob_source(file)
-                staged = await read_backup(self.db, source, progress, chunk_size_bytes)
+                staged = await read_backup(self.db, file, progress, chunk_size_bytes)
             except PanelotError as exc:
                 return {"status": "failed", "error": exc.to_json()}
             staged.receipt_id = receipt_id(client, submission)

@@ -24,6 +24,7 @@ from typing import Any
 
 from playwright.sync_api import Page
 
+from panelot.schema import PANELOT_V1_STORES
 from panelot.testing import (
     API_KEY,
     PanelotStore,
@@ -38,18 +39,7 @@ from panelot.testing import (
 )
 
 #: Every table but the command receipts (a restore's own receipt is added to them).
-TABLES = (
-    "threads",
-    "nodes",
-    "attachments",
-    "skills",
-    "memories",
-    "runs",
-    "approvals",
-    "interactions",
-    "plugins",
-    "pluginAssets",
-)
+TABLES = tuple(t for t in PANELOT_V1_STORES if t != "commandReceipts")
 #: How the panel names a table's rows; the rest are "other records".
 NOUNS = {"threads": "conversation", "nodes": "message", "attachments": "attachment"}
 NOTES = "Sow the peas in March.\nTomatoes after the frost. ✓\n".encode()

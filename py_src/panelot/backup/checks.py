@@ -173,13 +173,14 @@ class TreeCheck:
     """The trees of all threads of a restore, checked once every row has been read."""
 
     def __init__(self) -> None:
-        self.threads: dict[str, tuple[str | None, int]] = {}
+        self.threads: dict[str, str | None] = {}
+        """Each thread's ``leafId``."""
         self.nodes: dict[str, list[dict[str, Any]]] = {}
 
-    def add(self, table: str, value: Any, where: str) -> None:
+    def add(self, table: str, value: Any) -> None:
         """Note a checked ``threads`` or ``nodes`` record."""
         if table == "threads":
-            self.threads[value["id"]] = (value.get("leafId"), 0)
+            self.threads[value["id"]] = value.get("leafId")
         elif table == "nodes":
             self.nodes.setdefault(value["threadId"], []).append(value)
 
@@ -191,7 +192,7 @@ class TreeCheck:
                 problems.append(
                     f"nodes: {len(nodes)} nodes of thread {thread_id!r}, not in threads"
                 )
-        for thread_id, (leaf, _) in self.threads.items():
+        for thread_id, leaf in self.threads.items():
             nodes = self.nodes.get(thread_id, [])
             seqs = [n["seq"] for n in nodes]
             if len(set(seqs)) != len(seqs):

@@ -89,30 +89,22 @@ class RestoreInput:
     progress: Callable[[ImportProgress], Any] | None = None
     """Where the writing reports its progress (the reading's callback)."""
 
-    def summary(self) -> dict[str, Any]:
-        """What the backup holds: rows by table, settings or not, size and digest."""
-        return {
-            "tables": {name: len(rows.values) for name, rows in self.plan.tables.items()},
-            "settings": self.settings is not None,
-            "credentials": self.credentials,
-            "size": self.plan.size,
-            "sha256": self.plan.sha256,
-            "exportedAt": self.plan.header.extra.get("panelotBackup", {}).get("exportedAt"),
-        }
-
 
 async def read_backup(
     db: Database,
-    source: ByteSource,
+    source: ByteSource | Any,
     progress: Callable[[ImportProgress], Any] | None = None,
     chunk_size_bytes: int = 1024 * 1024,
 ) -> RestoreInput:
-    """A restore's first pass: read and check the whole backup; nothing is written."""
+    """A restore's first pass: read and check the whole backup; nothing is written.
+
+    ``source`` is a ByteSource, or bytes or a Blob of either core.
+    """
     tree = TreeCheck()
 
     def check(table: str, value: Any, key: Any, where: str) -> Any:
         check_row(table, value, key, where)
-        tree.add(table, value, where)
+        tree.add(table, value)
         return value
 
     options = replace(

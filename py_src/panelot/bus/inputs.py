@@ -41,6 +41,3 @@ class StagedInputs:
     def discard(self, digest: str) -> None:
         """Forget what is staged under ``digest``, if anything."""
         self._inputs.pop(digest, None)
-
-    def __len__(self) -> int:
-        return len(self._inputs)

@@ -30,6 +30,7 @@ __all__ = [
     "is_blob",
     "js_blob",
     "make_blob",
+    "uses_js_blobs",
 ]
 
 
@@ -89,9 +90,10 @@ def _js() -> dict[str, Any]:
     return _JS
 
 
-def _uses_js_blobs(db: Database) -> bool:
+def uses_js_blobs(core: Any) -> bool:
+    """Whether ``core`` (a connection) is the browser core, whose Blobs are JS Blobs."""
     browser = sys.modules.get("panelot.idb.browser.core")
-    return browser is not None and isinstance(db.core, browser.BrowserCore)
+    return browser is not None and isinstance(core, browser.BrowserCore)
 
 
 def make_blob(db: Database, data: bytes, mime: str) -> Any:
@@ -101,7 +103,7 @@ def make_blob(db: Database, data: bytes, mime: str) -> Any:
     Blob (``panelot_js.blobFromBytes``). Creating a Blob is synchronous, so this may
     be called inside a transaction body.
     """
-    if _uses_js_blobs(db):
+    if uses_js_blobs(db.core):
         from panelot.idb.browser.convert import wiring_helper
 
         js_blobs = _js()

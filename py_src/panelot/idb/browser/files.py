@@ -2,8 +2,8 @@
 
 :class:`JsBlobSink` turns each flushed piece of an export's text into a JS Blob at once
 (so Python's heap holds one piece at a time) and the Blobs of attachments into the
-base64 of their contents without their bytes ever entering Python
-(``panelot_js.base64Blob``); the file is ``new Blob(parts)``, which Chromium composes
+base64 of their contents without their bytes ever entering Python, all in one call
+(``panelot_js.base64Blobs``); the file is ``new Blob(parts)``, which Chromium composes
 without copying the parts. :class:`JsBlobSource` reads a JS Blob (a ``File`` from a
 file picker) one range at a time.
 """
@@ -38,8 +38,10 @@ class JsBlobSink(Sink):
         """The file: one JS Blob of every part, attachments as their base64."""
         self.flush()
         helper = wiring_helper()
-        for i in self._pending:
-            self._parts[i] = await helper.base64Blob(self._parts[i])
+        if self._pending:
+            encoded = await helper.base64Blobs([self._parts[i] for i in self._pending])
+            for i, blob in zip(self._pending, encoded, strict=True):
+                self._parts[i] = blob
         parts, self._parts, self._pending = self._parts, [], []
         return helper.blobFromParts(parts, mime)
 

@@ -150,20 +150,29 @@ async def export_db(db: Database, options: ExportOptions | None = None) -> Any:
     unknown = [t for t in opts.skip_tables if t not in core.tables]
     if unknown:
         raise ValidationError(f"skip_tables: no table {unknown[0]!r}", field="skip_tables")
+    reserved = [k for k in opts.sections if k in ("formatName", "formatVersion", "data")]
+    if reserved:
+        raise ValidationError(f"sections: {reserved[0]!r} is the format's own", field="sections")
     names = [t for t in core.tables if t not in opts.skip_tables]
     sink = sink_for(core)
     writer = _Writer(sink)
-    rows_total = [0, 0]  # total, done
     row_counts: dict[str, int] = {}
+    done = [0, 0]  # tables, rows
+
+    def report(end: bool = False) -> None:
+        if opts.progress is not None:
+            total = sum(row_counts.values())
+            opts.progress(
+                ExportProgress(
+                    len(names), done[0], total, done[1], sink.bytes, end, dict(row_counts)
+                )
+            )
 
     async def body(tx: Transaction) -> None:
         counts = await tx.gather(*(tx.request(Count(n, None, KeyRange())) for n in names))
-        total = rows_total[0] = sum(counts)
         row_counts.update(zip(names, counts, strict=True))
         sink.text('{"formatName":"dexie","formatVersion":1')
         for key, value in opts.sections.items():
-            if key in ("formatName", "formatVersion", "data"):
-                raise ValidationError(f"sections: {key!r} is the format's own", field="sections")
             sink.text(f",{_json(key)}:{_json(value)}")
         tables = [
             {"name": n, "schema": schema_string(db.spec(n)), "rowCount": c}
@@ -171,7 +180,6 @@ async def export_db(db: Database, options: ExportOptions | None = None) -> Any:
         ]
         head = {"databaseName": db.name, "databaseVersion": dexie_version(core.version)}
         sink.text(f',"data":{_json(head)[:-1]},"tables":{_json(tables)},"data":[')
-        done_rows = 0
         for i, name in enumerate(names):
             spec = db.spec(name)
             inbound = spec.primary_key.key_path is not None
@@ -184,33 +192,17 @@ async def export_db(db: Database, options: ExportOptions | None = None) -> Any:
                         sink.text(",")
                     writer.rows(rows)
                     first = False
-                done_rows += read
-                rows_total[1] = done_rows
-                _report(opts, len(names), i, total, done_rows, sink.bytes, False, row_counts)
+                done[1] += read
+                report()
             sink.text("]}")
-            _report(opts, len(names), i + 1, total, done_rows, sink.bytes, False, row_counts)
+            done[0] += 1
+            report()
         sink.text("]}}")
 
     await db.transaction("r", names, body)
     sink.flush()
-    _report(
-        opts, len(names), len(names), rows_total[0], rows_total[1], sink.bytes, True, row_counts
-    )
+    report(end=True)
     return await sink.finish(EXPORT_MIME)
-
-
-def _report(
-    opts: ExportOptions,
-    tables: int,
-    done_tables: int,
-    rows: int,
-    done: int,
-    size: int,
-    end: bool,
-    counts: dict[str, int],
-) -> None:
-    if opts.progress is not None:
-        opts.progress(ExportProgress(tables, done_tables, rows, done, size, end, dict(counts)))
 
 
 async def _chunks(

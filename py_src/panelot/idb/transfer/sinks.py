@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import base64
 import re
-import sys
 from typing import Any
 
-from panelot.idb.blobs import MemoryBlob, blob_bytes, blob_size, is_blob
+from panelot.idb.blobs import MemoryBlob, blob_bytes, blob_size, is_blob, uses_js_blobs
 from panelot.idb.errors import ValidationError
 from panelot.idb.transfer.reader import ByteSource, BytesSource
 
@@ -116,8 +115,7 @@ class _Pending:
 
 def sink_for(core: Any) -> Sink:
     """The sink for a database on ``core``: JS Blob parts on the browser core."""
-    browser = sys.modules.get("panelot.idb.browser.core")
-    if browser is not None and isinstance(core, browser.BrowserCore):
+    if uses_js_blobs(core):
         from panelot.idb.browser.files import JsBlobSink
 
         return JsBlobSink()
