@@ -103,6 +103,25 @@ async def case_unrelated_writes_do_not_rerun(ctx: Ctx) -> None:
         assert live.runs == 2
 
 
+async def case_a_lone_change_reruns_at_once_and_a_burst_waits_a_gap(ctx: Ctx) -> None:
+    """The gap holds back the changes of a burst, never a change after a quiet spell."""
+    a, b = await two(ctx)
+    gap = 2.0  # the interval: no run within it of the previous one, inside a burst
+    with b.live_query(thread_nodes("X"), interval=gap) as live:
+        await result_where(live, lambda r: r == [])
+        # A lone change right after the first run: it re-runs at once, not a gap later.
+        await a.table("nodes").put({"id": "x1", "threadId": "X", "seq": 1})
+        await result_where(live, lambda r: len(r) == 1, timeout=gap / 2)
+        assert live.runs == 2
+        # A change within a gap of the last one is a burst: held back, then run once.
+        await a.table("nodes").put({"id": "x2", "threadId": "X", "seq": 2})
+        await a.table("nodes").put({"id": "x3", "threadId": "X", "seq": 3})
+        await asyncio.sleep(gap / 4)
+        assert live.runs == 2, "a change of a burst re-ran the query within the gap"
+        await result_where(live, lambda r: len(r) == 3, timeout=gap * 3)
+        assert live.runs == 3
+
+
 async def case_index_range_precision(ctx: Ctx) -> None:
     a, b = await two(ctx)
     probe = Probe(b)

@@ -14,10 +14,13 @@ or another context's, Dexie's included) that overlaps those reads schedules a ne
 one that does not is ignored. Changes that arrive during a run are kept and checked
 against the new run's reads when it ends, so none is missed.
 
-Runs are coalesced: a new run starts no sooner than ``interval`` seconds (or the last
-run's duration, if longer, up to :data:`MAX_GAP`) after the previous one ended, and
-however many changes arrive meanwhile, they cause one run. A burst of N commits
-therefore costs a few runs, not N.
+Runs are coalesced. The *gap* is ``interval`` seconds, or the last run's duration if
+longer, up to :data:`MAX_GAP`. A relevant change after a quiet spell (no relevant
+change for a gap) runs the query at once. A change that follows another within a gap
+is part of a burst: its run starts no sooner than a gap after the previous run ended,
+and however many changes arrive meanwhile, they cause one run. A burst of N commits
+therefore costs a few runs, not N, and a single change is never held back because
+the last run was slow (its wall-clock time also counts whatever ran beside it).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         self._task: asyncio.Task[None] | None = None
         self._last_end = -1e9
         self._last_duration = 0.0
+        self._last_change = -1e9  # when the last relevant change arrived
         self._outcome: tuple[bool, Any] | None = None
         self._seq = 0
         self._taken = 0
@@ -88,22 +92,35 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
     # -- scheduling ---------------------------------------------------------------------
 
     def _changed(self, changes: ObsSet) -> None:
-        if self.closed or self._handle is not None:
-            return  # a run is already due, and will see these changes
+        if self.closed:
+            return
+        if self._handle is not None:  # a run is already due, and will see these changes
+            if sets_overlap(changes, self._reads):
+                self._last_change = self._loop.time()
+            return
         if self._running:
             merge_sets(self._pending, changes)  # checked against this run's reads
+            self._last_change = self._loop.time()
             return
         if sets_overlap(changes, self._reads):
-            self._schedule()
+            now = self._loop.time()
+            quiet = now - self._last_change >= self._gap()
+            self._last_change = now
+            if quiet:
+                self._start()  # a lone change: no reason to wait
+            else:
+                self._schedule()
+
+    def _gap(self) -> float:
+        # A slow query waits as long as it ran, so a burst never keeps it running more
+        # than half the time; capped, because a run's wall-clock time also counts
+        # whatever ran beside it (a model request being built), not only the query.
+        return max(self._interval, min(self._last_duration, MAX_GAP))
 
     def _schedule(self) -> None:
         if self.closed or self._handle is not None or self._running:
             return
-        # A slow query waits as long as it ran, so it never runs more than half the
-        # time; capped, because a run's wall-clock time also counts whatever ran
-        # beside it (a model request being built), not only the query.
-        gap = max(self._interval, min(self._last_duration, MAX_GAP))
-        delay = self._last_end + gap - self._loop.time()
+        delay = self._last_end + self._gap() - self._loop.time()
         if delay <= 0:
             self._start()  # idle long enough: no hop through the event loop
             return
