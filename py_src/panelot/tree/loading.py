@@ -15,6 +15,7 @@ from typing import Any
 from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
+from panelot.tree.cache import ThreadCache, thread_cache
 from panelot.tree.descent import is_tombstone
 from panelot.tree.integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
 from panelot.tree.nodes import TREE_TABLES, append_node, thread_of
@@ -46,8 +47,15 @@ def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | Non
     return thread, f"the leaf {raw['leafId']!r} is not a node id"
 
 
-async def _read(tx: Transaction, thread_id: str, leaf_id: str | None = None) -> LoadedThread:
-    raw, raw_nodes = await load_thread_records(tx, thread_id)
+async def _read(
+    tx: Transaction,
+    thread_id: str,
+    leaf_id: str | None = None,
+    cache: ThreadCache | None = None,
+) -> LoadedThread:
+    raw, raw_nodes = await (
+        cache.records(tx, thread_id) if cache else load_thread_records(tx, thread_id)
+    )
     thread, bad_leaf = _thread_and_problem(raw, thread_id)
     index = index_nodes(thread_id, raw_nodes)
     if index.problems:  # report the problems in the order of the threadId read
@@ -124,7 +132,8 @@ async def load_thread(
     (:func:`revive_leaf`). With an explicit ``leaf_id`` nothing is repaired: an
     unreachable leaf is an error of the caller, reported as the ``problem`` of the result.
     """
-    loaded = await db.transaction("r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id))
+    cache = thread_cache(db)
+    loaded = await db.transaction("r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id, cache))
     if leaf_id is not None:
         return loaded
     if loaded.problem is None:

@@ -22,6 +22,7 @@ __all__ = [
     "last_node",
     "load_nodes",
     "load_thread_records",
+    "seq_after",
     "top_seq",
 ]
 
@@ -80,6 +81,11 @@ def _by_seq(
         .between([thread_id, lower], [thread_id, upper], include_lower, include_upper)
     )
     return (found if limit is None else found.limit(limit)).to_list()
+
+
+def seq_after(tx: Transaction, thread_id: str, seq: Any) -> Awaitable[list[Any]]:
+    """The thread's records whose seq is above ``seq`` in key order, in that order."""
+    return _by_seq(tx, thread_id, seq, include_lower=False)
 
 
 def _count(tx: Transaction, thread_id: str) -> Awaitable[int]:

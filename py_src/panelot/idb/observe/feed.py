@@ -80,6 +80,10 @@ class ChangeFeed:
 
         return unsubscribe
 
+    def has(self, listener: Listener) -> bool:
+        """Whether ``listener`` is subscribed (a closed feed has none)."""
+        return listener in self._listeners
+
     def committed(self, changes: ObsSet) -> None:
         """A transaction of this connection committed ``changes``: tell everyone.
 

@@ -1,0 +1,254 @@
+"""Recently read threads' node records: a view of a long thread reads only what is new.
+
+Loading a 10,000-node thread reads every record from IndexedDB (~250 ms in Chromium);
+the view that follows a turn needs the same records plus the two or three just
+appended. :class:`ThreadCache` keeps, per connection, the records of the last few
+threads a view loaded, and serves the next load of one of them from a transaction
+that reads only the thread record, the thread's last node and the nodes after the
+cached ones (by ``[threadId+seq]``).
+
+What keeps it true:
+
+* **The change feed.** Every change set the connection hears (its own commits at once,
+  other contexts' and Dexie's as they arrive) is checked: a change to a cached node
+  (written or deleted) drops that thread's entry; a node of the thread that is new to
+  the entry is remembered as *touched*; a change too wide to name its keys, or an
+  upgrade, drops every entry. A read-only transaction sees the database as it was when
+  it started and no overlapping write commits while it runs, so an entry made inside
+  one cannot miss a change the feed has not yet announced: such a change is announced
+  after the entry is made, and drops or touches it then.
+* **The read that uses it.** It checks that the thread's last node by seq is the
+  cached last one or follows it, reads the nodes after it, and requires every touched
+  node to be among them. Anything else (a node added below the top, a seq that is not a
+  number, a removed node) reads the whole thread again.
+* **No shared objects.** An entry holds its records as ``marshal`` bytes and each read
+  decodes fresh objects, so a caller changing what a view returned cannot change what
+  the next view sees.
+
+Only views use it (:func:`panelot.tree.loading.load_thread`); commands read inside their
+own read-write transactions. A write that bypasses Dexie's protocol (raw IndexedDB code
+that announces nothing) to a node already cached is not seen by this connection's views
+until the entry is dropped: the same limit as its live queries.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from panelot.idb import Database, Transaction
+from panelot.idb.observe import ObsSet, RangeSet
+from panelot.idb.observe.changes import ALL, part_name
+from panelot.tree.integrity import numeric_seq
+from panelot.tree.reading import checked_id, last_node, load_thread_records, seq_after
+
+__all__ = ["MAX_BYTES", "MAX_THREADS", "ThreadCache", "thread_cache"]
+
+MAX_THREADS = 4
+"""How many threads an entry is kept for (the least recently read goes first)."""
+
+MAX_BYTES = 64 * 1024 * 1024
+"""The most bytes of encoded records kept in all; a thread larger than this is not kept."""
+
+_COMPACT = 8
+"""Chunks an entry may grow to before they are merged into one."""
+
+_OTHER = object()
+"""A changed key that is no string (so no cached node's id): touched, never trusted."""
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One thread's cached records: encoded chunks in seq order, and what they hold."""
+
+    chunks: list[bytes]
+    ids: set[str]
+    top: int | float
+    last_id: str
+    size: int
+    touched: set[object] = field(default_factory=set)
+
+    def rows(self) -> list[Any]:
+        """Fresh copies of the records, in seq order."""
+        if len(self.chunks) == 1:
+            out: list[Any] = marshal.loads(self.chunks[0])
+            return out
+        return [row for chunk in self.chunks for row in marshal.loads(chunk)]
+
+
+def _cacheable(rows: list[Any]) -> tuple[set[str], int | float, str] | None:
+    """``(ids, top seq, last id)`` of rows in strictly rising numeric seq order, else ``None``."""
+    ids: set[str] = set()
+    top: int | float | None = None
+    for row in rows:
+        if not isinstance(row, dict):
+            return None
+        seq, ident = numeric_seq(row.get("seq")), row.get("id")
+        if seq is None or not isinstance(ident, str) or (top is not None and seq <= top):
+            return None
+        ids.add(ident)
+        top = seq
+    if top is None:
+        return None
+    return ids, top, rows[-1]["id"]
+
+
+def _encode(rows: list[Any]) -> bytes | None:
+    try:
+        return marshal.dumps(rows)
+    except ValueError:  # a value marshal cannot hold: not kept
+        return None
+
+
+class ThreadCache:
+    """Cached node records of the threads a connection's views read last (see the module)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._feed = db.feed
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._nodes = part_name(db.name, "nodes", "")
+        self._dels = part_name(db.name, "nodes", ":dels")
+        self._by_thread = part_name(db.name, "nodes", "threadId")
+        self._listening = True
+        self._stop = self._feed.subscribe(self._changed)
+        self.hits = 0
+        """Loads served from an entry (for tests and diagnostics)."""
+        self.misses = 0
+        """Loads that read the whole thread."""
+
+    @property
+    def threads(self) -> list[str]:
+        """The ids of the threads held, least recently read first."""
+        return list(self._entries)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        self._entries.clear()
+
+    def close(self) -> None:
+        """Drop every entry and stop listening."""
+        self._listening = False
+        self._stop()
+        self._entries.clear()
+
+    # -- keeping it true ----------------------------------------------------------------
+
+    def _changed(self, changes: ObsSet) -> None:
+        if not self._entries:
+            return
+        if ALL in changes:
+            self._entries.clear()
+            return
+        written = [changes.get(self._nodes), changes.get(self._dels)]
+        if not any(written):
+            return
+        keys: set[object] = set()
+        for ranges in written:
+            for lo, hi in ranges or RangeSet():
+                if lo is not hi and lo != hi:
+                    self._entries.clear()  # a range, not keys: anything may have changed
+                    return
+                keys.add(lo if isinstance(lo, str) else _OTHER)
+        by_thread = changes.get(self._by_thread)
+        for thread_id, entry in list(self._entries.items()):
+            if not keys.isdisjoint(entry.ids):
+                del self._entries[thread_id]  # a cached node was written or deleted
+            elif by_thread is None or by_thread.has_key(thread_id):
+                entry.touched |= keys  # maybe new nodes of this thread: the next read checks
+
+    # -- reading ------------------------------------------------------------------------
+
+    async def records(self, tx: Transaction, thread_id: str) -> tuple[Any, list[Any]]:
+        """What :func:`~panelot.tree.reading.load_thread_records` returns, read with the entry."""
+        checked_id(thread_id, "threadId")
+        entry = self._entries.get(thread_id) if self._live() else None
+        if entry is not None:
+            raw, last = await tx.gather(
+                tx.table("threads").get(thread_id), last_node(tx, thread_id)
+            )
+            tail = await self._tail(tx, thread_id, entry, last)
+            if tail is not None:
+                self.hits += 1
+                self._entries.move_to_end(thread_id)
+                if tail:
+                    self._extend(thread_id, entry, tail)
+                entry.touched.clear()
+                return raw, entry.rows()
+            self._entries.pop(thread_id, None)
+        self.misses += 1
+        raw, rows = await load_thread_records(tx, thread_id)
+        self._keep(thread_id, rows)
+        return raw, rows
+
+    def _live(self) -> bool:
+        """Whether the feed this cache listens to is still the connection's (not closed)."""
+        if self._listening and self._db.feed is self._feed and self._feed.has(self._changed):
+            return True
+        self._entries.clear()
+        return False
+
+    async def _tail(
+        self, tx: Transaction, thread_id: str, entry: _Entry, last: Any
+    ) -> list[Any] | None:
+        """The records after the entry's, or ``None`` when the entry cannot be trusted."""
+        seq = numeric_seq(last.get("seq")) if isinstance(last, dict) else None
+        if seq is None or seq < entry.top:
+            return None
+        if seq == entry.top:
+            tail: list[Any] = []
+            if last.get("id") != entry.last_id:
+                return None
+        else:
+            tail = await seq_after(tx, thread_id, entry.top)
+            if _cacheable(tail) is None:
+                return None
+        if entry.touched - {row["id"] for row in tail}:
+            return None  # a node of the thread changed that is not after the entry's
+        return tail
+
+    def _extend(self, thread_id: str, entry: _Entry, tail: list[Any]) -> None:
+        chunk = _encode(tail)
+        if chunk is None:
+            del self._entries[thread_id]
+            return
+        entry.chunks.append(chunk)
+        entry.ids.update(row["id"] for row in tail)
+        entry.top, entry.last_id = tail[-1]["seq"], tail[-1]["id"]
+        entry.size += len(chunk)
+        if len(entry.chunks) > _COMPACT:
+            merged = marshal.dumps(entry.rows())
+            entry.chunks, entry.size = [merged], len(merged)
+        self._trim()
+
+    def _keep(self, thread_id: str, rows: list[Any]) -> None:
+        if not self._live():
+            return
+        shape = _cacheable(rows)
+        chunk = _encode(rows) if shape is not None else None
+        if shape is None or chunk is None or len(chunk) > MAX_BYTES:
+            return
+        ids, top, last_id = shape
+        self._entries[thread_id] = _Entry([chunk], ids, top, last_id, len(chunk))
+        self._entries.move_to_end(thread_id)
+        self._trim()
+
+    def _trim(self) -> None:
+        total = sum(entry.size for entry in self._entries.values())
+        while self._entries and (len(self._entries) > MAX_THREADS or total > MAX_BYTES):
+            _, dropped = self._entries.popitem(last=False)
+            total -= dropped.size
+
+
+_CACHES: WeakKeyDictionary[Database, ThreadCache] = WeakKeyDictionary()
+
+
+def thread_cache(db: Database) -> ThreadCache:
+    """The connection's :class:`ThreadCache` (made on first use)."""
+    cache = _CACHES.get(db)
+    if cache is None or not cache._live():  # noqa: SLF001 - the module's own class
+        cache = _CACHES[db] = ThreadCache(db)
+    return cache

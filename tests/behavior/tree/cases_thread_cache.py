@@ -1,0 +1,163 @@
+"""The thread cache: a view of a thread it holds reads only what is new, and stays true.
+
+Store A reads views of a thread (context, snapshot, request) through its cache; store
+B, a second connection (another context on the browser core), writes. Every view A
+returns is compared with the same view read by a third connection whose cache is
+cleared before each read: what the database holds now. The cache's ``hits`` and
+``misses`` show which reads it served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any
+
+from behavior import Ctx
+from behavior.tree.cases_tree import answer, text
+from behavior.waiting import until
+from panelot.idb.observe.changes import part_name
+from panelot.store import PanelotStore
+from panelot.tree.cache import ThreadCache, thread_cache
+
+
+class Trio:
+    """A (reads through its cache), B (writes), C (reads the database afresh)."""
+
+    def __init__(self, a: PanelotStore, b: PanelotStore, c: PanelotStore) -> None:
+        self.a, self.b, self.c = a, b, c
+        self.cache: ThreadCache = thread_cache(a.db)
+        self.seen: list[Any] = []
+        a.db.feed.subscribe(self.seen.append)
+
+    async def check(self, tid: str) -> dict[str, Any]:
+        """A's context, snapshot and request equal C's fresh ones; return A's context."""
+        got = await self.a.context(tid)
+        thread_cache(self.c.db).clear()
+        assert got == await self.c.context(tid)
+        thread_cache(self.c.db).clear()
+        assert await self.a.snapshot(tid) == await self.c.snapshot(tid)
+        thread_cache(self.c.db).clear()
+        assert await self.a.request_context(tid) == await self.c.request_context(tid)
+        return got
+
+    async def heard(self, write: Awaitable[Any], node: str | None = None) -> Any:
+        """Run ``write``; wait until A's feed has announced its change of node ``node``.
+
+        ``node`` defaults to the ``nodeId`` that ``write`` returns (an append's).
+        """
+        self.seen.clear()
+        out = await write
+        node_id = node if node is not None else out["nodeId"]
+        part = part_name(self.a.db.name, "nodes", "")
+        await until(
+            lambda: any(part in s and s[part].has_key(node_id) for s in self.seen),
+            what=f"the change of node {node_id!r}",
+        )
+        return out
+
+
+async def _trio(ctx: Ctx) -> Trio:
+    a = await ctx.store()
+    b = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    c = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    ctx.dbs += [b.db, c.db]
+    return Trio(a, b, c)
+
+
+async def _turns(store: PanelotStore, tid: str, count: int) -> list[str]:
+    ids = []
+    for n in range(count):
+        ids.append((await store.append(tid, "user_message", text(f"q{n}")))["nodeId"])
+        ids.append((await store.append(tid, "assistant_message", answer(f"a{n}")))["nodeId"])
+    return ids
+
+
+async def case_appends_are_read_on_top_of_the_cached_records(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("cached")
+    await _turns(t.a, tid, 5)
+    await t.check(tid)
+    misses = t.cache.misses
+    assert t.cache.threads == [tid]
+    # This context's turn, then another context's: each read takes only the new nodes.
+    mine = await _turns(t.a, tid, 1)
+    got = await t.check(tid)
+    assert got["path"][-2:] == mine
+    theirs = await _turns(t.b, tid, 1)
+    last = await t.heard(t.b.append(tid, "user_message", text("more")))
+    got = await t.check(tid)
+    assert got["path"][-3:] == [*theirs, last["nodeId"]]
+    assert t.cache.misses == misses, "an append made the cache read the whole thread again"
+    assert t.cache.hits >= 6
+
+
+async def case_a_change_to_a_cached_node_anywhere_is_seen(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("changed")
+    ids = await _turns(t.a, tid, 3)
+    await t.check(tid)
+    # Another context deletes an answer (a tombstone: the node is rewritten).
+    await t.heard(t.b.command("message.delete", {"threadId": tid, "nodeId": ids[1]}), ids[1])
+    got = await t.check(tid)
+    assert ids[1] not in got["path"]
+    # A record rewritten by plain Dexie-style code in another context.
+    await t.heard(t.b.db.table("nodes").update(ids[2], {"payload": text("rewritten")}), ids[2])
+    got = await t.check(tid)
+    assert got["messages"][1]["content"][0]["text"] == "rewritten"
+
+
+async def case_a_node_added_below_the_top_reads_the_thread_again(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("below")
+    ids = await _turns(t.a, tid, 2)
+    await t.check(tid)
+    misses = t.cache.misses
+    # Another context adds a version of the first answer with a seq among the cached
+    # ones and moves the leaf to it: only the feed says that the thread has a new node.
+    node = await t.b.db.table("nodes").get(ids[1])
+    node = {**node, "id": "odd-version", "seq": 2.5, "payload": answer("odd")}
+    await t.b.db.table("threads").update(tid, {"leafId": "odd-version"})
+    await t.heard(t.b.db.table("nodes").put(node), "odd-version")
+    got = await t.check(tid)
+    assert got["path"] == [ids[0], "odd-version"]
+    assert t.cache.misses > misses
+
+
+async def case_other_threads_changes_keep_the_entry(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("kept")
+    other = await t.a.create_thread("other")
+    await _turns(t.a, tid, 2)
+    await t.check(tid)
+    misses = t.cache.misses
+    theirs = await _turns(t.b, other, 2)
+    delete = t.b.command("message.delete", {"threadId": other, "nodeId": theirs[1]})
+    await t.heard(delete, theirs[1])
+    await t.check(tid)
+    assert t.cache.misses == misses, "another thread's writes dropped the entry"
+
+
+async def case_a_wide_change_drops_every_entry(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("wide")
+    await _turns(t.a, tid, 2)
+    await t.check(tid)
+    assert t.cache.threads == [tid]
+    await t.b.db.table("nodes").clear()  # a change named by a range, not by keys
+    await until(lambda: not t.cache.threads, what="the entry dropped")
+    got = await t.check(tid)
+    assert got["messages"] == []
+
+
+async def case_changing_a_returned_view_does_not_change_the_next(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("own copy")
+    await _turns(t.a, tid, 2)
+    first = await t.a.context(tid)
+    first["messages"][0]["content"][0]["text"] = "scribbled"
+    first["messages"].clear()
+    snap = await t.a.snapshot(tid)
+    snap["nodes"][0]["payload"]["content"].append({"type": "text", "text": "more"})
+    again = await t.check(tid)
+    assert again["messages"][0]["content"] == [{"type": "text", "text": "q0"}]
+    assert t.cache.hits >= 2
