@@ -53,7 +53,12 @@ from panelot.request.file_text import (
     is_text_like,
     over_budget_block,
 )
-from panelot.request.slimming import SlimOptions, referenced_attachments, slim_context
+from panelot.request.slimming import (
+    SlimOptions,
+    own_message,
+    referenced_attachments,
+    slim_context,
+)
 from panelot.request.thumbnails import (
     THUMBNAIL_MAX_DIM,
     Thumbnail,
@@ -177,11 +182,12 @@ async def _file_texts(
     sent: list[str] = []
     cut: list[str] = []
     room = REQUEST_TEXT_CHARS
-    for message in reversed(messages):
-        blocks = message.get("content")
-        if message.get("role") != "user" or not isinstance(blocks, list):
+    copied: set[int] = set()
+    for i in range(len(messages) - 1, -1, -1):
+        blocks = messages[i].get("content")
+        if messages[i].get("role") != "user" or not isinstance(blocks, list):
             continue
-        for pos, block in enumerate(blocks):
+        for pos, block in enumerate(list(blocks)):
             ident = block.get("attachmentId") if isinstance(block, dict) else None
             meta = records.get(ident) if isinstance(ident, str) else None
             if meta is None or block.get("type") != "file":
@@ -194,6 +200,10 @@ async def _file_texts(
                 continue
             if text is None:
                 continue
+            if i not in copied:  # it may share its lists with the context: copy it first
+                messages[i] = own_message(messages[i])
+                copied.add(i)
+                blocks = messages[i]["content"]
             if room <= 0:
                 blocks[pos] = over_budget_block(block, len(text))
             else:
