@@ -25,7 +25,9 @@ What keeps it true:
   decodes fresh objects, so a caller changing what a view returned cannot change what
   the next view sees.
 
-Only views use it (:func:`panelot.tree.loading.load_thread`); commands read inside their
+A connection opened with ``observe=False`` does not hear its own commits, so its views
+read without the cache. Only views use it (:func:`panelot.tree.loading.load_thread`);
+commands read inside their
 own read-write transactions. A write that bypasses Dexie's protocol (raw IndexedDB code
 that announces nothing) to a node already cached is not seen by this connection's views
 until the entry is dropped: the same limit as its live queries.
@@ -185,8 +187,14 @@ class ThreadCache:
         return raw, rows
 
     def _live(self) -> bool:
-        """Whether the feed this cache listens to is still the connection's (not closed)."""
-        if self._listening and self._db.feed is self._feed and self._feed.has(self._changed):
+        """Whether it may serve: the connection announces its commits, to its own feed."""
+        db = self._db
+        if (
+            self._listening
+            and db.observe
+            and db.feed is self._feed
+            and self._feed.has(self._changed)
+        ):
             return True
         self._entries.clear()
         return False

@@ -161,3 +161,14 @@ async def case_changing_a_returned_view_does_not_change_the_next(ctx: Ctx) -> No
     again = await t.check(tid)
     assert again["messages"][0]["content"] == [{"type": "text", "text": "q0"}]
     assert t.cache.hits >= 2
+
+
+async def case_a_connection_that_does_not_observe_reads_without_the_cache(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("unobserved")
+    ids = await _turns(store, tid, 2)
+    await store.context(tid)
+    store.db.observe = False  # its own commits are no longer announced, even to itself
+    await store.command("message.delete", {"threadId": tid, "nodeId": ids[1]})
+    assert ids[1] not in (await store.context(tid))["path"]
+    assert thread_cache(store.db).threads == []
