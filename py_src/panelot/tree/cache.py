@@ -3,7 +3,8 @@
 Loading a 10,000-node thread reads every record from IndexedDB (~250 ms in Chromium);
 the view that follows a turn needs the same records plus the two or three just
 appended. :class:`ThreadCache` keeps, per connection, the records of the last few
-threads a view loaded, and serves the next load of one of them from a transaction
+threads a view loaded at least twice (a one-off read costs nothing more), and serves
+the next load of one of them from a transaction
 that reads only the thread record, the thread's last node and the nodes after the
 cached ones (by ``[threadId+seq]``).
 
@@ -58,6 +59,9 @@ MAX_BYTES = 64 * 1024 * 1024
 _COMPACT = 8
 """Chunks an entry may grow to before they are merged into one."""
 
+_ONCE = 64
+"""How many threads read once (and not kept) are remembered: the second read keeps one."""
+
 _OTHER = object()
 """A changed key that is no string (so no cached node's id): touched, never trusted."""
 
@@ -83,19 +87,20 @@ class _Entry:
 
 def _cacheable(rows: list[Any]) -> tuple[set[str], int | float, str] | None:
     """``(ids, top seq, last id)`` of rows in strictly rising numeric seq order, else ``None``."""
-    ids: set[str] = set()
-    top: int | float | None = None
-    for row in rows:
-        if not isinstance(row, dict):
-            return None
-        seq, ident = numeric_seq(row.get("seq")), row.get("id")
-        if seq is None or not isinstance(ident, str) or (top is not None and seq <= top):
-            return None
-        ids.add(ident)
-        top = seq
-    if top is None:
+    if not rows:
         return None
-    return ids, top, rows[-1]["id"]
+    try:  # comprehensions over well-formed records; anything else raises and is not kept
+        seqs = [row["seq"] for row in rows]
+        ids = {row["id"] for row in rows}
+    except (KeyError, TypeError):
+        return None
+    if not all(type(ident) is str for ident in ids) or len(ids) != len(rows):
+        return None
+    if not all(type(seq) is int for seq in seqs) and any(numeric_seq(s) is None for s in seqs):
+        return None
+    if any(a >= b for a, b in zip(seqs, seqs[1:], strict=False)):
+        return None
+    return ids, seqs[-1], rows[-1]["id"]
 
 
 def _encode(rows: list[Any]) -> bytes | None:
@@ -112,6 +117,7 @@ class ThreadCache:
         self._db = db
         self._feed = db.feed
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._once: OrderedDict[str, None] = OrderedDict()  # read once, not kept yet
         self._nodes = part_name(db.name, "nodes", "")
         self._dels = part_name(db.name, "nodes", ":dels")
         self._by_thread = part_name(db.name, "nodes", "threadId")
@@ -183,7 +189,12 @@ class ThreadCache:
             self._entries.pop(thread_id, None)
         self.misses += 1
         raw, rows = await load_thread_records(tx, thread_id)
-        self._keep(thread_id, rows)
+        if thread_id in self._once:
+            self._keep(thread_id, rows)
+        else:  # a thread read once is not kept, so a one-off read costs nothing more
+            self._once[thread_id] = None
+            while len(self._once) > _ONCE:
+                self._once.popitem(last=False)
         return raw, rows
 
     def _live(self) -> bool:

@@ -172,3 +172,17 @@ async def case_a_connection_that_does_not_observe_reads_without_the_cache(ctx: C
     await store.command("message.delete", {"threadId": tid, "nodeId": ids[1]})
     assert ids[1] not in (await store.context(tid))["path"]
     assert thread_cache(store.db).threads == []
+
+
+async def case_a_thread_is_kept_from_its_second_read(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("twice")
+    await _turns(store, tid, 2)
+    cache = thread_cache(store.db)
+    await store.context(tid)
+    assert cache.threads == [], "a one-off read was kept"
+    await store.markdown(tid)
+    assert cache.threads == [tid]
+    hits = cache.hits
+    await store.snapshot(tid)
+    assert cache.hits == hits + 1
