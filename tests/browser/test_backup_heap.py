@@ -1,9 +1,17 @@
-"""A backup of 200 MiB of attachments is streamed: Python's heap does not grow with it.
+"""A backup of 100 MiB of attachments is streamed: Python's heap does not grow with it.
 
-Two hundred 1 MiB attachments are written straight into ``panelot_v1`` with IndexedDB;
-the store then backs everything up. The file (about 267 MiB of base64) is built from
-parts, the Blobs' base64 made by the browser, so the wasm heap may grow by a small
-constant (the chunks of text in flight) but not by anything near the data's size.
+A hundred 1 MiB attachments are written straight into ``panelot_v1`` with IndexedDB;
+the store then backs everything up, twice (the first a warm-up). Each file (about 133
+MiB of base64) is built from parts, the Blobs' base64 made by the browser, so the wasm
+heap may grow by a small constant (the chunks of text in flight) but not by anything
+near the data's size.
+
+Why not 200: the test's browser context keeps its IndexedDB and Blobs in memory, and
+Chromium refuses to read Blobs once they hold ~500 MB between them (measured here:
+450 MB of Blobs read back, 600 MB fail with ``NotReadableError``). Two hundred
+attachments and two 267 MiB files came to ~730 MB whenever the warm-up's file had not
+been collected yet, and a clean-clone run failed on that. A hundred and two files of
+133 MiB come to ~370 MB, whatever the garbage collector does.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from playwright.sync_api import Browser, Page
 from browser_harness import wait_ready
 
 MIB = 1024 * 1024
-ATTACHMENTS = 200
+ATTACHMENTS = 100
 MAX_GROWTH = 16 * MIB
 
 SEED = """async ([count, size]) => {
@@ -64,7 +72,7 @@ def page(browser: Browser, web_server: str) -> Iterator[Page]:
         context.close()
 
 
-def test_a_200_mib_backup_does_not_grow_the_wasm_heap(page: Page) -> None:
+def test_a_100_mib_backup_does_not_grow_the_wasm_heap(page: Page) -> None:
     page.evaluate(SEED, [ATTACHMENTS, MIB])
     out = page.evaluate(EXPORT)
     assert out["rows"]["attachments"] == ATTACHMENTS, out["rows"]
