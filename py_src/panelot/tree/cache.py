@@ -40,7 +40,7 @@ import marshal
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, ref
 
 from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
@@ -114,7 +114,7 @@ class ThreadCache:
     """Cached node records of the threads a connection's views read last (see the module)."""
 
     def __init__(self, db: Database) -> None:
-        self._db = db
+        self._db = ref(db)  # weak: the registry below must not keep a connection alive
         self._feed = db.feed
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._once: OrderedDict[str, None] = OrderedDict()  # read once, not kept yet
@@ -199,8 +199,8 @@ class ThreadCache:
 
     def _live(self) -> bool:
         """Whether it may serve: the connection announces its commits, to its own feed."""
-        db = self._db
-        if (
+        db = self._db()
+        if db is not None and (
             self._listening
             and db.observe
             and db.feed is self._feed
