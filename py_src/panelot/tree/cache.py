@@ -179,14 +179,21 @@ class ThreadCache:
                 tx.table("threads").get(thread_id), last_node(tx, thread_id)
             )
             tail = await self._tail(tx, thread_id, entry, last)
-            if tail is not None:
+            # Decided after the reads: a change heard while they ran (committed before
+            # this transaction began) may have dropped or touched the entry meanwhile.
+            if (
+                tail is not None
+                and self._entries.get(thread_id) is entry
+                and not entry.touched - {row["id"] for row in tail}
+            ):
                 self.hits += 1
                 self._entries.move_to_end(thread_id)
                 if tail:
                     self._extend(thread_id, entry, tail)
                 entry.touched.clear()
                 return raw, entry.rows()
-            self._entries.pop(thread_id, None)
+            if self._entries.get(thread_id) is entry:
+                del self._entries[thread_id]
         self.misses += 1
         raw, rows = await load_thread_records(tx, thread_id)
         if thread_id in self._once:
@@ -213,7 +220,7 @@ class ThreadCache:
     async def _tail(
         self, tx: Transaction, thread_id: str, entry: _Entry, last: Any
     ) -> list[Any] | None:
-        """The records after the entry's, or ``None`` when the entry cannot be trusted."""
+        """The records after the entry's, or ``None`` when they show the entry is stale."""
         seq = numeric_seq(last.get("seq")) if isinstance(last, dict) else None
         if seq is None or seq < entry.top:
             return None
@@ -225,8 +232,6 @@ class ThreadCache:
             tail = await seq_after(tx, thread_id, entry.top)
             if _cacheable(tail) is None:
                 return None
-        if entry.touched - {row["id"] for row in tail}:
-            return None  # a node of the thread changed that is not after the entry's
         return tail
 
     def _extend(self, thread_id: str, entry: _Entry, tail: list[Any]) -> None:

@@ -15,9 +15,12 @@ from typing import Any
 from behavior import Ctx
 from behavior.tree.cases_tree import answer, text
 from behavior.waiting import until
+from panelot.idb import Transaction
+from panelot.idb.observe import RangeSet
 from panelot.idb.observe.changes import part_name
 from panelot.store import PanelotStore
 from panelot.tree.cache import ThreadCache, thread_cache
+from panelot.tree.nodes import TREE_TABLES
 
 
 class Trio:
@@ -186,3 +189,42 @@ async def case_a_thread_is_kept_from_its_second_read(ctx: Ctx) -> None:
     hits = cache.hits
     await store.snapshot(tid)
     assert cache.hits == hits + 1
+
+
+async def case_a_change_heard_during_a_cached_read_is_not_lost(ctx: Ctx) -> None:
+    """Another context's commit, announced while a cached read runs, makes it read afresh."""
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("race")
+    ids = await _turns(t.a, tid, 2)
+    await t.check(tid)
+    assert t.cache.threads == [tid]
+    # B rewrites a held node without announcing it; the announcement is then delivered
+    # to A while A's cached read is under way (as one from another page arrives late).
+    t.b.db.observe = False
+    await t.b.db.table("nodes").update(ids[0], {"payload": text("changed before the read")})
+    name = t.a.db.name
+    changes = {
+        part_name(name, "nodes", ""): RangeSet().add_key(ids[0]),
+        part_name(name, "nodes", "threadId"): RangeSet().add_key(tid),
+    }
+
+    # Heard between the cached read's first reads and its decision (on the browser core
+    # any await may let it in; the memory core runs a transaction without yielding).
+    original = t.cache._tail
+
+    async def hear_then_tail(*args: Any) -> Any:
+        t.a.db.feed.received_set(changes)
+        return await original(*args)
+
+    t.cache._tail = hear_then_tail  # type: ignore[method-assign]
+
+    async def body(tx: Transaction) -> list[Any]:
+        _, rows = await t.cache.records(tx, tid)
+        return rows
+
+    rows = await t.a.db.transaction("r", TREE_TABLES, body)
+    t.cache._tail = original  # type: ignore[method-assign]
+    first = next(row for row in rows if row["id"] == ids[0])
+    assert first["payload"]["content"][0]["text"] == "changed before the read"
+    got = await t.check(tid)
+    assert got["messages"][0]["content"][0]["text"] == "changed before the read"
