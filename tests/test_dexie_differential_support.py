@@ -79,6 +79,15 @@ def test_or_distinct_dedup_is_recognised_only_when_keys_collide() -> None:
     assert deliberate(no_collision) is None
 
 
+def test_or_distinct_dedup_is_recognised_with_the_browser_cores_zero() -> None:
+    """Seed 277968: a row of Dexie's holds -0, which the browser core reads as 0."""
+    or_step = [["or", "v", "above", [0]]]
+    rows = [{"v": 1}, {"v": 2}, {"v": 0}]
+    case = {**_query([{"v": 1}, {"v": {"$n": "-0"}}], rows, or_step), "core": "browser"}
+    assert deliberate(case) == "or_distinct_string_dedup"
+    assert deliberate({**case, "core": "memory"}) is None  # the memory core keeps -0
+
+
 def _delete(left: list[Any]) -> dict[str, Any]:
     spec = {"op": "delete", "table": "items",
             "query": {"table": "items", "source": {"orderBy": "name"}, "chain": []}}  # fmt: skip
