@@ -29,3 +29,20 @@ def test_a_closed_and_dropped_store_is_collected_with_its_cache() -> None:
     assert db_ref() is None, "the cache's registry kept a closed connection alive"
     gc.collect()  # the cache left the registry with the connection; its own cycle goes now
     assert cache_ref() is None
+
+
+def test_views_of_a_connection_that_does_not_observe_add_no_listeners() -> None:
+    async def views() -> tuple[int, int]:
+        store = await PanelotStore.open(MemoryFactory(), "cache-listeners")
+        tid = await store.create_thread("unobserved")
+        store.db.observe = False
+        await store.context(tid)
+        before = store.db.feed.listeners
+        for _ in range(5):
+            await store.context(tid)
+        after = store.db.feed.listeners
+        store.close()
+        return before, after
+
+    before, after = run_async(views())
+    assert after == before, f"each view subscribed another cache: {before} -> {after}"

@@ -4,9 +4,8 @@ Loading a 10,000-node thread reads every record from IndexedDB (~250 ms in Chrom
 the view that follows a turn needs the same records plus the two or three just
 appended. :class:`ThreadCache` keeps, per connection, the records of the last few
 threads a view loaded at least twice (a one-off read costs nothing more), and serves
-the next load of one of them from a transaction
-that reads only the thread record, the thread's last node and the nodes after the
-cached ones (by ``[threadId+seq]``).
+the next load of one of them from a transaction that reads only the thread record,
+the thread's last node and the nodes after the cached ones (by ``[threadId+seq]``).
 
 What keeps it true:
 
@@ -26,11 +25,11 @@ What keeps it true:
   decodes fresh objects, so a caller changing what a view returned cannot change what
   the next view sees.
 
-A connection opened with ``observe=False`` does not hear its own commits, so its views
-read without the cache. Only views use it (:func:`panelot.tree.loading.load_thread`);
-commands read inside their
-own read-write transactions. A write that bypasses Dexie's protocol (raw IndexedDB code
-that announces nothing) to a node already cached is not seen by this connection's views
+A connection opened with ``observe=False`` does not hear its own commits, and a closed
+one hears nothing, so their views read without the cache. Only views use it
+(:func:`panelot.tree.loading.load_thread`); commands read inside their own read-write
+transactions. A write that bypasses Dexie's protocol (raw IndexedDB code that
+announces nothing) to a node already cached is not seen by this connection's views
 until the entry is dropped: the same limit as its live queries.
 """
 
@@ -121,8 +120,7 @@ class ThreadCache:
         self._nodes = part_name(db.name, "nodes", "")
         self._dels = part_name(db.name, "nodes", ":dels")
         self._by_thread = part_name(db.name, "nodes", "threadId")
-        self._listening = True
-        self._stop = self._feed.subscribe(self._changed)
+        self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
         """Loads served from an entry (for tests and diagnostics)."""
         self.misses = 0
@@ -135,12 +133,6 @@ class ThreadCache:
 
     def clear(self) -> None:
         """Drop every entry."""
-        self._entries.clear()
-
-    def close(self) -> None:
-        """Drop every entry and stop listening."""
-        self._listening = False
-        self._stop()
         self._entries.clear()
 
     # -- keeping it true ----------------------------------------------------------------
@@ -205,14 +197,9 @@ class ThreadCache:
         return raw, rows
 
     def _live(self) -> bool:
-        """Whether it may serve: the connection announces its commits, to its own feed."""
+        """Whether it may serve: the connection is open and announces its commits."""
         db = self._db()
-        if db is not None and (
-            self._listening
-            and db.observe
-            and db.feed is self._feed
-            and self._feed.has(self._changed)
-        ):
+        if db is not None and db.observe and self._feed.has(self._changed):
             return True
         self._entries.clear()
         return False
@@ -273,6 +260,6 @@ _CACHES: WeakKeyDictionary[Database, ThreadCache] = WeakKeyDictionary()
 def thread_cache(db: Database) -> ThreadCache:
     """The connection's :class:`ThreadCache` (made on first use)."""
     cache = _CACHES.get(db)
-    if cache is None or not cache._live():  # noqa: SLF001 - the module's own class
+    if cache is None:
         cache = _CACHES[db] = ThreadCache(db)
     return cache
