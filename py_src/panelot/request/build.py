@@ -187,7 +187,7 @@ async def _file_texts(
         blocks = messages[i].get("content")
         if messages[i].get("role") != "user" or not isinstance(blocks, list):
             continue
-        for pos, block in enumerate(list(blocks)):
+        for pos, block in enumerate(blocks):  # a copy made below is written, not this
             ident = block.get("attachmentId") if isinstance(block, dict) else None
             meta = records.get(ident) if isinstance(ident, str) else None
             if meta is None or block.get("type") != "file":
