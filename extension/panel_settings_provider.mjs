@@ -20,14 +20,39 @@ function finished(state, action) {
   state.dataset[`${action}Count`] = String(counts[action]);
 }
 
+// A connection's credential can be missing though its reference is saved: a restored
+// backup never holds keys, and another window may have removed it.
+const KEY_MISSING = "API key missing: enter it again and save";
+
 function keyState(chat, provider) {
   if (provider.credentialRef) return "API key stored";
   return chat.sessionKey ? "API key kept for this session" : "no API key";
 }
 
-function savedText(chat) {
+function savedText(chat, keyText = keyState(chat, chat.provider)) {
   const p = chat.provider;
-  return `Saved: ${p.model} at ${p.baseUrl} (${keyState(chat, p)}). Not tested yet: Test connection checks that it answers.`;
+  return `Saved: ${p.model} at ${p.baseUrl} (${keyText}). Not tested yet: Test connection checks that it answers.`;
+}
+
+/**
+ * Check that the saved provider's credential is still stored (`credential.status`); when
+ * it is not, the status line and the key field say so instead of "stored". Drawn first
+ * as saved, the form is corrected once the answer comes, unless a save or test has
+ * written the line since.
+ */
+async function checkStoredKey(app, form) {
+  const provider = app.chat.provider;
+  if (!provider?.credentialRef || !app.caps.credentials) return;
+  const line = form.state.textContent;
+  let exists = true;
+  try {
+    ({ exists } = await q("credential.status", { ref: provider.credentialRef }));
+  } catch (error) {
+    console.warn("credential.status failed", error);
+  }
+  if (exists || form.state.textContent !== line) return;
+  setStatus(form.state, savedText(app.chat, KEY_MISSING), "warn");
+  form.key.placeholder = "sk-…";
 }
 
 /** Store the provider connection in the `providers` settings group (with a new key, if typed). */
@@ -60,7 +85,8 @@ async function storeProvider(app, url, name, secret) {
 }
 
 /** The form's inputs and status line, filled from the saved provider. */
-function providerForm(chat) {
+function providerForm(app) {
+  const chat = app.chat;
   const current = chat.provider ?? chat.memoryProvider ?? {};
   const state = h("p", { class: "status", id: "provider-status" });
   state.dataset.saveCount = String(counts.save);
@@ -171,7 +197,8 @@ function removeAction(app, form, rerender) {
 
 /** The provider section; `rerender()` draws the whole settings view again. */
 export function providerSection(app, rerender) {
-  const form = providerForm(app.chat);
+  const form = providerForm(app);
+  checkStoredKey(app, form);
   const test = h("button", { id: "provider-test", type: "button", text: "Test connection" });
   test.addEventListener("click", testAction(app, form, test));
   const save = h("button", { id: "provider-save", type: "button", class: "primary", text: "Save provider" });

@@ -9,6 +9,8 @@ read back with ``panelot.query``, never from the DOM.
   request with the stored key and reports success, an unreachable provider, an HTTP
   error with the provider's message, and a provider that never answers (whose request
   the stub then sees closed).
+* A saved connection whose key is gone (a restore, another window) says the key is
+  missing, not stored; typing it and saving stores it again under the same reference.
 * A failure is shown as a plain sentence with the technical detail behind "Details".
 """
 
@@ -20,7 +22,7 @@ from playwright.sync_api import Page
 
 from browser_harness import query
 from e2e_support import shot, wait_query
-from panelot.testing import API_KEY, StubProvider, new_thread
+from panelot.testing import API_KEY, PanelotStore, StubProvider, configure_provider, new_thread
 
 
 def to_list(page: Page) -> None:
@@ -99,6 +101,40 @@ def test_settings_says_the_provider_is_saved_not_that_it_works(
         " checks that it answers."
     )
     assert panel.get_attribute("#provider-status", "class") == "status saved"
+
+
+def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    # A restored backup holds no keys, and another window may remove one: the connection
+    # still names its credential, which is gone. "API key stored" would be untrue.
+    store = PanelotStore(panel, client_id="e2e-settings")
+    providers = store.query("settings.get", {"group": "providers"})["value"]
+    ref = next(c for c in providers["connections"] if c["id"] == "default")["credentialRef"]
+    assert store.query("credential.status", {"ref": ref})["exists"] is True
+    store.send("credential.delete", {"ref": ref})
+    to_settings(panel)
+    panel.wait_for_function(
+        "() => document.querySelector('#provider-status').textContent.includes('API key missing')"
+    )
+    assert panel.inner_text("#provider-status") == (
+        f"Saved: stub-model at {panelot_stub.base_url} (API key missing: enter it again and save)."
+        " Not tested yet: Test connection checks that it answers."
+    )
+    assert panel.get_attribute("#provider-status", "class") == "status warn"
+    assert panel.get_attribute("#provider-key", "placeholder") == "sk-…"
+    shot(panel, "panel-provider-key-missing")
+    # Typing the key and saving stores it under the same reference; a test then uses it.
+    to_list(panel)
+    configure_provider(panel, panelot_stub.base_url)
+    assert store.query("credential.status", {"ref": ref})["exists"] is True
+    to_settings(panel)
+    before = len(panelot_stub.requests)
+    press_test(panel)
+    assert (
+        status_text(panel) == f"Connection works: stub-model at {panelot_stub.base_url} answered."
+    )
+    assert panelot_stub.requests[before]["headers"]["Authorization"] == f"Bearer {API_KEY}"
 
 
 def press_test(page: Page) -> None:
