@@ -18,6 +18,7 @@ __all__ = [
     "best_leaf",
     "index_nodes",
     "nodes_off_root",
+    "nodes_on_cycles",
     "numeric_seq",
     "seq_order",
     "walk_to_root",
@@ -231,6 +232,29 @@ def _walk_checked(index: TreeIndex, leaf_id: str) -> Walk:
         current = node["parentId"]
     path.reverse()
     return Walk(path)
+
+
+def nodes_on_cycles(index: TreeIndex, off_root: set[str]) -> set[str]:
+    """Ids of the nodes of ``off_root`` that lie on a cycle of parent links.
+
+    The others of ``off_root`` hang below a cycle or below a parent outside the thread.
+    Linear: each node is walked once.
+    """
+    done: set[str] = set()
+    on_cycle: set[str] = set()
+    for start in off_root:
+        path: list[str] = []
+        position: dict[str, int] = {}
+        current: str | None = start
+        while current in off_root and current not in done:
+            if current in position:
+                on_cycle.update(path[position[current] :])
+                break
+            position[current] = len(path)
+            path.append(current)
+            current = index.nodes[current]["parentId"]
+        done.update(path)
+    return on_cycle
 
 
 def best_leaf(index: TreeIndex) -> tuple[str | None, list[str]]:

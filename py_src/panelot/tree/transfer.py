@@ -22,7 +22,13 @@ from panelot.codec import encode
 from panelot.errors import ImportError_
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import PanelotError
-from panelot.tree.integrity import index_nodes, nodes_off_root, seq_order, walk_to_root
+from panelot.tree.integrity import (
+    index_nodes,
+    nodes_off_root,
+    nodes_on_cycles,
+    seq_order,
+    walk_to_root,
+)
 from panelot.tree.nodes import TREE_TABLES, get_thread
 from panelot.tree.reading import load_nodes
 from panelot.tree.records import (
@@ -140,13 +146,19 @@ def tree_problems(
     ids = {n["id"] for n in nodes}
     index = index_nodes(thread_id, nodes)
     off_root = nodes_off_root(index)
+    on_cycle = nodes_on_cycles(index, off_root)
     for node in nodes:
         if node["parentId"] is not None and node["parentId"] not in ids:
             problems.append(
                 f"{where}nodes: {node['id']!r} has parent {node['parentId']!r} outside the thread"
             )
-        elif node["id"] in off_root:
+        elif node["id"] in on_cycle:
             problems.append(f"{where}nodes: {node['id']!r} is on a cycle")
+        elif node["id"] in off_root:
+            problems.append(
+                f"{where}nodes: {node['id']!r} does not reach a root"
+                " (a cycle or a parent outside the thread is above it)"
+            )
     walk = walk_to_root(index, leaf_id)
     if walk.problem:
         problems.append(f"{where}thread.leafId: {walk.problem}")

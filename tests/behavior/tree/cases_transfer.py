@@ -93,6 +93,39 @@ async def case_import_refuses_bad_data_and_writes_nothing(ctx: Ctx) -> None:
     assert await store.db.table("threads").count() == threads_before  # type: ignore[attr-defined]
 
 
+async def case_import_says_which_nodes_are_on_a_cycle_and_which_hang_below_one(
+    ctx: Ctx,
+) -> None:
+    store, _tid, data = await _exported(ctx)
+    ids = [n["id"] for n in data["nodes"]]  # turn_context, q (below it), a (below q), q2
+
+    async def problems(bad: dict) -> str:
+        out = await store.send(
+            {
+                "type": "thread.import",
+                "clientId": "c",
+                "submissionId": f"p{len(bad['nodes'])}-{bad['nodes'][0]['parentId']}",
+                "payload": {"data": bad},
+            }
+        )  # type: ignore[attr-defined]
+        assert out["status"] == "failed" and out["error"]["name"] == "ImportError", out
+        return str(out["error"]["message"])
+
+    cycle = copy.deepcopy(data)
+    cycle["nodes"][0]["parentId"] = ids[1]
+    said = await problems(cycle)
+    assert f"{ids[0]!r} is on a cycle" in said and f"{ids[1]!r} is on a cycle" in said, said
+    for below in (ids[2], ids[3]):
+        assert f"{below!r} is on a cycle" not in said, said
+        assert f"{below!r} does not reach a root" in said, said
+    ghost = copy.deepcopy(data)
+    ghost["nodes"][1]["parentId"] = "ghost"
+    said = await problems(ghost)
+    assert f"{ids[1]!r} has parent 'ghost' outside the thread" in said, said
+    assert f"{ids[2]!r} does not reach a root" in said, said
+    assert "is on a cycle" not in said, said
+
+
 async def case_a_bundle_imports_all_or_nothing(ctx: Ctx) -> None:
     store, tid, data = await _exported(ctx)
     second = copy.deepcopy(data)
