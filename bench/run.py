@@ -33,6 +33,7 @@ Usage::
     .venv/bin/python -m bench.run --only append --only startup   # partial, writes nothing
     .venv/bin/python -m bench.run --quick      # smoke test: small sizes, 1 run, no files
     .venv/bin/python -m bench.run --profile context   # cProfile of the Python side
+    .venv/bin/python -m bench.run --profile observe_append:live_same   # one observe variant
     .venv/bin/python -m bench.run --only live_notify --only observe_append --live-gap 100
 
 Results go to ``bench/results/latest.json``, ``bench/results/<YYYY-MM-DD>.json``,
@@ -55,7 +56,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import unquote, urlsplit
 
 from bench.panel_turn import measure_panel_turn, summarize_panel_turn
@@ -162,6 +163,24 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _profile(page: Any, workloads: list[dict[str, Any]], spec: str, quick: bool) -> NoReturn:
+    """Run ``WORKLOAD`` (or ``WORKLOAD:VARIANT``, for ``observe_*``) once under cProfile."""
+    name, _, variant = spec.partition(":")
+    impls = {w["name"]: list(w.get("impls") or IMPLS) for w in workloads}
+    if name not in impls:
+        sys.exit(f"[bench] unknown workload {name!r}; known: {sorted(impls)}")
+    python_impls = [i for i in impls[name] if i not in ("dexie", "raw")]
+    impl = variant or ("python" if "python" in python_impls else python_impls[-1])
+    if impl not in python_impls:
+        sys.exit(f"[bench] {name} has no Python variant {impl!r}; known: {python_impls}")
+    out = page.evaluate(
+        "([w, impl, quick]) => window.bench.measure(w, impl, 0, quick, true)",
+        [name, impl, quick],
+    )
+    print(f"{name} ({impl}): {out['ms']:.1f} ms\n{out['profile']}")
+    sys.exit(0)
+
+
 def measure_live_notify(
     page_a: Any, page_b: Any, runs: int, warmup: int, quick: bool, gap_ms: float
 ) -> dict[str, dict[str, list[float]]]:
@@ -244,14 +263,7 @@ def measure_all(
             info = page.evaluate("() => window.bench.info()")
             known = [w["name"] for w in info["workloads"]]
             if profile is not None:
-                if profile not in known:
-                    sys.exit(f"[bench] unknown workload {profile!r}; known: {known}")
-                out = page.evaluate(
-                    "([w, quick]) => window.bench.measure(w, 'python', 0, quick, true)",
-                    [profile, quick],
-                )
-                print(f"{profile}: {out['ms']:.1f} ms\n{out['profile']}")
-                sys.exit(0)
+                _profile(page, info["workloads"], profile, quick)
             workloads = known
             if only:
                 unknown = sorted(set(only) - set(known) - set(SPECIAL))
@@ -535,8 +547,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--profile",
-        metavar="WORKLOAD",
-        help="run WORKLOAD's Python implementation once under cProfile and print the stats",
+        metavar="WORKLOAD[:VARIANT]",
+        help=(
+            "run WORKLOAD's Python implementation (an observe_* workload: VARIANT, by default"
+            " its last) once under cProfile and print the stats"
+        ),
     )
     parser.add_argument(
         "--live-gap",
