@@ -131,3 +131,25 @@ def test_generation_is_seeded_and_fits_the_schema() -> None:
         spec = Gen(3, nothing).query()
         assert set(spec["features"]) <= {"where.equals", "collection.toArray", "table.get",
                                          "table.bulkGet", "table.tcount", "form.primary"}  # fmt: skip
+
+
+def _put(dexie_ok: Any, panelot_ok: Any, dexie_id: Any, panelot_id: Any) -> dict[str, Any]:
+    """Seed 628394823's shape: put {id: -0} into items (++id) on the memory core."""
+    spec = {"op": "put", "table": "items", "value": {"id": {"$n": "-0"}, "t": [{"$n": "-0"}]}}
+    row = {"t": [{"$n": "-0"}]}
+    return {"phase": "write", "spec": spec, "core": "memory", "before": SEED, "seed_state": SEED,
+            "dexie": {"ok": dexie_ok, "state": {"items": [[0, {**row, "id": dexie_id}]]}},
+            "panelot": {"ok": panelot_ok, "state": {"items": [[0, {**row, "id": panelot_id}]]}}}  # fmt: skip
+
+
+def test_a_negative_zero_key_answered_as_zero_is_recognised_only_with_equal_states() -> None:
+    minus = {"$n": "-0"}
+    assert deliberate(_put(minus, 0, 0, 0)) == "negative_zero_key_answered_as_zero"
+    # the value read back must match: a generator's store injects the key 0 (the fix)
+    assert deliberate(_put(minus, 0, 0, minus)) is None
+    assert deliberate(_put(minus, 1, 0, 0)) is None  # another answer
+    assert deliberate(_put(1, 0, 0, 0)) is None  # Dexie answered no -0
+    browser = {**_put(minus, 0, 0, 0), "core": "browser"}
+    browser["dexie"]["state"]["items"][0][1]["t"] = [minus]
+    browser["panelot"]["state"]["items"][0][1]["t"] = [0]  # the browser core reads -0 as 0
+    assert deliberate(browser) is not None

@@ -30,7 +30,9 @@ __all__ = [
     "index_keys",
     "is_valid_key",
     "js_date",
+    "key_path_value",
     "key_sort_key",
+    "signs_a_zero",
     "validate_key",
 ]
 
@@ -249,6 +251,26 @@ def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
             return None
         parts.append(validate_key(found))
     return parts
+
+
+def key_path_value(value: Any, key_path: str | Sequence[str]) -> Any:
+    """What ``value`` holds at ``key_path`` as it is, not yet a key (``None`` if missing).
+
+    A compound key path gives a list of the parts.
+    """
+    if isinstance(key_path, str):
+        found = _evaluate_one(value, key_path)
+        return None if found is _MISSING else found
+    return [key_path_value(value, path) for path in key_path]
+
+
+def signs_a_zero(value: Any) -> bool:
+    """Whether ``value`` is ``-0.0`` or an array holding one at any depth."""
+    if isinstance(value, float):
+        return value == 0 and math.copysign(1.0, value) < 0
+    if isinstance(value, list | tuple):
+        return any(signs_a_zero(item) for item in value)
+    return False
 
 
 def index_keys(value: Any, key_path: str | Sequence[str], multi_entry: bool) -> list[Key]:

@@ -288,6 +288,23 @@ def _negative_zero(case: Case) -> bool:
     return same(dz.get("state"), p.get("state"))
 
 
+def _negative_zero_answer(case: Case) -> bool:
+    """A write given a -0 key answers 0 (Dexie, as IndexedDB, answers the -0 given).
+
+    Everything else must be equal: the state exactly (on the browser core, with Dexie's
+    -0 read as 0, the other listed difference).
+    """
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") not in ("put", "add", "bulkPut", "bulkAdd"):
+        return False
+    d, p = case["dexie"], case["panelot"]
+    if "ok" not in d or "'-0'" not in repr(d["ok"]):
+        return False
+    if case.get("core") == "browser":
+        d = _zeroed(d)
+    return same(_zeroed(d["ok"]), p.get("ok")) and same(d.get("state"), p.get("state"))
+
+
 def _zeroed(v: Any) -> Any:
     if isinstance(v, dict):
         if v == {"$n": "-0"}:
@@ -406,6 +423,11 @@ DELIBERATE_DIFFERENCES: dict[str, Deliberate] = {
         "The browser core reads a stored -0 back as 0 (its JSON transport and Pyodide's "
         "number conversion drop the sign); the memory core and Dexie keep it.",
         _negative_zero,
+    ),
+    "negative_zero_key_answered_as_zero": Deliberate(
+        "put(), add(), bulkPut() and bulkAdd() answer a -0 key as 0, the key as it is "
+        "stored and read back; IndexedDB and Dexie answer with the -0 they were given.",
+        _negative_zero_answer,
     ),
     "bulk_all_or_nothing": Deliberate(
         "panelot's bulk writes and modify() outside a transaction are all-or-nothing "

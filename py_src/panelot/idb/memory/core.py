@@ -35,7 +35,7 @@ from panelot.idb.errors import (
     PanelotError,
     ReadOnlyError,
 )
-from panelot.idb.keys import KeyRange
+from panelot.idb.keys import KeyRange, key_path_value, signs_a_zero
 from panelot.idb.memory.store import MemoryStore, Undo, hashable_key
 from panelot.idb.observe.changes import ObsSet, encode_set
 from panelot.idb.observe.feed import ChangeFeed
@@ -379,6 +379,15 @@ class _MemoryTransaction:
                 set_key_path(value, spec.primary_key.key_path, pkey)
         else:
             self._push(store.bump_generator(pkey) if spec.primary_key.auto_increment else None)
+            path = spec.primary_key.key_path
+            if (
+                spec.primary_key.auto_increment
+                and isinstance(path, str)
+                and signs_a_zero(key_path_value(value, path))
+            ):
+                # A -0 key is stored as 0, and a store with a generator injects the key
+                # into the value it reads back (measured in Chromium): the value reads 0.
+                set_key_path(value, path, pkey)
         if kind == "add" and hashable_key(pkey) in store.records:
             raise ConstraintError(f"{spec.name}: a record with key {pkey!r} already exists")
         store.check_unique(pkey, value)
