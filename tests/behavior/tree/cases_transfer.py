@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from behavior import Ctx
 from behavior.tree.cases_tree import answer, text
@@ -24,6 +25,20 @@ async def _exported(ctx: Ctx) -> tuple[object, str, dict]:
     await store.command("message.delete", {"threadId": tid, "nodeId": a["nodeId"]})
     data = (await store.query("thread.export", {"threadId": tid, "format": "json"}))["data"]
     return store, tid, data
+
+
+async def _refused_import(store: Any, bad: dict, submission: str) -> str:
+    """Send ``thread.import`` of ``bad``; check it failed with ImportError; its message."""
+    out = await store.send(
+        {
+            "type": "thread.import",
+            "clientId": "c",
+            "submissionId": submission,
+            "payload": {"data": bad},
+        }
+    )
+    assert out["status"] == "failed" and out["error"]["name"] == "ImportError", out
+    return str(out["error"]["message"])
 
 
 async def case_export_then_import_round_trip(ctx: Ctx) -> None:
@@ -76,19 +91,8 @@ async def case_import_refuses_bad_data_and_writes_nothing(ctx: Ctx) -> None:
     d["nodes"][1]["threadId"] = "elsewhere"
     broken.append((d, "threadId"))  # noqa: E702
     for i, (bad, why) in enumerate(broken):
-        out = await store.send(
-            {
-                "type": "thread.import",
-                "clientId": "c",
-                "submissionId": f"b{i}",
-                "payload": {"data": bad},
-            }
-        )  # type: ignore[attr-defined]
-        assert out["status"] == "failed", why
-        assert out["error"]["name"] == "ImportError" and why in out["error"]["message"], (
-            why,
-            out["error"],
-        )
+        said = await _refused_import(store, bad, f"b{i}")
+        assert why in said, (why, said)
     assert await store.db.table("nodes").count() == before  # type: ignore[attr-defined]
     assert await store.db.table("threads").count() == threads_before  # type: ignore[attr-defined]
 
@@ -98,29 +102,16 @@ async def case_import_says_which_nodes_are_on_a_cycle_and_which_hang_below_one(
 ) -> None:
     store, _tid, data = await _exported(ctx)
     ids = [n["id"] for n in data["nodes"]]  # turn_context, q (below it), a (below q), q2
-
-    async def problems(bad: dict) -> str:
-        out = await store.send(
-            {
-                "type": "thread.import",
-                "clientId": "c",
-                "submissionId": f"p{len(bad['nodes'])}-{bad['nodes'][0]['parentId']}",
-                "payload": {"data": bad},
-            }
-        )  # type: ignore[attr-defined]
-        assert out["status"] == "failed" and out["error"]["name"] == "ImportError", out
-        return str(out["error"]["message"])
-
     cycle = copy.deepcopy(data)
     cycle["nodes"][0]["parentId"] = ids[1]
-    said = await problems(cycle)
+    said = await _refused_import(store, cycle, "cycle")
     assert f"{ids[0]!r} is on a cycle" in said and f"{ids[1]!r} is on a cycle" in said, said
     for below in (ids[2], ids[3]):
         assert f"{below!r} is on a cycle" not in said, said
         assert f"{below!r} does not reach a root" in said, said
     ghost = copy.deepcopy(data)
     ghost["nodes"][1]["parentId"] = "ghost"
-    said = await problems(ghost)
+    said = await _refused_import(store, ghost, "ghost")
     assert f"{ids[1]!r} has parent 'ghost' outside the thread" in said, said
     assert f"{ids[2]!r} does not reach a root" in said, said
     assert "is on a cycle" not in said, said
