@@ -253,15 +253,10 @@ def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
     return parts
 
 
-def key_path_value(value: Any, key_path: str | Sequence[str]) -> Any:
-    """What ``value`` holds at ``key_path`` as it is, not yet a key (``None`` if missing).
-
-    A compound key path gives a list of the parts.
-    """
-    if isinstance(key_path, str):
-        found = _evaluate_one(value, key_path)
-        return None if found is _MISSING else found
-    return [key_path_value(value, path) for path in key_path]
+def key_path_value(value: Any, key_path: str) -> Any:
+    """What ``value`` holds at a dotted ``key_path``, not yet a key (``None`` if missing)."""
+    found = _evaluate_one(value, key_path)
+    return None if found is _MISSING else found
 
 
 def signs_a_zero(value: Any) -> bool:
