@@ -37,7 +37,7 @@ from panelot.idb.observe.changes import ALL
 from panelot.idb.observe.feed import ChangeFeed
 from panelot.idb.observe.live import DEFAULT_INTERVAL, LiveQuery
 from panelot.idb.observe.ranges import RangeSet
-from panelot.idb.observe.track import Observed, Recorder, reading
+from panelot.idb.observe.track import Observed, Recorder, reading, reusing
 from panelot.idb.schema import SchemaVersion, TableSpec
 from panelot.idb.table import Table
 
@@ -251,7 +251,10 @@ class Database:
             if reads is None:
                 return await core.run(mode, names, run_body())
             recorder = Recorder(self.name, core.tables, reads=True, into=reads)
-            return await core.run(mode, names, Observed(run_body(), recorder))
+            reuse = reusing.get()
+            if reuse is not None:
+                reuse.bind(core, self.name, core.tables)
+            return await core.run(mode, names, Observed(run_body(), recorder, reuse))
         if not self.observe:
             return await core.run(mode, names, run_body())
         recorder = Recorder(self.name, core.tables, reads=False)

@@ -32,7 +32,8 @@ from typing import Any, Generic, TypeVar
 
 from panelot.idb.observe.changes import ObsSet, merge_sets, sets_overlap
 from panelot.idb.observe.feed import ChangeFeed
-from panelot.idb.observe.track import reading
+from panelot.idb.observe.reuse import Reuse
+from panelot.idb.observe.track import reading, reusing
 
 __all__ = ["DEFAULT_INTERVAL", "LiveQuery"]
 
@@ -73,6 +74,8 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         self._loop = asyncio.get_event_loop()
         self._reads: ObsSet = {}
         self._pending: ObsSet = {}
+        self._since: ObsSet = {}  # every change heard since the last run began, that may matter
+        self._reuse: Reuse | None = None
         self._running = False
         self._handle: asyncio.TimerHandle | asyncio.Handle | None = None
         self._task: asyncio.Task[None] | None = None
@@ -86,6 +89,10 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         self.closed = False
         self.runs = 0
         """How many times the querier has run (the first run included)."""
+        self.served = 0
+        """Queries of its re-runs answered with the last result unchanged (no request)."""
+        self.patched = 0
+        """Queries of its re-runs answered by reading only the changed keys."""
         self._unsubscribe = feed.subscribe(self._changed)
         self._handle = self._loop.call_soon(self._start)
 
@@ -95,14 +102,17 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         if self.closed:
             return
         if self._handle is not None:  # a run is already due, and will see these changes
+            merge_sets(self._since, changes)
             if sets_overlap(changes, self._reads):
                 self._last_change = self._loop.time()
             return
         if self._running:
             merge_sets(self._pending, changes)  # checked against this run's reads
+            merge_sets(self._since, changes)
             self._last_change = self._loop.time()
             return
         if sets_overlap(changes, self._reads):
+            merge_sets(self._since, changes)
             now = self._loop.time()
             quiet = now - self._last_change >= self._gap()
             self._last_change = now
@@ -132,11 +142,16 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
             return
         self._running = True
         self._pending = {}
-        self._task = self._loop.create_task(self._run())
+        since, self._since = self._since, {}
+        last = self._reuse
+        self._task = self._loop.create_task(
+            self._run(Reuse() if last is None else last.next_run(since))
+        )
 
-    async def _run(self) -> None:
+    async def _run(self, reuse: Reuse) -> None:
         reads: ObsSet = {}
         token = reading.set(reads)
+        token_reuse = reusing.set(reuse)
         started = self._loop.time()
         outcome: tuple[bool, Any]
         try:
@@ -144,6 +159,7 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         except Exception as exc:  # delivered to the consumer, never lost
             outcome = (False, exc)
         finally:
+            reusing.reset(token_reuse)
             reading.reset(token)
             self.runs += 1
             self._running = False
@@ -153,6 +169,9 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         if self.closed:
             return
         self._reads = reads
+        self._reuse = reuse if outcome[0] else None  # a failed run's results are not kept
+        self.served += reuse.served
+        self.patched += reuse.patched
         self._deliver(outcome)
         pending, self._pending = self._pending, {}
         if sets_overlap(pending, reads):
@@ -214,4 +233,6 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
             self._handle = None
         self._reads = {}
         self._pending = {}
+        self._since = {}
+        self._reuse = None
         self._event.set()  # wake an iterator, which then stops

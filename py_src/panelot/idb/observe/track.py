@@ -35,9 +35,10 @@ from panelot.idb.keys import (
 )
 from panelot.idb.observe.changes import DELS, PRIMARY, ObsSet, part_name
 from panelot.idb.observe.ranges import FULL, TOP, RangeSet
+from panelot.idb.observe.reuse import Patch, Reuse
 from panelot.idb.schema import TableSpec
 
-__all__ = ["EXACT_WRITES", "Observed", "Recorder", "reading"]
+__all__ = ["EXACT_WRITES", "Observed", "Recorder", "reading", "reusing"]
 
 EXACT_WRITES = 50
 """Writes of fewer values are announced key by key; larger ones as every key (Dexie's)."""
@@ -240,36 +241,69 @@ def _bounds(rng: KeyRange) -> tuple[Any, Any]:
 
 
 class Observed(Coroutine[Any, Any, Any]):
-    """A body coroutine whose requests and results pass through a :class:`Recorder`."""
+    """A body coroutine whose requests and results pass through a :class:`Recorder`.
 
-    __slots__ = ("_coro", "_last", "_recorder")
+    With a :class:`~panelot.idb.observe.reuse.Reuse` (a live query's re-run), a query it
+    can answer from the last run is not sent to the core: its patch's read is sent
+    instead (or nothing), and the body is resumed with the patched result. The
+    recorder notes the query and that result, as if the query had run.
+    """
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], recorder: Recorder) -> None:
+    __slots__ = ("_coro", "_last", "_patch", "_recorder", "_reuse")
+
+    def __init__(
+        self, coro: Coroutine[Any, Any, Any], recorder: Recorder, reuse: Reuse | None = None
+    ) -> None:
         self._coro = coro
         self._recorder = recorder
+        self._reuse = reuse
         self._last: Request | None = None
+        self._patch: tuple[Query, Patch] | None = None
 
     def send(self, value: Any) -> Any:
         """Resume the body with a result; note the result and the next request."""
-        last = self._last
-        if last is not None:
-            self._last = None
-            self._recorder.answered(last, value)
-        yielded = self._coro.send(value)
-        if isinstance(yielded, Request):
-            self._last = yielded
-            self._recorder.issued(yielded)
-        return yielded
+        patch = self._patch
+        if patch is not None:
+            self._patch = None
+            query, step = patch
+            value = step.finish(value)
+            self._recorder.answered(query, value)
+        else:
+            last = self._last
+            if last is not None:
+                self._last = None
+                self._recorder.answered(last, value)
+                if self._reuse is not None and type(last) is Query:
+                    self._reuse.keep(last, value)
+        return self._issue(self._coro.send(value))
 
     def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
         """Throw an error into the body; note the request it issues instead."""
         self._last = None
+        self._patch = None
         yielded = (
             self._coro.throw(typ) if val is None and tb is None else self._coro.throw(typ, val, tb)
         )
-        if isinstance(yielded, Request):
+        return self._issue(yielded)
+
+    def _issue(self, yielded: Any) -> Any:
+        """Note the request the body yielded; answer it from the last run if it can be."""
+        reuse = self._reuse
+        while isinstance(yielded, Request):
+            if reuse is not None and type(yielded) is Query:
+                step = reuse.plan(yielded)
+                if step is not None:
+                    self._recorder.issued(yielded)
+                    if step.read is not None:
+                        self._patch = (yielded, step)
+                        return step.read
+                    result = step.finish(None)
+                    self._recorder.answered(yielded, result)
+                    yielded = self._coro.send(result)
+                    continue
             self._last = yielded
             self._recorder.issued(yielded)
+            break
         return yielded
 
     def close(self) -> None:
@@ -287,3 +321,7 @@ reading: ContextVar[ObsSet | None] = ContextVar("panelot_idb_reading", default=N
 :meth:`~panelot.idb.database.Database.transaction` records the reads of every
 transaction started while it is set, as Dexie's ``liveQuery`` does through its zone.
 """
+
+reusing: ContextVar[Reuse | None] = ContextVar("panelot_idb_reusing", default=None)
+"""The :class:`~panelot.idb.observe.reuse.Reuse` of the live query run in progress, set
+with :data:`reading`: its transactions answer the queries they can from the last run."""
