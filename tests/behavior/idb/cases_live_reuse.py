@@ -17,6 +17,7 @@ from behavior import Ctx
 from behavior.idb.cases_live import STORES, two
 from behavior.waiting import result_where
 from panelot.idb import Database, Transaction
+from panelot.idb.observe import LiveQuery
 
 Body = Callable[[Transaction], Awaitable[list[Any]]]
 
@@ -156,3 +157,26 @@ async def case_a_wide_change_reads_the_query_in_full(ctx: Ctx) -> None:
         await a.table("nodes").add({"id": "X001", "threadId": "X", "seq": 1})
         rows = await settles(b, live, body)
         assert len(rows) == 1 and live.patched == 2, live.patched
+
+
+async def case_a_rerun_may_answer_a_whole_transaction_without_a_request(ctx: Ctx) -> None:
+    """A querier of two transactions: the one whose table did not change asks nothing."""
+    a, b = await two(ctx)
+    await a.table("nodes").bulk_put(seed("X", 3))
+
+    async def querier() -> list[Any]:
+        nodes = await b.transaction("r", "nodes", nodes_of("X"))
+        others = await b.transaction("r", "other", lambda tx: tx.table("other").to_list())
+        return [*nodes, *others]
+
+    async def fresh_both(tx: Transaction) -> list[Any]:
+        return [*await nodes_of("X")(tx), *await tx.table("other").to_list()]
+
+    with LiveQuery(b.feed, querier) as live:
+        await settles(b, live, fresh_both)
+        await a.table("other").put({"id": "o1"})
+        rows = await settles(b, live, fresh_both)
+        assert len(rows) == 4 and (live.served, live.patched) == (1, 1)
+        await a.table("nodes").put({"id": "X001", "threadId": "X", "seq": 1, "text": "e"})
+        rows = await settles(b, live, fresh_both)
+        assert rows[1]["text"] == "e" and (live.served, live.patched) == (2, 2)

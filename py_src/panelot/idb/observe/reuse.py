@@ -210,6 +210,8 @@ class Reuse:
         """Keep a query's result (the run sent it to the core) for the next run."""
         if self._shape(query) is None or not isinstance(result, list):
             return
+        if not all(type(value) is dict for value in result):
+            return  # a record the key paths cannot be read from as a plain object
         try:
             blob = marshal.dumps(result[::-1] if query.reverse else result)
         except ValueError:  # a value marshal cannot hold
