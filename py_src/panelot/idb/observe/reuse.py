@@ -73,6 +73,11 @@ class _Shape:
     pk_path: str | list[str]
     index_path: str | list[str] | None
 
+    def place(self, row: dict[str, Any]) -> Any:
+        """A kept row's sort key (its keys are valid: the query returned it)."""
+        pk = _at(row, self.pk_path)
+        return (order(pk if self.index_path is None else _at(row, self.index_path)), order(pk))
+
     def pks(self, rows: list[Any]) -> list[Any]:
         """Each row's primary key, as :func:`~panelot.idb.keys.hashable_key`."""
         path = self.pk_path
@@ -125,7 +130,7 @@ class Patch:
                 sort = None if value is None else _sort_of(shape, query, value)
                 if sort is None:
                     continue
-                at = bisect.bisect_left(rows, sort, key=lambda row: _sort_of(shape, query, row))
+                at = bisect.bisect_left(rows, sort, key=shape.place)
                 rows.insert(at, value)
             limit = query.limit
             if limit is not None and len(rows) > limit:
@@ -281,3 +286,12 @@ def _sort_of(shape: _Shape, query: Query, value: Any) -> Any:
     if key is None or not query.range.includes(key):
         return None
     return (order(key), order(pk))
+
+
+def _at(row: dict[str, Any], path: str | list[str]) -> Key:
+    """The key at ``path`` in a row whose keys are known to be valid."""
+    if isinstance(path, str):
+        if "." not in path:
+            return row[path]
+        return evaluate_key_path(row, path)
+    return [_at(row, part) for part in path]

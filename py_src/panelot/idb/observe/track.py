@@ -205,6 +205,11 @@ class Recorder:
         if path is None:  # out-of-line keys are not in the values: watch them all
             pks.add_range(*FULL)
             return
+        if isinstance(path, str) and "." not in path:  # the common case, kept cheap
+            keys = [value.get(path) if type(value) is dict else None for value in result]
+            if all(type(key) is str for key in keys):
+                pks.add_keys(keys)
+                return
         for value in result:
             key = evaluate_key_path(value, path) if isinstance(value, dict) else None
             if key is None:  # a projection without the key: watch every key
