@@ -6,7 +6,8 @@ Dexie 4 announces each committed read-write transaction as an *observability set
 (:mod:`~panelot.idb.observe.ranges`, :mod:`~panelot.idb.observe.changes`), records them
 from the requests a transaction body issues (:mod:`~panelot.idb.observe.track`), hands
 them between connections and contexts (:mod:`~panelot.idb.observe.feed`), and re-runs
-the queries whose reads they touch (:mod:`~panelot.idb.observe.live`).
+the queries whose reads they touch (:mod:`~panelot.idb.observe.live`), reading only
+the keys a change names (:mod:`~panelot.idb.observe.reuse`).
 """
 
 from panelot.idb.observe.changes import ObsSet, decode_set, encode_set, merge_sets, sets_overlap
