@@ -17,6 +17,7 @@ from behavior import Ctx
 from behavior.idb.cases_live import STORES, two
 from behavior.waiting import result_where
 from panelot.idb import Database, Transaction
+from panelot.idb.blobs import blob_bytes, is_blob, make_blob
 from panelot.idb.observe import LiveQuery
 
 Body = Callable[[Transaction], Awaitable[list[Any]]]
@@ -180,3 +181,21 @@ async def case_a_rerun_may_answer_a_whole_transaction_without_a_request(ctx: Ctx
         await a.table("nodes").put({"id": "X001", "threadId": "X", "seq": 1, "text": "e"})
         rows = await settles(b, live, fresh_both)
         assert rows[1]["text"] == "e" and (live.served, live.patched) == (2, 2)
+
+
+async def case_a_record_that_gains_a_blob_is_read_and_the_result_not_kept(ctx: Ctx) -> None:
+    """A kept result is marshal bytes, which cannot hold a Blob: delivered, then not kept."""
+    a, b = await two(ctx)
+    await a.table("nodes").bulk_put(seed("X", 3))
+    body = nodes_of("X")
+    with b.live_query(body) as live:
+        await settles(b, live, body)
+        blob = make_blob(a, b"attached", "text/plain")
+        await a.table("nodes").put({"id": "X001", "threadId": "X", "seq": 1, "file": blob})
+        rows = await result_where(live, lambda r: "file" in r[1])
+        assert is_blob(rows[1]["file"]) and await blob_bytes(rows[1]["file"]) == b"attached"
+        assert live.patched == 1, live.patched
+        await a.table("nodes").put({"id": "X002", "threadId": "X", "seq": 2, "text": "e"})
+        rows = await result_where(live, lambda r: r[2].get("text") == "e")
+        assert is_blob(rows[1]["file"])
+        assert live.patched == 1, "a result holding a Blob was kept and patched"

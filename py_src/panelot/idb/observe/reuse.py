@@ -136,7 +136,10 @@ class Patch:
             if limit is not None and len(rows) > limit:
                 rows = rows[len(rows) - limit :] if query.reverse else rows[:limit]
             self._reuse.patched += 1
-            self._reuse.kept[_signature(query)] = _Kept(marshal.dumps(rows), len(rows))
+            try:
+                self._reuse.kept[_signature(query)] = _Kept(marshal.dumps(rows), len(rows))
+            except ValueError:  # a record now holds what marshal cannot: keep nothing
+                pass
         if query.reverse:
             rows.reverse()
         return rows  # the reader's own objects: what is kept is the bytes
