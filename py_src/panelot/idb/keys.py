@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cmp_to_key
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, cast
 
 from panelot.idb.errors import DataError
 
@@ -32,6 +32,7 @@ __all__ = [
     "js_date",
     "key_path_value",
     "key_sort_key",
+    "plain_string_keys",
     "signs_a_zero",
     "validate_key",
 ]
@@ -251,6 +252,19 @@ def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
             return None
         parts.append(validate_key(found))
     return parts
+
+
+def plain_string_keys(values: list[Any], key_path: Any) -> list[str] | None:
+    """The keys at a plain field ``key_path`` of ``values``, when every one is a string.
+
+    The cheap case of :func:`evaluate_key_path` over many records (a string needs no
+    validation); ``None`` when the path is dotted or compound, or any value is not a
+    dict or holds no string there: then evaluate each.
+    """
+    if not isinstance(key_path, str) or "." in key_path:
+        return None
+    keys = [value.get(key_path) if type(value) is dict else None for value in values]
+    return cast("list[str]", keys) if all(type(key) is str for key in keys) else None
 
 
 def key_path_value(value: Any, key_path: str) -> Any:

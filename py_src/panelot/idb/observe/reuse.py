@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.idb.core import GetMany, Query
-from panelot.idb.keys import Key, compare_keys, evaluate_key_path, hashable_key, is_valid_key
+from panelot.idb.keys import Key, evaluate_key_path, hashable_key, plain_string_keys
 from panelot.idb.observe.changes import ALL, ObsSet
 from panelot.idb.observe.ranges import order
 from panelot.idb.schema import TableSpec
@@ -80,13 +80,10 @@ class _Shape:
 
     def pks(self, rows: list[Any]) -> list[Any]:
         """Each row's primary key, as :func:`~panelot.idb.keys.hashable_key`."""
-        path = self.pk_path
-        if isinstance(path, str) and "." not in path:  # the common case, kept cheap
-            out = [row.get(path) for row in rows]
-            if all(type(k) is str for k in out):
-                return out
-            return [hashable_key(k) for k in out]
-        return [hashable_key(evaluate_key_path(row, path)) for row in rows]
+        keys = plain_string_keys(rows, self.pk_path)
+        if keys is not None:
+            return keys  # a string is its own hashable_key
+        return [hashable_key(evaluate_key_path(row, self.pk_path)) for row in rows]
 
 
 class Patch:
@@ -252,10 +249,8 @@ class Reuse:
             if part[len(prefix) :] not in ("", ":dels"):
                 continue
             for lo, hi in ranges:
-                if not (lo is hi or is_valid_key(hi)) or not is_valid_key(lo):
-                    return None
-                if lo is not hi and compare_keys(lo, hi) != 0:
-                    return None
+                if lo is not hi and order(lo) != order(hi):
+                    return None  # a range, not a key (the full range ends at TOP)
                 keys[hashable_key(lo)] = lo
                 if len(keys) > MAX_KEYS:
                     return None

@@ -32,6 +32,7 @@ from panelot.idb.keys import (
     compare_keys,
     evaluate_key_path,
     index_keys,
+    plain_string_keys,
 )
 from panelot.idb.observe.changes import DELS, PRIMARY, ObsSet, part_name
 from panelot.idb.observe.ranges import FULL, TOP, RangeSet
@@ -205,11 +206,10 @@ class Recorder:
         if path is None:  # out-of-line keys are not in the values: watch them all
             pks.add_range(*FULL)
             return
-        if isinstance(path, str) and "." not in path:  # the common case, kept cheap
-            keys = [value.get(path) if type(value) is dict else None for value in result]
-            if all(type(key) is str for key in keys):
-                pks.add_keys(keys)
-                return
+        keys = plain_string_keys(result, path)
+        if keys is not None:
+            pks.add_keys(keys)
+            return
         for value in result:
             key = evaluate_key_path(value, path) if isinstance(value, dict) else None
             if key is None:  # a projection without the key: watch every key
