@@ -85,6 +85,8 @@ export class Chat {
             model: conn.models[0],
             credentialRef,
             label: conn.label ?? conn.id,
+            // Characters of history a request carries (null: all); absent: the runtime's default.
+            contextBudget: conn.contextBudget,
             apiKey: () => this.apiKey(credentialRef),
           };
         }

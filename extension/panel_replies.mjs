@@ -9,10 +9,11 @@ import { streamChat, toOpenAi, toUsage } from "./panel_provider.mjs";
 
 /**
  * The provider request for the path ending at `leafId`: `thread.request` (the context
- * slimmed, with images as data URLs by attachment id). A runtime without
- * `thread.request` falls back to `thread.context` + `attachment.resolve`.
+ * slimmed and cut to the newest turns within `contextBudget` characters, with images as
+ * data URLs by attachment id). A runtime without `thread.request` falls back to
+ * `thread.context` + `attachment.resolve`.
  */
-async function providerRequest(threadId, leafId, caps) {
+async function providerRequest(threadId, leafId, caps, contextBudget) {
   const images = {};
   const add = (attachments) => {
     for (const [id, a] of Object.entries(attachments ?? {})) {
@@ -20,7 +21,9 @@ async function providerRequest(threadId, leafId, caps) {
     }
   };
   if (await hasQuery("thread.request")) {
-    const context = await q("thread.request", { threadId, leafId });
+    const args = { threadId, leafId };
+    if (contextBudget !== undefined) args.contextBudget = contextBudget;
+    const context = await q("thread.request", args);
     add(context.attachments);
     return { context, images };
   }
@@ -70,7 +73,7 @@ export class Replies {
     const retry = () => this.generate(threadId, userNodeId, mode, provider);
     let result;
     try {
-      const { context, images } = await providerRequest(threadId, userNodeId, this.app.caps);
+      const { context, images } = await providerRequest(threadId, userNodeId, this.app.caps, provider.contextBudget);
       result = await streamChat({
         baseUrl: provider.baseUrl,
         apiKey: await provider.apiKey(),

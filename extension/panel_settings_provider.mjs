@@ -55,8 +55,12 @@ async function checkStoredKey(app, form) {
   form.key.placeholder = "sk-…";
 }
 
-/** Store the provider connection in the `providers` settings group (with a new key, if typed). */
-async function storeProvider(app, url, name, secret) {
+/**
+ * Store the provider connection in the `providers` settings group (with a new key, if
+ * typed). `budget`: the characters of history a request carries (null: all; undefined:
+ * the runtime's default).
+ */
+async function storeProvider(app, url, name, secret, budget) {
   let ref = app.chat.provider?.credentialRef ?? null;
   if (secret) {
     if (!app.caps.credentials) {
@@ -77,6 +81,8 @@ async function storeProvider(app, url, name, secret) {
     label: "OpenAI-compatible",
     enabled: true,
   };
+  if (budget === undefined) delete connection.contextBudget;
+  else connection.contextBudget = budget;
   await cmd("settings.set", {
     group: "providers",
     value: { ...value, connections: [connection, ...others], defaultConnectionId: CONNECTION_ID },
@@ -108,16 +114,49 @@ function providerForm(app) {
       autocomplete: "off",
       placeholder: current.credentialRef || chat.sessionKey ? KEY_STORED : "sk-…",
     }),
+    ...historyInputs(current.contextBudget),
   };
 }
 
-/** What the form holds: `{url, name}`, or null (and the status says why) when incomplete. */
+/** The history budget's inputs: a number of characters, and "send the whole conversation". */
+function historyInputs(budget) {
+  const history = h("input", {
+    id: "provider-history",
+    type: "number",
+    min: "0",
+    step: "1000",
+    placeholder: "the default",
+    value: Number.isInteger(budget) ? String(budget) : "",
+  });
+  const historyAll = h("input", { id: "provider-history-all", type: "checkbox" });
+  historyAll.checked = budget === null;
+  history.disabled = historyAll.checked;
+  historyAll.addEventListener("change", () => {
+    history.disabled = historyAll.checked;
+  });
+  return { history, historyAll };
+}
+
+/**
+ * What the form holds: `{url, name, budget}`, or null (and the status says why) when
+ * incomplete. `budget`: null for the whole conversation, undefined for the default.
+ */
 function formValues(form) {
   const url = form.baseUrl.value.trim();
   const name = form.model.value.trim();
-  if (/^https?:\/\//.test(url) && name) return { url, name };
-  setStatus(form.state, "Enter an http(s) base URL and a model.", "error");
-  return null;
+  if (!/^https?:\/\//.test(url) || !name) {
+    setStatus(form.state, "Enter an http(s) base URL and a model.", "error");
+    return null;
+  }
+  const typed = form.history.value.trim();
+  let budget;
+  if (form.historyAll.checked) budget = null;
+  else if (/^\d+$/.test(typed)) budget = Number(typed);
+  else if (typed) {
+    setStatus(form.state, "History per request: enter a whole number of characters, or leave it empty for the default.", "error");
+    return null;
+  }
+  return { url, name, budget };
 }
 
 /** Save: store the form's provider (and key), then reload it into the chat. */
@@ -127,10 +166,10 @@ function saveAction(app, form) {
     try {
       const values = formValues(form);
       if (!values) return;
-      const { url, name } = values;
-      if (app.caps.settings) await storeProvider(app, url, name, form.key.value);
+      const { url, name, budget } = values;
+      if (app.caps.settings) await storeProvider(app, url, name, form.key.value, budget);
       else {
-        chat.memoryProvider = { connectionId: CONNECTION_ID, baseUrl: url, model: name, credentialRef: null };
+        chat.memoryProvider = { connectionId: CONNECTION_ID, baseUrl: url, model: name, credentialRef: null, contextBudget: budget };
         if (form.key.value) chat.sessionKey = form.key.value;
       }
       form.key.value = "";
@@ -218,6 +257,14 @@ export function providerSection(app, rerender) {
     h("label", {}, "Model", form.model),
     h("label", {}, "API key", form.key),
     h("p", { class: "note", text: keyNote }),
+    h("label", {}, "History per request (characters)", form.history),
+    h("label", { class: "check" }, form.historyAll, "Send the whole conversation"),
+    h("p", {
+      class: "note",
+      text:
+        "A request carries the newest whole turns within this many characters of text (about 4 a token); " +
+        "empty: the default, 128,000 (about 32k tokens). Older turns stay in the thread but are not sent.",
+    }),
     h("div", { class: "row" }, save, test, remove),
     h("p", {
       class: "note",

@@ -32,11 +32,12 @@ from panelot.idb.observe.live import DEFAULT_INTERVAL
 from panelot.idb.transfer import ExportProgress, ImportProgress
 from panelot.lifecycle.startup import StartUp, start_up
 from panelot.request.build import build_request
+from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import SlimOptions
 from panelot.request.thumbnails import Thumbnailer
 from panelot.schema import DB_NAME, panelot_database
 from panelot.settings.active import Services, services
-from panelot.tree.views import context_of, markdown_of, snapshot_of
+from panelot.tree.views import context_of, markdown_of, request_context_of, snapshot_of
 
 __all__ = ["PanelotStore"]
 
@@ -276,9 +277,15 @@ class PanelotStore:
         leaf_id: str | None = None,
         options: SlimOptions | None = None,
         thumbnailer: Thumbnailer | None = None,
+        context_budget: int | None = DEFAULT_CONTEXT_BUDGET,
     ) -> dict[str, Any]:
-        """The slimmed model request: the context with image bytes (``thread.request``)."""
-        context = await self.context(thread_id, leaf_id)
+        """The slimmed model request: the context with image bytes (``thread.request``).
+
+        Only the newest turns within ``context_budget`` characters are kept
+        (:mod:`panelot.request.history`; ``None``: the whole path).
+        """
+        check_budget(context_budget)
+        context = await request_context_of(self.db, thread_id, leaf_id, context_budget, self.clock)
         return await build_request(self.db, context, options, thumbnailer)
 
     async def snapshot(self, thread_id: str) -> dict[str, Any]:

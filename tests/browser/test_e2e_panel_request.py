@@ -1,7 +1,8 @@
 """End-to-end tests of three side-panel features, in the real extension in Chromium.
 
 * Provider requests are built from ``thread.request`` (the slimmed context): an image
-  the model has already answered goes as a ``[Figure N: ...]`` text placeholder.
+  the model has already answered goes as a ``[Figure N: ...]`` text placeholder, and
+  the provider's history budget (Settings) keeps only the newest turns.
 * Settings -> Retention has a control for the ``retention`` setting group.
 * Tool-result details stored as an attachment show "Details (N KB) — Load"; Load reads
   them with ``node.details`` and shows the JSON as text.
@@ -20,12 +21,14 @@ from playwright.sync_api import Page
 
 from browser_harness import READY_TIMEOUT_MS, query
 from e2e_support import shot, tiny_png
+from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.testing import (
     PanelotStore,
     StubProvider,
     attach,
     last_id,
     new_thread,
+    open_thread,
     send_message,
     wait_reply,
 )
@@ -108,6 +111,71 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
     page.wait_for_function(
         "() => document.querySelector('.msg.user .attachments img')?.naturalWidth === 16"
     )
+
+
+def stored_budget(page: Page) -> Any:
+    """The default connection's stored ``contextBudget``."""
+    return page.evaluate(
+        """async () => {
+          const raw = (await chrome.storage.local.get("settings.providers"))["settings.providers"];
+          const conn = raw.value.connections.find((c) => c.id === raw.value.defaultConnectionId);
+          return conn.contextBudget;
+        }"""
+    )
+
+
+def save_history(page: Page, typed: str, whole: bool) -> None:
+    """Set the provider's history budget in Settings and save; wait until this save landed."""
+    page.click("#nav-settings")
+    saves = int(page.get_attribute("#provider-status", "data-save-count") or "0")
+    page.set_checked("#provider-history-all", whole)
+    if not whole:
+        page.fill("#provider-history", typed)
+    page.click("#provider-save")
+    page.wait_for_selector(f"#provider-status[data-save-count='{saves + 1}']")
+    page.click("#nav-back")
+
+
+def test_the_history_budget_sends_only_the_newest_turns(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    page = panel
+    assert stored_budget(page) == DEFAULT_CONTEXT_BUDGET  # the fixture saved the default
+    thread_id = new_thread(page)
+    for i in range(4):
+        send_message(page, f"question {i}: " + "words " * 50)
+    first = len(panelot_stub.requests)
+    send_message(page, "the whole conversation")
+    whole = panelot_stub.requests[first]["body"]["messages"]
+    assert [m["role"] for m in whole] == ["user", "assistant"] * 4 + ["user"]
+
+    try:
+        save_history(page, "2000", whole=False)
+        assert stored_budget(page) == 2000
+        page.click("#nav-settings")
+        assert page.input_value("#provider-history") == "2000"
+        text = page.inner_text("#settings-provider")
+        assert f"{DEFAULT_CONTEXT_BUDGET:,}" in text, text
+        page.click("#nav-back")
+        open_thread(page, thread_id)
+        send_message(page, "only the newest turns")
+        cut = panelot_stub.requests[first + 1]["body"]["messages"]
+        assert 1 < len(cut) < len(whole), [m["role"] for m in cut]
+        assert cut[0]["role"] == "user" and cut[-1]["content"] == "only the newest turns"
+        assert sum(len(m["content"]) + 16 for m in cut) <= 2000
+
+        save_history(page, "", whole=True)
+        assert stored_budget(page) is None
+        open_thread(page, thread_id)
+        send_message(page, "everything again")
+        again = panelot_stub.requests[first + 2]["body"]["messages"]
+        assert len(again) == len(whole) + 4 and again[0] == whole[0]
+        # What the budget kept is the conversation's tail, unchanged.
+        before_cut = again[: len(whole) + 1]  # up to the reply to "the whole conversation"
+        assert cut[:-1] == before_cut[-(len(cut) - 1) :]
+    finally:
+        save_history(page, "", whole=False)
+    assert stored_budget(page) == DEFAULT_CONTEXT_BUDGET
 
 
 # ---- 2. the retention setting -------------------------------------------------------------

@@ -1,8 +1,10 @@
 """``thread.request``: the slimmed model request of a thread's path.
 
-Query ``{threadId, leafId?, seenImages?, imageBudget?, staleStubs?}`` → the context with
-its images' bytes, slimmed (:mod:`panelot.request.build`). ``imageBudget`` null turns
-the unseen-image budget off.
+Query ``{threadId, leafId?, seenImages?, imageBudget?, staleStubs?, contextBudget?}`` →
+the context with its images' bytes, slimmed (:mod:`panelot.request.build`), its history
+cut to the newest turns within ``contextBudget`` characters
+(:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
+off; ``contextBudget`` null sends the whole path.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from typing import Any
 
 from panelot.bus import Env, Query
 from panelot.request.build import build_request
+from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
-from panelot.tree.views import context_of
+from panelot.tree.views import request_context_of
 
 __all__ = ["QUERIES"]
 
@@ -27,11 +30,15 @@ class RequestArgs:
     seen_images: bool = True
     image_budget: int | None = DEFAULT_IMAGE_BUDGET
     stale_stubs: bool = True
+    context_budget: int | None = DEFAULT_CONTEXT_BUDGET
+
+    def __post_init__(self) -> None:
+        check_budget(self.context_budget)
 
 
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
-    context = await context_of(env.db, a.thread_id, a.leaf_id, env.clock)
+    context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
     return await build_request(env.db, context, options)
 
 

@@ -22,7 +22,12 @@ The result (plain JSON)::
                      | {mime, size, dataBase64, thumbnail: true, w, h, originalSize}
                      | {evicted: true}},
      slimming: {seenImages, thumbnails, thumbnailFailures, staleStubs,
-                unseenImageBytes, imageBudget, textFiles, textFilesCut}}
+                unseenImageBytes, imageBudget, textFiles, textFilesCut},
+     history?: {contextBudget, droppedNodes, firstNodeId}}
+
+A context cut to the context budget (:func:`panelot.tree.views.request_context_of`)
+carries ``history``: the budget, how many visible nodes of the path were left out, and
+the first node sent; ``messages`` and everything slimmed cover the kept part only.
 
 Image blocks keep their ``attachmentId``; ``attachments`` is keyed by it, as in
 ``attachment.resolve``. Text-like file blocks become text blocks holding the file's

@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 from panelot.codec import decode, encode
 from panelot.idb.errors import ValidationError
+from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.surrogates import check_well_formed_data
 
 __all__ = [
@@ -47,7 +48,11 @@ Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
 @dataclass(slots=True)
 class Connection:
-    """A provider connection; its secret lives in credentials under ``credential_ref``."""
+    """A provider connection; its secret lives in credentials under ``credential_ref``.
+
+    ``context_budget``: the characters of history a request to it carries
+    (:mod:`panelot.request.history`; ``None``: the whole thread).
+    """
 
     id: str
     kind: Literal["openai", "anthropic", "gemini", "ollama", "openai_compatible"]
@@ -56,6 +61,7 @@ class Connection:
     credential_ref: str | None = None
     label: str | None = None
     enabled: bool = True
+    context_budget: int | None = DEFAULT_CONTEXT_BUDGET
 
 
 @dataclass(slots=True)
@@ -127,6 +133,11 @@ def _check_providers(value: ProviderSettings) -> None:
         if not re.match(r"^https?://", c.base_url):
             raise ValidationError(
                 f"{path}.baseUrl: must be an http(s) URL", field=f"{path}.baseUrl"
+            )
+        if c.context_budget is not None and c.context_budget < 0:
+            raise ValidationError(
+                f"{path}.contextBudget: must be an integer >= 0 (characters) or null",
+                field=f"{path}.contextBudget",
             )
         if c.credential_ref is not None and not _CRED.match(c.credential_ref):
             raise ValidationError(

@@ -214,6 +214,8 @@ def configure_provider(
     page.fill("#provider-base-url", base_url)
     page.fill("#provider-model", model)
     page.fill("#provider-key", key)
+    page.set_checked("#provider-history-all", False)
+    page.fill("#provider-history", "")  # the default history budget
     page.click("#provider-save")
     page.wait_for_selector(f"#provider-status[data-save-count='{saves + 1}']")
     shown = page.inner_text("#provider-status")

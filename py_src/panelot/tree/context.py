@@ -12,7 +12,7 @@ from panelot.tree.descent import is_shown, versions_in
 from panelot.tree.loading import LoadedThread
 from panelot.tree.tool_steps import ToolSteps
 
-__all__ = ["session_context", "thread_markdown", "ui_entry", "ui_snapshot"]
+__all__ = ["session_context", "thread_markdown", "ui_entry", "ui_snapshot", "visible_ids"]
 
 
 def _visible(loaded: LoadedThread) -> list[dict[str, Any]]:
@@ -67,7 +67,15 @@ def _for_ui(payload: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def session_context(loaded: LoadedThread) -> dict[str, Any]:
+def visible_ids(loaded: LoadedThread) -> list[str]:
+    """The ids of the path's nodes that are not tombstones, root first."""
+    nodes = loaded.index.nodes
+    return [i for i in loaded.path if not nodes[i]["payload"].get("deleted")]
+
+
+def session_context(
+    loaded: LoadedThread, start: int = 0, visible: list[str] | None = None
+) -> dict[str, Any]:
     """Provider-neutral messages, the latest turn context, the visible path, pending calls.
 
     Tombstones are skipped (their children follow the nearest visible ancestor), and
@@ -77,21 +85,22 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
     results are paired as providers require (:mod:`panelot.tree.tool_steps`): calls still
     waiting at the end of the path are left out of the messages and listed in
     ``pendingCalls``.
+
+    ``start`` > 0 builds the messages from the ``start``-th visible node on (a user
+    message, so the cut falls between turns; see :mod:`panelot.request.history`);
+    ``path`` and ``turnContext`` still cover the whole path. ``visible``: the path's
+    :func:`visible_ids`, when the caller has them.
     """
-    # One pass over the path, tombstones skipped in it: this runs for every node of a
-    # long thread, so the visible list is not built first, and only the last turn
+    # This runs for every node of a long thread: one pass, and only the last turn
     # context is copied.
     messages: list[dict[str, Any]] = []
     steps = ToolSteps(messages)
-    path: list[str] = []
+    path = visible_ids(loaded) if visible is None else list(visible)
     latest_turn: dict[str, Any] | None = None
     nodes = loaded.index.nodes
-    for node_id in loaded.path:
+    for node_id in path[start:] if start else path:
         node = nodes[node_id]
         payload = node["payload"]
-        if payload.get("deleted"):
-            continue
-        path.append(node_id)
         kind = node["type"]
         # System notices, approval decisions, interaction responses: no message.
         if kind == "user_message":
@@ -128,6 +137,11 @@ def session_context(loaded: LoadedThread) -> dict[str, Any]:
         elif kind == "turn_context":
             latest_turn = payload
     pending = steps.pending()
+    if latest_turn is None and start:  # the latest turn context may be in the part left out
+        for node_id in reversed(path[:start]):
+            if nodes[node_id]["type"] == "turn_context":
+                latest_turn = nodes[node_id]["payload"]
+                break
     turn_context = None
     if latest_turn is not None:
         turn_context = {k: v for k, v in latest_turn.items() if k != "deleted"}

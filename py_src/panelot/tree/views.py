@@ -22,12 +22,19 @@ from typing import Any
 from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.tree.context import session_context, thread_markdown, ui_entry, ui_snapshot
+from panelot.request.history import history_start
+from panelot.tree.context import (
+    session_context,
+    thread_markdown,
+    ui_entry,
+    ui_snapshot,
+    visible_ids,
+)
 from panelot.tree.descent import is_shown, is_tombstone, versions
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES, thread_of
 
-__all__ = ["context_of", "markdown_of", "snapshot_of", "window_of"]
+__all__ = ["context_of", "markdown_of", "request_context_of", "snapshot_of", "window_of"]
 
 
 async def context_of(
@@ -41,6 +48,33 @@ async def context_of(
     if loaded.problem:
         raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
     return session_context(loaded)
+
+
+async def request_context_of(
+    db: Database,
+    thread_id: str,
+    leaf_id: str | None,
+    budget: int | None,
+    clock: Clock = now_ms,
+) -> dict[str, Any]:
+    """The session context a model request is built from: the newest turns within ``budget``.
+
+    The messages start at the node :func:`panelot.request.history.history_start` picks
+    (``None``: all); ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``.
+    """
+    loaded = await load_thread(db, thread_id, leaf_id, clock)
+    if loaded.problem:
+        raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
+    visible = visible_ids(loaded)
+    nodes = loaded.index.nodes
+    start = history_start([nodes[i] for i in visible], budget)
+    context = session_context(loaded, start, visible)
+    context["history"] = {
+        "contextBudget": budget,
+        "droppedNodes": start,
+        "firstNodeId": visible[start] if visible else None,
+    }
+    return context
 
 
 async def snapshot_of(db: Database, thread_id: str, clock: Clock = now_ms) -> dict[str, Any]:
