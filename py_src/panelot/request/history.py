@@ -99,11 +99,25 @@ def node_chars(node: dict[str, Any]) -> int:
     return total
 
 
-def history_start(nodes: Sequence[dict[str, Any]], budget: int | None) -> int:
-    """The index of the first of ``nodes`` (a visible path) a request keeps within ``budget``."""
+def history_start(
+    nodes: Sequence[dict[str, Any]], budget: int | None, memo: dict[str, int] | None = None
+) -> int:
+    """The index of the first of ``nodes`` (a visible path) a request keeps within ``budget``.
+
+    ``memo``: :func:`node_chars` of nodes by id, read and filled (valid while the nodes
+    of those ids do not change).
+    """
     if budget is None or not nodes:
         return 0
-    sizes = [node_chars(n) for n in nodes]
+    if memo is None:
+        sizes = [node_chars(n) for n in nodes]
+    else:
+        sizes = []
+        for node in nodes:
+            size = memo.get(node["id"])
+            if size is None:
+                size = memo[node["id"]] = node_chars(node)
+            sizes.append(size)
     total = sum(sizes)
     if total <= budget:
         return 0

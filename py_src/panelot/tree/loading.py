@@ -34,6 +34,8 @@ class LoadedThread:
     index: TreeIndex
     path: list[str]
     problem: str | None = None
+    memo: dict[str, Any] | None = None
+    """The thread cache's memo for these records (:meth:`ThreadCache.memo`), if cached."""
 
 
 def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | None]:
@@ -52,9 +54,10 @@ async def _read(
     thread_id: str,
     leaf_id: str | None = None,
     cache: ThreadCache | None = None,
+    shared: bool = False,
 ) -> LoadedThread:
     raw, raw_nodes = await (
-        cache.records(tx, thread_id) if cache else load_thread_records(tx, thread_id)
+        cache.records(tx, thread_id, shared) if cache else load_thread_records(tx, thread_id)
     )
     thread, bad_leaf = _thread_and_problem(raw, thread_id)
     index = index_nodes(thread_id, raw_nodes)
@@ -62,7 +65,8 @@ async def _read(
         index = index_nodes(thread_id, await load_nodes(tx, thread_id))
     walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
     problem = bad_leaf if bad_leaf and leaf_id is None else walk.problem
-    return LoadedThread(thread, index, walk.path, problem)
+    memo = cache.memo(thread_id) if cache and not index.problems else None
+    return LoadedThread(thread, index, walk.path, problem, memo)
 
 
 async def check_thread(db: Database, thread_id: str) -> dict[str, Any]:
@@ -124,16 +128,24 @@ async def revive_leaf(tx: Transaction, thread_id: str) -> LoadedThread:
 
 
 async def load_thread(
-    db: Database, thread_id: str, leaf_id: str | None = None, clock: Clock = now_ms
+    db: Database,
+    thread_id: str,
+    leaf_id: str | None = None,
+    clock: Clock = now_ms,
+    shared: bool = False,
 ) -> LoadedThread:
     """Load a thread for reading; repair its leaf first if it cannot reach a root.
 
     A leaf left on tombstones while live versions exist is moved to them
     (:func:`revive_leaf`). With an explicit ``leaf_id`` nothing is repaired: an
     unreachable leaf is an error of the caller, reported as the ``problem`` of the result.
+    ``shared``: the nodes may be the thread cache's own records, which the caller must
+    neither change nor return (:meth:`~panelot.tree.cache.ThreadCache.records`).
     """
     cache = thread_cache(db)
-    loaded = await db.transaction("r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id, cache))
+    loaded = await db.transaction(
+        "r", TREE_TABLES, lambda tx: _read(tx, thread_id, leaf_id, cache, shared)
+    )
     if leaf_id is not None:
         return loaded
     if loaded.problem is None:

@@ -16,11 +16,13 @@ context of the next turn, which loads the whole path) reaches it.
 
 from __future__ import annotations
 
+import marshal
 import math
+from collections.abc import Awaitable
 from typing import Any
 
 from panelot.clock import Clock, now_ms
-from panelot.idb import Database, Transaction
+from panelot.idb import MAX_KEY, MIN_KEY, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.request.history import history_start
 from panelot.tree.context import (
@@ -33,6 +35,9 @@ from panelot.tree.context import (
 from panelot.tree.descent import is_shown, is_tombstone, versions
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES, thread_of
+
+_SPARE = 8
+"""Records read beyond twice a window's size, for the versions and notices among them."""
 
 __all__ = ["context_of", "markdown_of", "request_context_of", "snapshot_of", "window_of"]
 
@@ -61,14 +66,19 @@ async def request_context_of(
 
     The messages start at the node :func:`panelot.request.history.history_start` picks
     (``None``: all); ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``.
+    It reads the thread cache's records without copying them all, and each node's size
+    once per cache entry: a turn on a long thread does not decode or measure every
+    record again.
     """
-    loaded = await load_thread(db, thread_id, leaf_id, clock)
+    loaded = await load_thread(db, thread_id, leaf_id, clock, shared=True)
     if loaded.problem:
         raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
     visible = visible_ids(loaded)
     nodes = loaded.index.nodes
-    start = history_start([nodes[i] for i in visible], budget)
-    context = session_context(loaded, start, visible)
+    sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
+    start = history_start([nodes[i] for i in visible], budget, sizes)
+    # The records may be the thread cache's own: what is returned is a copy.
+    context: dict[str, Any] = marshal.loads(marshal.dumps(session_context(loaded, start, visible)))
     context["history"] = {
         "contextBudget": budget,
         "droppedNodes": start,
@@ -87,9 +97,8 @@ async def markdown_of(db: Database, thread_id: str, clock: Clock = now_ms) -> st
     return thread_markdown(await load_thread(db, thread_id, None, clock))
 
 
-async def _sound_node(tx: Transaction, node_id: str, thread_id: str) -> dict[str, Any] | None:
-    """The node record by id when it is a sound node of the thread, else ``None``."""
-    raw = await tx.table("nodes").get(node_id)
+def _sound_node(raw: Any, node_id: str, thread_id: str) -> dict[str, Any] | None:
+    """``raw`` when it is a sound node record ``node_id`` of the thread, else ``None``."""
     if not isinstance(raw, dict):
         return None
     seq, parent = raw.get("seq"), raw.get("parentId")
@@ -105,6 +114,18 @@ async def _sound_node(tx: Transaction, node_id: str, thread_id: str) -> dict[str
     return None
 
 
+def _newest(tx: Transaction, thread_id: str, count: int) -> Awaitable[list[Any]]:
+    """The thread's ``count`` records of highest seq: most of a window's path, in one read."""
+    return (
+        tx.table("nodes")
+        .where("[threadId+seq]")
+        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
+        .reverse()
+        .limit(count)
+        .to_list()
+    )
+
+
 async def _read_window(
     tx: Transaction, thread_id: str, limit: int | None, before: str | None
 ) -> dict[str, Any] | None:
@@ -112,22 +133,30 @@ async def _read_window(
 
     ``None`` stands for anything :func:`load_thread` would repair or move (no leaf, a
     leaf on a tombstone, a missing or foreign node, a cycle, a malformed record) met on
-    the part of the path walked.
+    the part of the path walked. The thread's newest records are read first, with the
+    thread, in one round trip: the walk takes its nodes from them while it can, and
+    gets the others one by one; the versions of every place are read together.
     """
-    raw_thread = await tx.table("threads").get(thread_id)
+    newest = _newest(tx, thread_id, 2 * limit + _SPARE) if limit is not None else None
+    if newest is None:
+        raw_thread, near = await tx.table("threads").get(thread_id), []
+    else:
+        raw_thread, near = await tx.gather(tx.table("threads").get(thread_id), newest)
     try:
         thread = thread_of(raw_thread, thread_id)
     except ValidationError:
         return None  # a malformed leaf is repaired by the full load; the rest raises there
     if thread.leaf_id is None:
         return None
+    known = {r.get("id"): r for r in near if isinstance(r, dict)}
     picked: list[dict[str, Any]] = []  # the window's shown nodes, leaf first
     above: str | None = None  # the nearest shown node above the window
     passed = before is None
     seen: set[str] = set()
     current: str | None = thread.leaf_id
     while current is not None:
-        node = await _sound_node(tx, current, thread_id)
+        raw = known[current] if current in known else await tx.table("nodes").get(current)
+        node = _sound_node(raw, current, thread_id)
         if node is None or current in seen:
             return None
         if not seen and is_tombstone(node):
@@ -145,11 +174,11 @@ async def _read_window(
         raise NotFoundError(
             f"before: node {before!r} is not on the thread's visible path", field="before"
         )
-    out = []
-    for i, node in enumerate(picked):
-        shown_parent = picked[i + 1]["id"] if i + 1 < len(picked) else above
-        ids = [v["id"] for v in await versions(tx, thread_id, shown_parent)]
-        out.append(ui_entry(node, ids))
+    parents = [picked[i + 1]["id"] if i + 1 < len(picked) else above for i in range(len(picked))]
+    places = await tx.gather(*(versions(tx, thread_id, parent) for parent in parents))
+    out = [
+        ui_entry(node, [v["id"] for v in place]) for node, place in zip(picked, places, strict=True)
+    ]
     out.reverse()
     return {
         "threadId": thread.id,

@@ -228,3 +228,41 @@ async def case_a_change_heard_during_a_cached_read_is_not_lost(ctx: Ctx) -> None
     assert first["payload"]["content"][0]["text"] == "changed before the read"
     got = await t.check(tid)
     assert got["messages"][0]["content"][0]["text"] == "changed before the read"
+
+
+async def case_the_request_lends_the_cached_records_and_returns_copies(ctx: Ctx) -> None:
+    """``thread.request`` reads the cache's own records and sizes; what it returns is a copy."""
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("lent")
+    ids = await _turns(t.a, tid, 6)
+    budget = 120  # a few of these short turns: the cut and the node sizes matter
+
+    async def same() -> dict[str, Any]:
+        got = await t.a.request_context(tid, context_budget=budget)
+        thread_cache(t.c.db).clear()
+        assert got == await t.c.request_context(tid, context_budget=budget)
+        return got
+
+    await t.check(tid)
+    first = await same()
+    assert first["history"]["droppedNodes"] > 0
+    hits = t.cache.hits
+    # Scribbling on a returned request changes neither the cache nor the next request.
+    first["messages"][0]["content"][0]["text"] = "scribbled"
+    first["messages"][-1]["content"].clear()
+    again = await same()
+    assert again["messages"][0]["content"][0]["text"] != "scribbled"
+    assert t.cache.hits > hits
+    # Appends from either context, read by views that copy and by the request in turn.
+    await _turns(t.a, tid, 2)
+    await t.check(tid)
+    await same()
+    last = await t.heard(t.b.append(tid, "user_message", text("theirs")))
+    got = await same()
+    assert got["path"][-1] == last["nodeId"]
+    # A rewritten node changes its size: the memo goes with the entry.
+    node = last["nodeId"]
+    await t.heard(t.b.db.table("nodes").update(node, {"payload": text("x" * 500)}), node)
+    rewritten = await same()
+    assert rewritten["history"]["droppedNodes"] == len(rewritten["path"]) - 1
+    assert rewritten["history"] != got["history"]

@@ -104,3 +104,25 @@ async def case_bad_window_arguments_name_their_field(ctx: Ctx) -> None:
     assert (missing.name, missing.field) == ("NotFoundError", "before")
     unknown = await _refused(store, {"threadId": tid, "limt": 2})
     assert unknown.name == "ValidationError"
+
+
+async def case_a_window_on_an_older_branch_reads_past_the_newest_records(ctx: Ctx) -> None:
+    """The window reads the newest records first; a path of older ones is read node by node."""
+    store = await ctx.store()
+    tid = await store.create_thread("branches")
+    made = await _turns(store, tid, 8)
+    # A newer branch from the second question's reply, longer than the window reads.
+    await store.command("branch.switch", {"threadId": tid, "nodeId": made[3]})
+    await store.append(tid, "user_message", text("elsewhere"), parentId=made[3])
+    await _turns(store, tid, 12)
+    back = await store.command("branch.switch", {"threadId": tid, "nodeId": made[-1]})
+    assert back == {"leafId": made[-1]}
+    full = await store.snapshot(tid)
+    assert [n["id"] for n in full["nodes"]] == made
+    for limit in (0, 1, 3, 5, 16):
+        window = await _window(store, tid, limit=limit)
+        assert window["nodes"] == full["nodes"][len(made) - min(limit, len(made)) :], limit
+        assert window["hasMore"] is (limit < len(made))
+    above = await _window(store, tid, limit=2, before=made[6])
+    assert above["nodes"] == full["nodes"][4:6]
+    assert above["nodes"][0]["siblingCount"] == 2  # the older branch's question at its place
