@@ -42,18 +42,34 @@ export class MessageView {
   nodes(nodes) {
     const chat = this.chat;
     const byId = new Map(nodes.map((n) => [n.id, n]));
-    const state = [!!chat.provider, !!chat.replies.get(chat.threadId)];
     const drawn = new Map();
     const els = nodes.map((n, i) => {
       const last = i === nodes.length - 1;
-      const key = JSON.stringify([n, last, chat.editing === n.id, byId.get(n.parentId)?.type ?? null, state]);
+      const key = JSON.stringify([n, last, chat.editing === n.id, byId.get(n.parentId)?.type ?? null]);
       let entry = this.drawn.get(n.id);
       if (!entry || entry.key !== key) entry = { key, el: this.node(n, byId, last) };
       drawn.set(n.id, entry);
       return entry.el;
     });
     this.drawn = drawn;
+    this.regenerateState(els);
     return els;
+  }
+
+  /**
+   * Regenerate is off while a reply streams in this thread, or with no provider: set on
+   * the kept elements in place, so a reply starting or ending redraws no message.
+   */
+  regenerateState(els) {
+    const chat = this.chat;
+    const disabled = !chat.provider || !!chat.replies.get(chat.threadId);
+    const title = chat.provider ? "Regenerate this reply" : "Configure a provider in Settings to regenerate";
+    for (const el of els) {
+      const button = el.querySelector?.('button[data-action="regenerate"]');
+      if (!button) continue;
+      button.disabled = disabled;
+      button.title = title;
+    }
   }
 
   node(n, byId, last) {

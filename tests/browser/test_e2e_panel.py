@@ -213,6 +213,38 @@ def test_stopping_mid_stream_writes_no_node(panel: Page, store: PanelotStore) ->
     ] == ["user_message"]
 
 
+def test_a_reply_streaming_turns_regenerate_off_without_redrawing_the_messages(
+    panel: Page,
+) -> None:
+    page = panel
+    new_thread(page)
+    reply = send_message(page, "hello")
+    question = page.eval_on_selector(
+        f"#messages [data-node-id='{reply}']", "(el) => el.previousElementSibling.dataset.nodeId"
+    )
+    regenerate = f"#messages [data-node-id='{reply}'] [data-action=regenerate]"
+    assert page.is_enabled(regenerate)
+
+    def keep(ident: str) -> None:
+        page.eval_on_selector(f"#messages [data-node-id='{ident}']", "(el) => { el.__kept = 1; }")
+
+    keep(question)  # its drawing inputs never change here
+    page.fill("#input", "please be slow")
+    page.press("#input", "Enter")
+    page.wait_for_selector("[data-streaming] .msg-body >> text=word2")
+    assert page.is_disabled(regenerate)  # no second reply while one streams
+    keep(reply)  # redrawn once already: it is no longer the last message
+    page.click("#stop")
+    page.wait_for_selector("[data-streaming]", state="detached")
+    page.wait_for_function(f"() => !document.querySelector(`{regenerate}`).disabled")
+    kept = page.evaluate(
+        """(ids) => ids.map((id) =>
+             document.querySelector(`#messages [data-node-id='${id}']`).__kept ?? 0)""",
+        [question, reply],
+    )
+    assert kept == [1, 1], "a reply starting or ending redrew unchanged messages"
+
+
 def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(
     panel: Page, store: PanelotStore
 ) -> None:
