@@ -27,7 +27,8 @@ The result (plain JSON)::
 
 A context cut to the context budget (:func:`panelot.tree.views.request_context_of`)
 carries ``history``: the budget, how many visible nodes of the path were left out, and
-the first node sent; ``messages`` and everything slimmed cover the kept part only.
+the first node sent; ``messages``, ``path`` and everything slimmed cover the kept part
+only.
 
 Image blocks keep their ``attachmentId``; ``attachments`` is keyed by it, as in
 ``attachment.resolve``. Text-like file blocks become text blocks holding the file's

@@ -65,10 +65,10 @@ async def request_context_of(
     """The session context a model request is built from: the newest turns within ``budget``.
 
     The messages start at the node :func:`panelot.request.history.history_start` picks
-    (``None``: all); ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``.
-    It reads the thread cache's records without copying them all, and each node's size
-    once per cache entry: a turn on a long thread does not decode or measure every
-    record again.
+    (``None``: all); ``path`` is the visible path from that node to the leaf, and
+    ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``. It reads the thread
+    cache's records without copying them all, and each node's size once per cache
+    entry: a turn on a long thread does not decode or measure every record again.
     """
     loaded = await load_thread(db, thread_id, leaf_id, clock, shared=True)
     if loaded.problem:
@@ -77,8 +77,10 @@ async def request_context_of(
     nodes = loaded.index.nodes
     sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
     start = history_start([nodes[i] for i in visible], budget, sizes)
+    derived = session_context(loaded, start, visible)
+    derived["path"] = visible[start:]  # the part sent: a long path is not carried whole
     # The records may be the thread cache's own: what is returned is a copy.
-    context: dict[str, Any] = marshal.loads(marshal.dumps(session_context(loaded, start, visible)))
+    context: dict[str, Any] = marshal.loads(marshal.dumps(derived))
     context["history"] = {
         "contextBudget": budget,
         "droppedNodes": start,
