@@ -113,6 +113,34 @@ def index_nodes(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
     return _index_sound(thread_id, raw_nodes) or _index_checked(thread_id, raw_nodes)
 
 
+def extend_index(index: TreeIndex, rows: list[Any]) -> bool:
+    """Add ``rows`` to a sound ``index``, as :func:`index_nodes` of all of them would.
+
+    ``rows`` must be sound records coming after every indexed one in ``(seq, id)``
+    order, with new ids; otherwise nothing changes and the answer is ``False``.
+    """
+    if not rows:
+        return True
+    if index.problems:
+        return False
+    nodes = index.nodes
+    last = nodes[next(reversed(nodes))] if nodes else None
+    previous = (last["seq"], last["id"]) if last is not None else None
+    added: set[str] = set()
+    for raw in rows:
+        if not _sound(raw, index.thread_id) or raw["id"] in nodes or raw["id"] in added:
+            return False
+        key = (raw["seq"], raw["id"])
+        if previous is not None and key <= previous:
+            return False
+        previous = key
+        added.add(raw["id"])
+    for raw in rows:
+        nodes[raw["id"]] = raw
+    index._children = None
+    return True
+
+
 def _index_sound(thread_id: str, raw_nodes: list[Any]) -> TreeIndex | None:
     """The index in one pass when every record is sound (the common case), else ``None``.
 

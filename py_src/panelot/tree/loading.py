@@ -19,6 +19,7 @@ from panelot.tree.cache import ThreadCache, thread_cache
 from panelot.tree.descent import is_tombstone
 from panelot.tree.integrity import TreeIndex, best_leaf, index_nodes, walk_to_root
 from panelot.tree.nodes import TREE_TABLES, append_node, thread_of
+from panelot.tree.path_memo import indexed, walked
 from panelot.tree.reading import load_nodes, load_thread_records
 from panelot.tree.records import ThreadMeta, thread_from_wire
 from panelot.tree.tombstones import live_leaf
@@ -35,7 +36,11 @@ class LoadedThread:
     path: list[str]
     problem: str | None = None
     memo: dict[str, Any] | None = None
-    """The thread cache's memo for these records (:meth:`ThreadCache.memo`), if cached."""
+    """The thread cache's memo for these records (:meth:`ThreadCache.memo`), if cached.
+
+    Loaded with ``shared``, ``index`` and ``path`` may be the memo's own
+    (:mod:`panelot.tree.path_memo`): read them only.
+    """
 
 
 def _thread_and_problem(raw: Any, thread_id: str) -> tuple[ThreadMeta, str | None]:
@@ -60,12 +65,16 @@ async def _read(
         cache.records(tx, thread_id, shared) if cache else load_thread_records(tx, thread_id)
     )
     thread, bad_leaf = _thread_and_problem(raw, thread_id)
-    index = index_nodes(thread_id, raw_nodes)
+    memo = cache.memo(thread_id) if cache else None
+    held = memo if shared else None  # the index and path are kept only over lent records
+    index = indexed(held, thread_id, raw_nodes) if held is not None else None
+    if index is None:
+        index = index_nodes(thread_id, raw_nodes)
     if index.problems:  # report the problems in the order of the threadId read
-        index = index_nodes(thread_id, await load_nodes(tx, thread_id))
-    walk = walk_to_root(index, leaf_id if leaf_id is not None else thread.leaf_id)
+        index, memo, held = index_nodes(thread_id, await load_nodes(tx, thread_id)), None, None
+    leaf = leaf_id if leaf_id is not None else thread.leaf_id
+    walk = walked(held, index, leaf) if held is not None else walk_to_root(index, leaf)
     problem = bad_leaf if bad_leaf and leaf_id is None else walk.problem
-    memo = cache.memo(thread_id) if cache and not index.problems else None
     return LoadedThread(thread, index, walk.path, problem, memo)
 
 

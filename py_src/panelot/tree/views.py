@@ -35,6 +35,7 @@ from panelot.tree.context import (
 from panelot.tree.descent import is_shown, is_tombstone, versions
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES, thread_of
+from panelot.tree.path_memo import held_visible
 
 _SPARE = 8
 """Records read beyond twice a window's size, for the versions and notices among them."""
@@ -73,7 +74,7 @@ async def request_context_of(
     loaded = await load_thread(db, thread_id, leaf_id, clock, shared=True)
     if loaded.problem:
         raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
-    visible = visible_ids(loaded)
+    visible = held_visible(loaded.memo, loaded.path) or visible_ids(loaded)
     nodes = loaded.index.nodes
     sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
     start = history_start([nodes[i] for i in visible], budget, sizes)

@@ -266,3 +266,38 @@ async def case_the_request_lends_the_cached_records_and_returns_copies(ctx: Ctx)
     rewritten = await same()
     assert rewritten["path"] == [node]  # alone over the budget: the newest turn only
     assert rewritten["history"] != got["history"]
+
+
+async def case_the_request_follows_branches_and_tombstones(ctx: Ctx) -> None:
+    """The request's kept index and path (tree.path_memo) follow every move of the leaf."""
+    t = await _trio(ctx)
+    tid = await t.a.create_thread("moves")
+    ids = await _turns(t.a, tid, 4)
+
+    async def same(budget: int | None = None) -> dict[str, Any]:
+        got = await t.a.request_context(tid, context_budget=budget)
+        thread_cache(t.c.db).clear()
+        assert got == await t.c.request_context(tid, context_budget=budget)
+        return got
+
+    await t.check(tid)
+    assert (await same())["path"] == ids
+    regen = {"threadId": tid, "userNodeId": ids[-2], "payload": answer("again")}
+    again = (await t.a.command("message.regenerate", regen))["nodeId"]
+    assert (await same())["path"] == [*ids[:-1], again]
+    await t.a.command("branch.switch", {"threadId": tid, "nodeId": ids[-1]})
+    assert (await same())["path"] == ids
+    edit = {"threadId": tid, "nodeId": ids[2], "payload": text("q1 edited")}
+    edited = (await t.a.command("message.edit", edit))["nodeId"]
+    assert (await same())["path"] == [*ids[:2], edited]
+    more = await _turns(t.b, tid, 2)
+    await t.heard(t.b.append(tid, "user_message", text("theirs")))
+    got = await same()
+    assert got["path"][-2] == more[-1]
+    cut = await same(60)
+    assert cut["path"] == got["path"][-len(cut["path"]) :]
+    await t.heard(t.b.command("message.delete", {"threadId": tid, "nodeId": ids[1]}), ids[1])
+    whole = await same()
+    assert ids[1] not in whole["path"] and whole["path"][0] == ids[0]
+    await t.a.command("branch.switch", {"threadId": tid, "nodeId": ids[-1]})
+    assert (await same())["path"] == [ids[0], *ids[2:]]
