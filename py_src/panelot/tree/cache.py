@@ -24,12 +24,13 @@ What keeps it true:
 * **No shared objects.** An entry holds its records as ``marshal`` bytes and each read
   decodes fresh objects, so a caller changing what a view returned cannot change what
   the next view sees. The one exception is asked for: ``records(..., shared=True)``
-  lends the decoded records the entries of the two most recently read threads keep (decoding
-  10,000 records costs ~20 ms in the page), to a reader that neither changes them nor
-  returns them (the model request copies what it returns).
+  lends the decoded records the entries of the two most recently read threads keep
+  (decoding 10,000 records costs ~20 ms in the page), to a reader that neither changes
+  them nor returns them (the model request copies what it returns).
 * **Derived values.** An entry's ``memo`` (:meth:`ThreadCache.memo`) holds what a
-  reader computed from its records, by node id; it goes when the entry goes, so it
-  never outlives the records it was computed from.
+  reader computed from its records; it goes when the entry goes, so it never outlives
+  the records it was computed from, and when the entry stops lending its decoded
+  records (which the memo may hold).
 
 A connection opened with ``observe=False`` does not hear its own commits, and a closed
 one hears nothing, so their views read without the cache. Only views use it
@@ -144,6 +145,11 @@ class ThreadCache:
         """The ids of the threads held, least recently read first."""
         return list(self._entries)
 
+    @property
+    def lending(self) -> list[str]:
+        """The ids of the threads whose decoded records are kept to lend (see ``records``)."""
+        return [tid for tid, entry in self._entries.items() if entry.shared is not None]
+
     def clear(self) -> None:
         """Drop every entry."""
         self._entries.clear()
@@ -256,8 +262,9 @@ class ThreadCache:
         lent = entry.shared
         recent = list(self._entries.values())[-SHARED_THREADS:]
         for other in self._entries.values():
-            if other is not entry and other not in recent:
+            if other is not entry and other not in recent and other.shared is not None:
                 other.shared = None
+                other.memo.clear()  # what it holds may keep the decoded records alive
         return lent
 
     def _extend(self, thread_id: str, entry: _Entry, tail: list[Any]) -> bool:

@@ -301,3 +301,19 @@ async def case_the_request_follows_branches_and_tombstones(ctx: Ctx) -> None:
     assert ids[1] not in whole["path"] and whole["path"][0] == ids[0]
     await t.a.command("branch.switch", {"threadId": tid, "nodeId": ids[-1]})
     assert (await same())["path"] == [ids[0], *ids[2:]]
+
+
+async def case_only_the_threads_read_last_keep_records_to_lend(ctx: Ctx) -> None:
+    t = await _trio(ctx)
+    tids = [await t.a.create_thread(f"t{i}") for i in range(3)]
+    for tid in tids:
+        await _turns(t.a, tid, 2)
+        await t.check(tid)  # read twice: kept, and lent to the request
+    assert t.cache.threads == tids
+    assert t.cache.lending == tids[1:]
+    # The first thread is lent again (a new turn read on top), the second stops lending.
+    await _turns(t.a, tids[0], 1)
+    got = await t.a.request_context(tids[0], context_budget=50)
+    thread_cache(t.c.db).clear()
+    assert got == await t.c.request_context(tids[0], context_budget=50)
+    assert t.cache.lending == [tids[2], tids[0]]
