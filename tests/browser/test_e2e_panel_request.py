@@ -150,6 +150,14 @@ def test_the_history_budget_sends_only_the_newest_turns(
     assert [m["role"] for m in whole] == ["user", "assistant"] * 4 + ["user"]
 
     try:
+        page.click("#nav-settings")
+        for bad in ("-3", "1.5"):
+            page.fill("#provider-history", bad)
+            page.click("#provider-save")
+            page.wait_for_selector("#provider-status.error")
+            assert "whole number of characters" in page.inner_text("#provider-status")
+        assert stored_budget(page) == DEFAULT_CONTEXT_BUDGET  # nothing was stored
+        page.click("#nav-back")
         save_history(page, "2000", whole=False)
         assert stored_budget(page) == 2000
         page.click("#nav-settings")
