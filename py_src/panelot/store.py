@@ -32,12 +32,13 @@ from panelot.idb.observe.live import DEFAULT_INTERVAL
 from panelot.idb.transfer import ExportProgress, ImportProgress
 from panelot.lifecycle.startup import StartUp, start_up
 from panelot.request.build import build_request
+from panelot.request.context import request_context_of
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import SlimOptions
 from panelot.request.thumbnails import Thumbnailer
 from panelot.schema import DB_NAME, panelot_database
 from panelot.settings.active import Services, services
-from panelot.tree.views import context_of, markdown_of, request_context_of, snapshot_of
+from panelot.tree.views import context_of, markdown_of, snapshot_of
 
 __all__ = ["PanelotStore"]
 

@@ -14,9 +14,9 @@ from typing import Any
 
 from panelot.bus import Env, Query
 from panelot.request.build import build_request
+from panelot.request.context import request_context_of
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
-from panelot.tree.views import request_context_of
 
 __all__ = ["QUERIES"]
 

@@ -25,7 +25,7 @@ The result (plain JSON)::
                 unseenImageBytes, imageBudget, textFiles, textFilesCut},
      history?: {contextBudget, droppedNodes, firstNodeId}}
 
-A context cut to the context budget (:func:`panelot.tree.views.request_context_of`)
+A context cut to the context budget (:func:`panelot.request.context.request_context_of`)
 carries ``history``: the budget, how many visible nodes of the path were left out, and
 the first node sent; ``messages``, ``path`` and everything slimmed cover the kept part
 only.

@@ -41,6 +41,7 @@ from typing import Any
 
 from panelot.idb.errors import ValidationError
 from panelot.request.slimming import STALE_CHARS
+from panelot.settings.groups import DEFAULT_CONTEXT_BUDGET
 
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
@@ -51,9 +52,6 @@ __all__ = [
     "node_chars",
 ]
 
-DEFAULT_CONTEXT_BUDGET = 128_000
-"""Characters of history per request by default: ~100k tokens at ~4 characters a token,
-leaving room in a 128k-token window for the system prompt, images and the reply."""
 
 NODE_OVERHEAD = 16
 """Characters counted for each node besides its text (a message's role and framing)."""

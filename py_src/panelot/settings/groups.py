@@ -23,10 +23,10 @@ from typing import Any, Literal, TypeAlias
 
 from panelot.codec import decode, encode
 from panelot.idb.errors import ValidationError
-from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.surrogates import check_well_formed_data
 
 __all__ = [
+    "DEFAULT_CONTEXT_BUDGET",
     "GROUPS",
     "SETTINGS_KEYS",
     "Connection",
@@ -41,6 +41,10 @@ __all__ = [
     "read_group",
     "validate_group",
 ]
+
+DEFAULT_CONTEXT_BUDGET = 128_000
+"""Characters of history a model request carries by default: ~32k tokens at ~4
+characters a token (:mod:`panelot.request.history`)."""
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
 Migration = Callable[[dict[str, Any]], dict[str, Any]]

@@ -16,7 +16,6 @@ context of the next turn, which loads the whole path) reaches it.
 
 from __future__ import annotations
 
-import marshal
 import math
 from collections.abc import Awaitable
 from typing import Any
@@ -24,23 +23,15 @@ from typing import Any
 from panelot.clock import Clock, now_ms
 from panelot.idb import MAX_KEY, MIN_KEY, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.request.history import history_start
-from panelot.tree.context import (
-    session_context,
-    thread_markdown,
-    ui_entry,
-    ui_snapshot,
-    visible_ids,
-)
+from panelot.tree.context import session_context, thread_markdown, ui_entry, ui_snapshot
 from panelot.tree.descent import is_shown, is_tombstone, versions
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES, thread_of
-from panelot.tree.path_memo import held_visible
 
 _SPARE = 8
 """Records read beyond twice a window's size, for the versions and notices among them."""
 
-__all__ = ["context_of", "markdown_of", "request_context_of", "snapshot_of", "window_of"]
+__all__ = ["context_of", "markdown_of", "snapshot_of", "window_of"]
 
 
 async def context_of(
@@ -54,40 +45,6 @@ async def context_of(
     if loaded.problem:
         raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
     return session_context(loaded)
-
-
-async def request_context_of(
-    db: Database,
-    thread_id: str,
-    leaf_id: str | None,
-    budget: int | None,
-    clock: Clock = now_ms,
-) -> dict[str, Any]:
-    """The session context a model request is built from: the newest turns within ``budget``.
-
-    The messages start at the node :func:`panelot.request.history.history_start` picks
-    (``None``: all); ``path`` is the visible path from that node to the leaf, and
-    ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``. It reads the thread
-    cache's records without copying them all, and each node's size once per cache
-    entry: a turn on a long thread does not decode or measure every record again.
-    """
-    loaded = await load_thread(db, thread_id, leaf_id, clock, shared=True)
-    if loaded.problem:
-        raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
-    visible = held_visible(loaded.memo, loaded.path) or visible_ids(loaded)
-    nodes = loaded.index.nodes
-    sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
-    start = history_start([nodes[i] for i in visible], budget, sizes)
-    derived = session_context(loaded, start, visible)
-    derived["path"] = visible[start:]  # the part sent: a long path is not carried whole
-    # The records may be the thread cache's own: what is returned is a copy.
-    context: dict[str, Any] = marshal.loads(marshal.dumps(derived))
-    context["history"] = {
-        "contextBudget": budget,
-        "droppedNodes": start,
-        "firstNodeId": visible[start] if visible else None,
-    }
-    return context
 
 
 async def snapshot_of(db: Database, thread_id: str, clock: Clock = now_ms) -> dict[str, Any]:
