@@ -37,16 +37,6 @@ class RequestArgs:
 
 
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
-    import time
-
-    t = time.perf_counter()
-    try:
-        return await _request2(env, a)
-    finally:
-        print(f"PROF request {1000 * (time.perf_counter() - t):.1f}")
-
-
-async def _request2(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
     context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
     return await build_request(env.db, context, options)
