@@ -16,7 +16,9 @@ __all__ = [
     "TreeIndex",
     "Walk",
     "best_leaf",
+    "extend_index",
     "index_nodes",
+    "is_sound",
     "nodes_off_root",
     "nodes_on_cycles",
     "numeric_seq",
@@ -92,7 +94,7 @@ def _malformed(raw: Any, thread_id: str) -> str | None:
     return None
 
 
-def _sound(raw: Any, thread_id: str) -> bool:
+def is_sound(raw: Any, thread_id: str) -> bool:
     """The quick form of ``_malformed(raw) is None`` for the common, sound record."""
     try:
         parent, seq = raw["parentId"], raw["seq"]
@@ -128,7 +130,7 @@ def extend_index(index: TreeIndex, rows: list[Any]) -> bool:
     previous = (last["seq"], last["id"]) if last is not None else None
     added: set[str] = set()
     for raw in rows:
-        if not _sound(raw, index.thread_id) or raw["id"] in nodes or raw["id"] in added:
+        if not is_sound(raw, index.thread_id) or raw["id"] in nodes or raw["id"] in added:
             return False
         key = (raw["seq"], raw["id"])
         if previous is not None and key <= previous:
@@ -185,7 +187,7 @@ def _index_checked(thread_id: str, raw_nodes: list[Any]) -> TreeIndex:
     index = TreeIndex(thread_id)
     readable = []
     for raw in raw_nodes:
-        if _sound(raw, thread_id):
+        if is_sound(raw, thread_id):
             readable.append(raw)
             continue
         problem = _malformed(raw, thread_id)

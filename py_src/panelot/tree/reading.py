@@ -9,7 +9,7 @@ import math
 from collections.abc import Awaitable
 from typing import Any
 
-from panelot.idb import MAX_KEY, MIN_KEY, Transaction
+from panelot.idb import MAX_KEY, MIN_KEY, Collection, Transaction
 from panelot.idb.errors import ValidationError
 from panelot.surrogates import check_well_formed
 from panelot.tree.integrity import numeric_seq
@@ -22,6 +22,7 @@ __all__ = [
     "last_node",
     "load_nodes",
     "load_thread_records",
+    "newest_nodes",
     "seq_after",
     "top_seq",
 ]
@@ -34,14 +35,23 @@ def checked_id(value: Any, name: str, limit: int = 200) -> str:
     return check_well_formed(value, name)
 
 
-def last_node(tx: Transaction, thread_id: str) -> Awaitable[Any]:
-    """The thread's node with the highest seq (raw), read through ``[threadId+seq]``."""
+def _by_seq_all(tx: Transaction, thread_id: str) -> Collection:
+    """The thread's nodes in ``[threadId+seq]`` order."""
     return (
         tx.table("nodes")
         .where("[threadId+seq]")
         .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
-        .last()
     )
+
+
+def last_node(tx: Transaction, thread_id: str) -> Awaitable[Any]:
+    """The thread's node with the highest seq (raw), read through ``[threadId+seq]``."""
+    return _by_seq_all(tx, thread_id).last()
+
+
+def newest_nodes(tx: Transaction, thread_id: str, count: int) -> Awaitable[list[Any]]:
+    """The thread's ``count`` nodes of highest seq (raw), highest first."""
+    return _by_seq_all(tx, thread_id).reverse().limit(count).to_list()
 
 
 async def top_seq(tx: Transaction, thread_id: str, last: Any) -> int:

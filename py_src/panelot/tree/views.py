@@ -16,17 +16,17 @@ context of the next turn, which loads the whole path) reaches it.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Awaitable
 from typing import Any
 
 from panelot.clock import Clock, now_ms
-from panelot.idb import MAX_KEY, MIN_KEY, Database, Transaction
+from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.tree.context import session_context, thread_markdown, ui_entry, ui_snapshot
 from panelot.tree.descent import is_shown, is_tombstone, versions
+from panelot.tree.integrity import is_sound
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES, thread_of
+from panelot.tree.reading import newest_nodes
 
 _SPARE = 8
 """Records read beyond twice a window's size, for the versions and notices among them."""
@@ -59,31 +59,9 @@ async def markdown_of(db: Database, thread_id: str, clock: Clock = now_ms) -> st
 
 def _sound_node(raw: Any, node_id: str, thread_id: str) -> dict[str, Any] | None:
     """``raw`` when it is a sound node record ``node_id`` of the thread, else ``None``."""
-    if not isinstance(raw, dict):
-        return None
-    seq, parent = raw.get("seq"), raw.get("parentId")
-    if (
-        raw.get("id") == node_id
-        and raw.get("threadId") == thread_id
-        and (parent is None or type(parent) is str)
-        and (type(seq) is int or (isinstance(seq, float) and math.isfinite(seq)))
-        and type(raw.get("type")) is str
-        and type(raw.get("payload")) is dict
-    ):
+    if isinstance(raw, dict) and raw.get("id") == node_id and is_sound(raw, thread_id):
         return raw
     return None
-
-
-def _newest(tx: Transaction, thread_id: str, count: int) -> Awaitable[list[Any]]:
-    """The thread's ``count`` records of highest seq: most of a window's path, in one read."""
-    return (
-        tx.table("nodes")
-        .where("[threadId+seq]")
-        .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
-        .reverse()
-        .limit(count)
-        .to_list()
-    )
 
 
 async def _read_window(
@@ -97,7 +75,7 @@ async def _read_window(
     thread, in one round trip: the walk takes its nodes from them while it can, and
     gets the others one by one; the versions of every place are read together.
     """
-    newest = _newest(tx, thread_id, 2 * limit + _SPARE) if limit is not None else None
+    newest = newest_nodes(tx, thread_id, 2 * limit + _SPARE) if limit is not None else None
     if newest is None:
         raw_thread, near = await tx.table("threads").get(thread_id), []
     else:
