@@ -15,7 +15,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from playwright.sync_api import Page
 
@@ -42,6 +42,15 @@ ops = st.one_of(
 )
 conversations = st.lists(ops, min_size=1, max_size=30)
 
+_U = {"op": "append", "type": "user_message", "node": 0}
+DEAD_TURN_BY_DELETE = [_U, {"op": "turn"}, {**_U, "under": True}, {"op": "turn"},
+                       {"op": "switch", "node": 1}, {"op": "delete", "node": 8}]  # fmt: skip
+"""Found by ``build.py fuzz``: deleting a turn's reply left the leaf on its turn context,
+which shows nothing, so no selector led back to the other version beside it."""
+DEAD_TURN_BY_SWITCH = [_U, {"op": "turn"}, {**_U, "under": True}, {"op": "turn"},
+                       {"op": "delete", "node": 2}, {"op": "switch", "node": 1}]  # fmt: skip
+"""The same stranding reached by switching to the turn context after its reply was deleted."""
+
 
 def _memory(seq: list[dict[str, Any]]) -> list[str]:
     async def go() -> list[str]:
@@ -58,6 +67,8 @@ def _memory(seq: list[dict[str, Any]]) -> list[str]:
 
 @settings(max_examples=examples(300), deadline=None)
 @given(conversations)
+@example(DEAD_TURN_BY_DELETE)
+@example(DEAD_TURN_BY_SWITCH)
 def test_nothing_live_is_lost_on_the_memory_core(seq: list[dict[str, Any]]) -> None:
     assert _memory(seq) == []
 
@@ -84,5 +95,7 @@ json.dumps(problems)
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(conversations)
+@example(seq=DEAD_TURN_BY_DELETE)
+@example(seq=DEAD_TURN_BY_SWITCH)
 def test_nothing_live_is_lost_on_indexeddb(behavior_page: Page, seq: list[dict[str, Any]]) -> None:
     assert run_py(behavior_page, BROWSER_RUN.format(ops=json.dumps(json.dumps(seq)))) == []

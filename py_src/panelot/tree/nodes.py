@@ -213,12 +213,32 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
     return [{"id": k["id"], "seq": k["seq"]} for k in found]
 
 
+async def _refuse_stranding(tx: Transaction, thread_id: str, raw: dict[str, Any]) -> None:
+    """Refuse a switch to a hidden node below which nothing is shown, beside versions.
+
+    A turn context whose reply was deleted shows nothing: with the leaf there, the place
+    it stands at would show no node, so no selector would lead back to the versions of
+    that place. Switching there is refused while such versions exist.
+    """
+    if await versions(tx, thread_id, raw["id"]):
+        return
+    place, first = await _shown_parent(tx, raw)
+    if await versions(tx, thread_id, place, first):
+        raise ValidationError(
+            f"nodeId: nothing below node {raw['id']!r} is shown, so the versions at its"
+            " place would be out of reach; switch to one of them",
+            field="nodeId",
+        )
+
+
 async def switch_branch(
     tx: Transaction, thread_id: str, node_id: str, clock: Clock = now_ms
 ) -> str:
     """Move the leaf to the newest live descendant of ``node_id`` (see :mod:`.descent`).
 
     The descent stops at a node it has seen before, so corrupt parent links cannot loop.
+    A deleted node is refused, and so is a hidden node with nothing shown below it while
+    its place has versions (the view would offer no way back to them).
     """
     thread_key, node_key = (
         checked_id(thread_id, "threadId"),
@@ -237,6 +257,8 @@ async def switch_branch(
             f"nodeId: node {node_id!r} was deleted; switch to one of the live versions",
             field="nodeId",
         )
+    if not is_shown(raw_node):
+        await _refuse_stranding(tx, thread_id, raw_node)
     current = await newest_descendant(tx, thread_id, raw_node)
     thread.leaf_id, thread.updated_at = current, clock()
     await tx.table("threads").put(thread_to_wire(thread))

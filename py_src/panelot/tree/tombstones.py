@@ -10,9 +10,12 @@ keep the rest of the thread whole, both applied in the same transaction:
   call's other results.
 * **The leaf stays on live content.** When the leaf's path ends in tombstones (the leaf
   itself was deleted, and every node between it and the last live one), the leaf moves
-  to the newest live descendant of that last live node, as a branch switch would: the
-  other versions at that place stay reachable (see :mod:`panelot.tree.descent`). A thread
-  with no live node keeps its leaf.
+  to the newest live descendant of the last *shown* node on the path, as a branch switch
+  would: the other versions at the place below it stay reachable (see
+  :mod:`panelot.tree.descent`). Counting from the last live node instead could leave the
+  leaf on a turn context whose reply was deleted, a place that shows nothing and so
+  offers no selector back to the versions beside it. A thread with no live node keeps
+  its leaf.
 
 :func:`live_leaf` is also how a thread stored with a dead leaf (written by older code
 or by other programs sharing the database) is brought back on load.
@@ -25,7 +28,7 @@ from typing import Any
 
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.tree.descent import is_tombstone, newest_live_in
+from panelot.tree.descent import is_shown, is_tombstone, newest_live_in
 from panelot.tree.integrity import TreeIndex, index_nodes, walk_to_root
 from panelot.tree.reading import load_thread_records
 
@@ -87,16 +90,16 @@ def pair_group(index: TreeIndex, node_id: str) -> list[str]:
 def live_leaf(index: TreeIndex, leaf_id: str | None) -> str | None:
     """The leaf a thread should have: ``leaf_id``, unless its path ends in tombstones.
 
-    Then it is the newest live descendant of the last live node on the path (of the
-    roots, when the path holds none); ``leaf_id`` again when the thread has no live
+    Then it is the newest live descendant of the last shown node on the path (of the
+    roots, when the path shows none); ``leaf_id`` again when the thread has no live
     node, or when the leaf cannot reach a root (the integrity repair handles that).
     """
     walk = walk_to_root(index, leaf_id)
     nodes = index.nodes
     if walk.problem or not walk.path or not is_tombstone(nodes[walk.path[-1]]):
         return leaf_id
-    live = [n for n in walk.path if not is_tombstone(nodes[n])]
-    moved = newest_live_in(index, live[-1] if live else None)
+    shown = [n for n in walk.path if is_shown(nodes[n])]
+    moved = newest_live_in(index, shown[-1] if shown else None)
     return moved if moved is not None else leaf_id
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.tree.cases_tree import answer, text
+from panelot.idb import PanelotError
 from panelot.store import PanelotStore
 
 
@@ -130,3 +131,56 @@ async def case_a_thread_with_nothing_live_keeps_its_leaf(ctx: Ctx) -> None:
     assert (await store.context(tid))["messages"] == []
     again = await _delete(store, tid, u)  # deleting a tombstone again changes nothing
     assert again == {"deleted": [], "leafId": u}
+
+
+async def _turn_context(store: PanelotStore, tid: str, parent: str) -> str:
+    payload = {"turnId": "t", "model": "m", "permissionPolicy": "ask", "activeSkills": []}
+    out = await store.append(tid, "turn_context", payload, parentId=parent)
+    return str(out["nodeId"])
+
+
+async def _dead_turn_beside_a_version(store: PanelotStore, tid: str) -> tuple[str, ...]:
+    """``u`` with two versions below: a turn whose reply was deleted, and ``u2``'s branch."""
+    u = (await store.append(tid, "user_message", text("hi")))["nodeId"]
+    turn = await _turn_context(store, tid, u)
+    reply = (await store.append(tid, "assistant_message", answer("a"), parentId=turn))["nodeId"]
+    u2 = (await store.append(tid, "user_message", text("again"), parentId=u))["nodeId"]
+    a2 = (await store.append(tid, "assistant_message", answer("b")))["nodeId"]
+    assert await _snap(store, tid) == [(u, 1, 1), (u2, 2, 2), (a2, 1, 1)]
+    return u, turn, reply, u2, a2
+
+
+async def case_deleting_a_turns_reply_moves_past_its_turn_context(ctx: Ctx) -> None:
+    """The leaf moves from the last *shown* node: a dead turn would strand the other version."""
+    store = await ctx.store()
+    tid = await store.create_thread("t")
+    u, turn, reply, u2, a2 = await _dead_turn_beside_a_version(store, tid)
+    await store.command("branch.switch", {"threadId": tid, "nodeId": turn})
+    assert await _snap(store, tid) == [(u, 1, 1), (reply, 1, 2)]
+    out = await _delete(store, tid, reply)
+    assert out == {"deleted": [reply], "leafId": a2}  # not the turn context, which shows nothing
+    assert await _snap(store, tid) == [(u, 1, 1), (u2, 1, 1), (a2, 1, 1)]
+
+
+async def case_a_switch_to_a_turn_that_shows_nothing_is_refused(ctx: Ctx) -> None:
+    """Beside versions, a turn context with nothing shown below it is no place for the leaf."""
+    store = await ctx.store()
+    tid = await store.create_thread("t")
+    u, turn, reply, _, a2 = await _dead_turn_beside_a_version(store, tid)
+    await _delete(store, tid, reply)
+    try:
+        await store.command("branch.switch", {"threadId": tid, "nodeId": turn})
+    except PanelotError as exc:
+        assert exc.name == "ValidationError" and str(exc.field).endswith("nodeId"), exc.field
+        assert "versions at its place" in str(exc)
+    else:
+        raise AssertionError("the switch was accepted")
+    assert (await store.query("thread.get", {"threadId": tid}))["leafId"] == a2
+    # with no version beside it, a turn that has only begun is still a place to switch to
+    alone = await store.create_thread("alone")
+    first = (await store.append(alone, "user_message", text("hi")))["nodeId"]
+    begun = await _turn_context(store, alone, first)
+    other = (await store.append(alone, "user_message", text("next"), parentId=first))["nodeId"]
+    await _delete(store, alone, other)
+    out = await store.command("branch.switch", {"threadId": alone, "nodeId": begun})
+    assert out["leafId"] == begun
