@@ -120,11 +120,7 @@ def js_date(value: datetime) -> datetime:
 
 def is_valid_key(value: Any) -> bool:
     """Tell whether ``value`` is a valid key."""
-    try:
-        validate_key(value)
-    except DataError:
-        return False
-    return True
+    return _key_or_none(value) is not None
 
 
 def compare_keys(a: Key, b: Key) -> int:
@@ -235,6 +231,30 @@ def _evaluate_one(value: Any, path: str) -> Any:
     return value
 
 
+def _key_or_none(found: Any) -> Key | None:
+    """``found`` as a normalized key, or ``None`` when it is not one.
+
+    The common kinds are answered without raising: a record's booleans and nulls (a
+    thread's ``archived``, say) are not keys, and an exception per index and write is
+    costly, under Pyodide most of all.
+    """
+    kind = type(found)
+    if kind is str:
+        return cast("str", found)
+    if kind is bool or found is None:
+        return None
+    if kind is int:
+        return cast("int", found) if abs(found) <= MAX_SAFE_INTEGER else None
+    if kind is float:
+        if found != found:  # NaN
+            return None
+        return 0.0 if found == 0 else cast("float", found)
+    try:
+        return validate_key(found)
+    except DataError:
+        return None
+
+
 def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
     """Return the valid key at ``key_path`` in ``value``, or ``None`` if missing or invalid.
 
@@ -242,15 +262,14 @@ def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
     """
     if isinstance(key_path, str):
         found = _evaluate_one(value, key_path)
-        if found is _MISSING or not is_valid_key(found):
-            return None
-        return validate_key(found)
+        return None if found is _MISSING else _key_or_none(found)
     parts = []
     for path in key_path:
         found = _evaluate_one(value, path)
-        if found is _MISSING or not is_valid_key(found):
+        key = None if found is _MISSING else _key_or_none(found)
+        if key is None:
             return None
-        parts.append(validate_key(found))
+        parts.append(key)
     return parts
 
 

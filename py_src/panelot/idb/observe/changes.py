@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from panelot.idb.keys import Key
 from panelot.idb.observe.ranges import TOP, RangeSet
 
 __all__ = [
@@ -89,22 +89,31 @@ class _Wide(Exception):  # noqa: N818 - a signal, not an error
     """A key JSON cannot carry: the part becomes every key."""
 
 
-def _key_out(key: Key) -> Any:
-    if key is TOP:
-        return {"$top": 1}
-    if isinstance(key, bool):
-        raise _Wide
-    if isinstance(key, str | int):
-        return key
-    if isinstance(key, float):
-        return key if math.isfinite(key) else {"$inf": 1 if key > 0 else -1}
-    if isinstance(key, list):
-        return [_key_out(k) for k in key]
-    raise _Wide
-
-
-_dumps = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode
+_string: Callable[[str], str] = json.encoder.encode_basestring_ascii
 _FULL_TREE = '{"from":{"$inf":-1},"to":{"$top":1},"d":1,"l":null,"r":null}'
+
+
+def _key_text(key: Any) -> str:
+    """A key's JSON text, as the ``json`` module writes it; :class:`_Wide` if JSON cannot.
+
+    Written out by type, so a bound costs no encoder call.
+    """
+    kind = type(key)
+    if kind is str:
+        return _string(key)
+    if kind is int:
+        return int.__repr__(key)
+    if kind is float:
+        if math.isfinite(key):
+            return float.__repr__(key)
+        return '{"$inf":1}' if key > 0 else '{"$inf":-1}'
+    if kind is list:
+        return "[" + ",".join([_key_text(k) for k in key]) + "]"
+    if key is TOP:
+        return '{"$top":1}'
+    if isinstance(key, int | float) and not isinstance(key, bool):  # a subclass
+        return _key_text(int(key) if isinstance(key, int) else float(key))
+    raise _Wide
 
 
 def _tree_text(ranges: list[tuple[str, str]], lo: int, hi: int) -> tuple[str, int]:
@@ -128,12 +137,12 @@ def encode_set(changes: ObsSet) -> str:
         try:
             bounds = []
             for lo, hi in ranges.intervals():
-                start = _dumps(_key_out(lo))
-                bounds.append((start, start if lo is hi else _dumps(_key_out(hi))))
+                start = _key_text(lo)
+                bounds.append((start, start if lo is hi else _key_text(hi)))
             tree = _tree_text(bounds, 0, len(bounds))[0]
         except _Wide:
             tree = _FULL_TREE
-        parts.append(f"{_dumps(part)}:{tree}")
+        parts.append(f"{_string(part)}:{tree}")
     return "{" + ",".join(parts) + "}"
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 
 from panelot.idb.keys import MIN_KEY, Key, is_valid_key
@@ -220,7 +221,11 @@ def _merged(
     ranges: list[tuple[Key, Key]],
 ) -> tuple[list[tuple[Key, Key]], list[Any], list[Any]]:
     """Sort intervals by start and merge the overlapping ones; also their sort keys."""
-    keyed = sorted(((order(lo), lo, hi) for lo, hi in ranges), key=lambda t: t[0])
+    if len(ranges) == 1:  # the common case of a small write: one key, or one range
+        lo, hi = ranges[0]
+        olo = order(lo)
+        return list(ranges), [olo], [olo if hi is lo else order(hi)]
+    keyed = sorted([(order(lo), lo, hi) for lo, hi in ranges], key=itemgetter(0))
     out: list[tuple[Key, Key]] = []
     los: list[Any] = []
     his: list[Any] = []

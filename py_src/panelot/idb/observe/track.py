@@ -99,7 +99,10 @@ class Recorder:
             if not self.reads and isinstance(result, list):
                 self._remember(req, result)  # type: ignore[arg-type]
         elif kind is Mutate and not self.reads and isinstance(result, MutateResult):
-            if req.kind in ("add", "put"):  # type: ignore[attr-defined]
+            given = req.resolved or req.keys  # type: ignore[attr-defined]
+            if req.kind in ("add", "put") and (  # type: ignore[attr-defined]
+                given is None or any(k is None for k in given)
+            ):  # keys the store generated (the others were noted when issued)
                 self.part(req.table, PRIMARY).add_keys(  # type: ignore[attr-defined]
                     k for k in result.keys if k is not None
                 )
@@ -131,7 +134,10 @@ class Recorder:
             return
         keys = [k for k in req.resolved or req.keys or [] if k is not None]
         self.part(table, PRIMARY).add_keys(keys)
-        olds = [self._old.pop((table, _hashable(k)), _UNKNOWN) for k in keys]
+        if self._old:
+            olds = [self._old.pop((table, _hashable(k)), _UNKNOWN) for k in keys]
+        else:
+            olds = [_UNKNOWN] * len(keys)
         if req.kind == "put" and any(o is _UNKNOWN for o in olds):
             # A put may replace a record this transaction never read: announce the key
             # as possibly deleted (Dexie's rule); an add replaces nothing.
@@ -139,17 +145,17 @@ class Recorder:
                 k for k, o in zip(keys, olds, strict=True) if o is _UNKNOWN
             )
         known = [o for o in olds if o is not _UNKNOWN and o is not None]
+        one = len(known) == len(keys) == 1
         for index, index_keys in touched.items():
-            target = self.part(table, index)
-            if len(known) == len(keys) and len(keys) == 1:
+            if one:
                 before = known[0].get(index, [])
                 if _same(before, index_keys):
                     continue  # the record stays where it was in this index
-                target.add_keys(before)
-            else:
-                for old in known:
-                    target.add_keys(old.get(index, []))
-            target.add_keys(index_keys)
+                self.part(table, index).add_keys(before).add_keys(index_keys)
+                continue
+            olds_here = [k for old in known for k in old.get(index, ())]
+            if index_keys or olds_here:  # no part for an index the write leaves empty
+                self.part(table, index).add_keys(olds_here).add_keys(index_keys)
 
     def _remember(self, req: GetMany, values: list[Any]) -> None:
         """Keep the index keys of records read by key, for a write of them that follows."""
@@ -226,6 +232,8 @@ def _hashable(key: Key) -> Any:
 
 
 def _same(a: list[Key], b: list[Key]) -> bool:
+    if a == b:  # equal normalized keys are the same key (1 and 1.0 too)
+        return True
     return len(a) == len(b) and all(compare_keys(x, y) == 0 for x, y in zip(a, b, strict=True))
 
 
