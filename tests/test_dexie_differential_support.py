@@ -110,6 +110,20 @@ def test_bulk_all_or_nothing_needs_the_same_error_and_an_unchanged_table() -> No
     assert deliberate({**case, "panelot": {"error": "BulkError", "state": after}}) is None
 
 
+def test_upsert_of_a_falsy_value_is_recognised_only_for_one() -> None:
+    """Seed 110269: Dexie answers upsert with !!existing, False for a stored 0."""
+    state = {**SEED, "loose": [*SEED["loose"], ["A", 0]]}
+    spec = {"op": "upsert", "table": "loose", "key": "A", "changes": {"v": 1}}
+    case = {"phase": "write", "spec": spec, "before": state, "seed_state": state,
+            "dexie": {"ok": False, "state": state}, "panelot": {"ok": True, "state": state}}  # fmt: skip
+    assert deliberate(case) == "upsert_answers_whether_it_existed"
+    truthy = {**state, "loose": [*SEED["loose"], ["A", 5]]}
+    assert deliberate({**case, "dexie": {"ok": False, "state": truthy},
+                       "panelot": {"ok": True, "state": truthy}}) is None  # fmt: skip
+    assert deliberate({**case, "spec": {**spec, "key": "B"}}) is None  # another record
+    assert deliberate({**case, "panelot": {"ok": True, "state": SEED}}) is None
+
+
 def test_every_deliberate_difference_has_a_reason() -> None:
     for name, entry in DELIBERATE_DIFFERENCES.items():
         assert entry.reason and callable(entry.applies), name

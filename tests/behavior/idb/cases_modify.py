@@ -127,6 +127,11 @@ async def case_upsert_and_bulk_update(ctx: Ctx) -> None:
     ool = db.table("ool")
     assert await ool.upsert("k", {"v": 1}) is False and await ool.get("k") == {"v": 1}
     assert await ool.upsert("k", {"v": add(1)}) is True and await ool.get("k") == {"v": 2}
+    # A stored value that is no object takes no change, but it existed: True (Dexie
+    # answers !!existing, so False for 0 or "": a deliberate difference).
+    for falsy in (0, ""):
+        await ool.put(falsy, "z")
+        assert await ool.upsert("z", {"v": 1}) is True and await ool.get("z") == falsy
     changed = await t.bulk_update(
         [
             {"key": 1, "changes": {"n": add(100)}},

@@ -357,6 +357,23 @@ def _memory_sort_by(case: Case) -> bool:
     return same_rows and any(not _valid_key(v) for v in values)
 
 
+def _upsert_of_falsy(case: Case) -> bool:
+    """Dexie's upsert answers ``!!existing``: False when the stored value is 0 or ''."""
+    spec = case["spec"]
+    if case["phase"] != "write" or spec.get("op") != "upsert":
+        return False
+    d, p = case["dexie"], case["panelot"]
+    if d.get("ok") is not False or p.get("ok") is not True:
+        return False
+    if not same(d.get("state"), p.get("state")):
+        return False
+    rows = d["state"][spec["table"]]
+    return any(
+        same(key, spec["key"]) and (type(value) in (int, float, str)) and not value
+        for key, value in rows
+    )
+
+
 @dataclass(frozen=True)
 class Deliberate:
     """A difference panelot makes on purpose: why, and how to recognise it."""
@@ -428,6 +445,11 @@ DELIBERATE_DIFFERENCES: dict[str, Deliberate] = {
         "put(), add(), bulkPut() and bulkAdd() answer a -0 key as 0, the key as it is "
         "stored and read back; IndexedDB and Dexie answer with the -0 they were given.",
         _negative_zero_answer,
+    ),
+    "upsert_answers_whether_it_existed": Deliberate(
+        "upsert() answers whether a record existed; Dexie answers !!existing, so False "
+        "for a stored 0 or '' it did not create (neither changes such a value).",
+        _upsert_of_falsy,
     ),
     "bulk_all_or_nothing": Deliberate(
         "panelot's bulk writes and modify() outside a transaction are all-or-nothing "
