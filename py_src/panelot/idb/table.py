@@ -149,7 +149,10 @@ class Table:
                     f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
                 ) from None
         out_of_line = self.spec.primary_key.key_path is None
-        touched = _index_keys(self.spec, values) if len(values) < EXACT_WRITES else None
+        # What the change feed announces of the write; a connection that does not
+        # observe announces nothing, so it does not pay for them.
+        observed = self.db.observe and len(values) < EXACT_WRITES
+        touched = _index_keys(self.spec, values) if observed else None
         return Mutate(
             self.name,
             "put",
