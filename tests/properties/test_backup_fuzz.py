@@ -239,6 +239,7 @@ def _mutate(data: bytes, mutation: tuple[Any, ...]) -> tuple[bytes, tuple[Any, .
 @example(mutation=("types", 0.5, "nowhere.at.all"))
 @example(mutation=("replace", 0.99, {"$types": {"x": "nan"}}))
 @example(mutation=("deep", 0.552734375, 1022))  # a key nested 1,022 deep (build.py fuzz)
+@example(mutation=("replace", 0.26171875, ""))  # a node's type emptied: name its row (fuzz)
 def test_a_hostile_backup_restores_cleanly_or_writes_nothing(mutation: tuple[Any, ...]) -> None:
     data, path = _mutate(_base_file(), mutation)
 

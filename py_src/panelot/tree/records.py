@@ -282,13 +282,16 @@ class ThreadMeta:
     """Extension field: set while ``thread.delete`` runs; such a thread refuses commands."""
 
 
-def payload_from_wire(node_type: str, data: Any, path: str = "payload") -> Payload:
-    """Validate a payload against its node type."""
+def payload_from_wire(
+    node_type: str, data: Any, path: str = "payload", type_field: str = "type"
+) -> Payload:
+    """Validate a payload against its node type (``type_field`` names where the type is)."""
     cls = PAYLOAD_TYPES.get(node_type)
     if cls is None:
         raise ValidationError(
-            f"type: unknown node type {node_type!r}; expected one of {sorted(PAYLOAD_TYPES)}",
-            field="type",
+            f"{type_field}: unknown node type {node_type!r}; "
+            f"expected one of {sorted(PAYLOAD_TYPES)}",
+            field=type_field,
         )
     payload: Payload = decode(cls, data, path)
     if isinstance(payload, AssistantMessage) and isinstance(data, dict):
@@ -304,7 +307,7 @@ def node_from_wire(data: Any, path: str = "node") -> ThreadNode:
     node_type = envelope.get("type")
     if not isinstance(node_type, str):
         raise ValidationError(f"{path}.type: must be a node type string", field=f"{path}.type")
-    payload = payload_from_wire(node_type, data.get("payload"), f"{path}.payload")
+    payload = payload_from_wire(node_type, data.get("payload"), f"{path}.payload", f"{path}.type")
     envelope["payload"] = {}
     node = decode(_NodeEnvelope, envelope, path)
     return ThreadNode(

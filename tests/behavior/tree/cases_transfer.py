@@ -83,7 +83,7 @@ async def case_import_refuses_bad_data_and_writes_nothing(ctx: Ctx) -> None:
     broken.append((d, "leafId"))  # noqa: E702
     d = copy.deepcopy(data)
     d["nodes"][1]["type"] = "alien"
-    broken.append((d, "unknown node type"))  # noqa: E702
+    broken.append((d, "nodes[1].type: unknown node type"))  # noqa: E702  (the row is named)
     d = copy.deepcopy(data)
     d["format"] = "other"
     broken.append((d, "format"))  # noqa: E702
