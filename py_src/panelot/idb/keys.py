@@ -221,8 +221,10 @@ _MISSING = object()
 
 
 def _evaluate_one(value: Any, path: str) -> Any:
-    if path == "":
-        return value
+    if "." not in path:  # a plain field, the common case
+        if path == "":
+            return value
+        return value[path] if isinstance(value, dict) and path in value else _MISSING
     for part in path.split("."):
         if isinstance(value, dict) and part in value:
             value = value[part]
