@@ -50,6 +50,9 @@ which shows nothing, so no selector led back to the other version beside it."""
 DEAD_TURN_BY_SWITCH = [_U, {"op": "turn"}, {**_U, "under": True}, {"op": "turn"},
                        {"op": "delete", "node": 2}, {"op": "switch", "node": 1}]  # fmt: skip
 """The same stranding reached by switching to the turn context after its reply was deleted."""
+DEAD_TURN_BY_DELETE_ABOVE = [_U, {"op": "turn"}, {**_U, "under": True}, {"op": "turn"},
+                             {"op": "delete", "node": 5}, {"op": "delete", "node": 3}]  # fmt: skip
+"""And by deleting the user message above a turn context whose reply was deleted."""
 
 
 def _memory(seq: list[dict[str, Any]]) -> list[str]:
@@ -69,6 +72,7 @@ def _memory(seq: list[dict[str, Any]]) -> list[str]:
 @given(conversations)
 @example(DEAD_TURN_BY_DELETE)
 @example(DEAD_TURN_BY_SWITCH)
+@example(DEAD_TURN_BY_DELETE_ABOVE)
 def test_nothing_live_is_lost_on_the_memory_core(seq: list[dict[str, Any]]) -> None:
     assert _memory(seq) == []
 
@@ -97,5 +101,6 @@ json.dumps(problems)
 @given(conversations)
 @example(seq=DEAD_TURN_BY_DELETE)
 @example(seq=DEAD_TURN_BY_SWITCH)
+@example(seq=DEAD_TURN_BY_DELETE_ABOVE)
 def test_nothing_live_is_lost_on_indexeddb(behavior_page: Page, seq: list[dict[str, Any]]) -> None:
     assert run_py(behavior_page, BROWSER_RUN.format(ops=json.dumps(json.dumps(seq)))) == []

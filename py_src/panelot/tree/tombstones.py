@@ -14,8 +14,10 @@ keep the rest of the thread whole, both applied in the same transaction:
   would: the other versions at the place below it stay reachable (see
   :mod:`panelot.tree.descent`). Counting from the last live node instead could leave the
   leaf on a turn context whose reply was deleted, a place that shows nothing and so
-  offers no selector back to the versions beside it. A thread with no live node keeps
-  its leaf.
+  offers no selector back to the versions beside it. For the same reason, a delete that
+  leaves the path ending in nodes the UI does not show, beside versions (the user
+  message above a turn context deleted, say), moves the leaf to the newest of those
+  versions (:func:`off_a_hidden_tail`). A thread with no live node keeps its leaf.
 
 :func:`live_leaf` is also how a thread stored with a dead leaf (written by older code
 or by other programs sharing the database) is brought back on load.
@@ -28,11 +30,11 @@ from typing import Any
 
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.tree.descent import is_shown, is_tombstone, newest_live_in
+from panelot.tree.descent import is_shown, is_tombstone, newest_live_in, versions_in
 from panelot.tree.integrity import TreeIndex, index_nodes, walk_to_root
 from panelot.tree.reading import load_thread_records
 
-__all__ = ["delete_message", "live_leaf", "pair_group"]
+__all__ = ["delete_message", "live_leaf", "off_a_hidden_tail", "pair_group"]
 
 
 def _item(node: dict[str, Any], kind: str) -> Any:
@@ -103,6 +105,27 @@ def live_leaf(index: TreeIndex, leaf_id: str | None) -> str | None:
     return moved if moved is not None else leaf_id
 
 
+def off_a_hidden_tail(index: TreeIndex, leaf_id: str | None) -> str | None:
+    """The leaf, moved off a tail that shows nothing while versions stand beside it.
+
+    When the path below its last shown node holds only nodes the UI does not show (a
+    turn context whose reply, or whose user message, was deleted), that place shows no
+    node, so no selector leads to the versions there: the leaf then moves to the newest
+    live descendant of the last shown node, which is one of them. With no version
+    there (a turn that has only begun), the leaf stays.
+    """
+    walk = walk_to_root(index, leaf_id)
+    nodes = index.nodes
+    if walk.problem or not walk.path or is_shown(nodes[walk.path[-1]]):
+        return leaf_id
+    shown = [n for n in walk.path if is_shown(nodes[n])]
+    place = shown[-1] if shown else None
+    if not versions_in(index, place):
+        return leaf_id
+    moved = newest_live_in(index, place)
+    return moved if moved is not None else leaf_id
+
+
 async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> dict[str, Any]:
     """Tombstone a node and its tool pair, and keep the leaf live; return what changed.
 
@@ -124,6 +147,8 @@ async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> dict[
             changed.append(member)
     leaf = raw_thread.get("leafId")
     moved = live_leaf(index, leaf if isinstance(leaf, str) else None)
+    if changed:
+        moved = off_a_hidden_tail(index, moved)
     writes: list[Awaitable[Any]] = []
     if changed:
         writes.append(tx.table("nodes").bulk_put([stored[m] for m in changed]))

@@ -184,3 +184,21 @@ async def case_a_switch_to_a_turn_that_shows_nothing_is_refused(ctx: Ctx) -> Non
     await _delete(store, alone, other)
     out = await store.command("branch.switch", {"threadId": alone, "nodeId": begun})
     assert out["leafId"] == begun
+
+
+async def case_deleting_the_message_above_a_bare_turn_moves_to_the_other_version(ctx: Ctx) -> None:
+    """A delete that leaves the path ending in a turn context beside versions moves on."""
+    store = await ctx.store()
+    tid = await store.create_thread("t")
+    u = (await store.append(tid, "user_message", text("hi")))["nodeId"]
+    turn = await _turn_context(store, tid, u)
+    a1 = (await store.append(tid, "assistant_message", answer("a"), parentId=turn))["nodeId"]
+    u2 = (await store.append(tid, "user_message", text("again"), parentId=u))["nodeId"]
+    turn2 = await _turn_context(store, tid, u2)
+    a2 = (await store.append(tid, "assistant_message", answer("b"), parentId=turn2))["nodeId"]
+    # The reply goes: its turn context stays the leaf (nothing else stands below "again").
+    assert (await _delete(store, tid, a2))["leafId"] == turn2
+    assert await _snap(store, tid) == [(u, 1, 1), (u2, 2, 2)]
+    # "again" goes: its place would show nothing, beside the first turn's reply.
+    assert await _delete(store, tid, u2) == {"deleted": [u2], "leafId": a1}
+    assert await _snap(store, tid) == [(u, 1, 1), (a1, 1, 1)]
