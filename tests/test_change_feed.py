@@ -9,6 +9,7 @@ Python, the same on both cores; the behavior cases check the cores' channels.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from loops import run_async
 from panelot.idb.observe import ObsSet
@@ -26,6 +27,9 @@ class Recorder:
 
     def publish(self, changes: ObsSet) -> None:
         self.messages.append(changes)
+
+    def later(self, delay: float, callback: Callable[[], None]) -> None:
+        asyncio.get_event_loop().call_later(delay, callback)
 
     def close(self) -> None:
         """Nothing to release."""

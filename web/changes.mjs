@@ -75,9 +75,11 @@ function broadcast() {
 /**
  * Open the channel. `onMessage(text)` is called with the wire JSON of each set another
  * party announced (null for a message that is not a change set). Returns
- * `{publish(text), close()}`; `publish` announces a set given as wire JSON.
+ * `{publish(text), later(ms, token), close()}`; `publish` announces a set given as wire
+ * JSON, and `later` calls `onTimer(token)` after `ms` milliseconds, unless the channel
+ * has closed by then.
  */
-export function openChannel(onMessage) {
+export function openChannel(onMessage, onTimer) {
   const scope = globalThis;
   const bc = broadcast();
   let open = true;
@@ -101,6 +103,12 @@ export function openChannel(onMessage) {
         publishing = false;
       }
       if (bc) bc.postMessage(detail);
+    },
+    later(ms, token) {
+      if (!open) return;
+      setTimeout(() => {
+        if (open) onTimer(token);
+      }, ms);
     },
     close() {
       if (!open) return;

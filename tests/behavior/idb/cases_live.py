@@ -264,3 +264,36 @@ async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
         node = await a.append(tid, "user_message", {"content": [{"type": "text", "text": "hi"}]})
         snap = await result_where(live, lambda s: len(s["nodes"]) == 1)
         assert snap["nodes"][0]["id"] == node["nodeId"]
+
+
+async def case_a_channel_timer_fires_once_and_never_after_close(ctx: Ctx) -> None:
+    # The feed's frame timer is the channel's (a setTimeout through one proxy on the
+    # browser core): it calls back once, after its delay, and not at all once closed.
+    a, b = await two(ctx)
+    fired: list[str] = []
+    channel_a, channel_b = a.feed.channel, b.feed.channel
+    assert channel_a is not None and channel_b is not None
+    channel_a.later(0.01, lambda: fired.append("a"))
+    channel_b.later(0.01, lambda: fired.append("b"))
+    b.close()  # before its timer is due
+    await until(lambda: fired == ["a"], 5.0, "the timer of the open channel")
+    await asyncio.sleep(0.05)  # well past both delays
+    assert fired == ["a"], fired
+
+
+async def case_a_burst_tail_is_published_by_the_frame_timer(ctx: Ctx) -> None:
+    # Commits of a burst (a's clock stands still, so each comes right after the
+    # last): the first goes out at once, the others wait in the outbox for the
+    # frame's timer. Nothing commits after the last one, so only a timer can send it;
+    # the other connection hears every key.
+    a, b = await two(ctx)
+    probe = Probe(b)
+    a.feed.clock = lambda: 1000.0
+    published = a.feed.published
+    for n in range(20):
+        await a.table("nodes").put({"id": f"t{n}", "threadId": "T", "seq": n})
+    assert not probe.saw("nodes", "t19"), "the burst's last commit did not wait"
+    assert a.feed.published > published, "the burst's first commit went out at once"
+    await probe.wait("nodes", "t19")
+    assert all(probe.saw("nodes", f"t{n}") for n in range(20))
+    assert a.feed.published >= published + 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -104,6 +104,15 @@ class MemoryChannel:
         for other in list(self._hub):
             if other is not self:
                 loop.call_soon(other.deliver, message)
+
+    def later(self, delay: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` after ``delay`` seconds, on the event loop (not once closed)."""
+
+        def fire() -> None:
+            if self in self._hub:
+                callback()
+
+        asyncio.get_event_loop().call_later(delay, fire)
 
     def deliver(self, message: object) -> None:
         """Hand a message to this channel's connection (unless it has closed)."""

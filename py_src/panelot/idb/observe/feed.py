@@ -41,6 +41,15 @@ class Channel(Protocol):
         """Send one change set to every other connection (as wire JSON where it must)."""
         ...
 
+    def later(self, delay: float, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, ``delay`` seconds from now, on the host's own timer.
+
+        Not at all once the channel is closed. (The browser core's channel uses a
+        ``setTimeout`` and one proxy for its life: under Pyodide an asyncio timer makes
+        a proxy per call and runs it through the event loop's task machinery.)
+        """
+        ...
+
     def close(self) -> None:
         """Stop sending and receiving; release what the channel holds."""
         ...
@@ -54,7 +63,8 @@ class ChangeFeed:
 
     def __init__(self, db_name: str, clock: Callable[[], float] | None = None) -> None:
         self.db_name = db_name
-        self._clock = clock
+        self.clock = clock
+        """The time source in seconds (``None``: the event loop's); a test may set one."""
         self.channel: Channel | None = None
         self._listeners: list[Listener] = []
         self._outbox: ObsSet | None = None
@@ -116,7 +126,7 @@ class ChangeFeed:
             return
         self._outbox = {}
         merge_sets(self._outbox, changes)
-        asyncio.get_event_loop().call_later(delay, self.flush)
+        self.channel.later(delay, self.flush)
 
     def flush(self) -> None:
         """Publish what has been committed and not yet published (done on its own)."""
@@ -127,7 +137,7 @@ class ChangeFeed:
             self.channel.publish(outbox)
 
     def _now(self) -> float:
-        return self._clock() if self._clock is not None else asyncio.get_event_loop().time()
+        return self.clock() if self.clock is not None else asyncio.get_event_loop().time()
 
     def received_set(self, changes: ObsSet) -> None:
         """A change set from another connection of this interpreter (already decoded)."""
