@@ -11,9 +11,12 @@ and all three implementations must return the same check value.
 
 The ``observe_*`` workloads run one Python workload in four variants instead (observe
 off, on, on with a live query open on another thread, on the written thread): their
-ratios are against observe off. ``live_notify`` opens a second bench page in the same
-browser context: page A appends nodes one at a time, page B's live query (Python's,
-and Dexie's ``liveQuery``) stamps when each new node arrives.
+ratios are against observe off. ``observe_append`` also runs ``interleaved``: off and on
+in one measurement, alternating in blocks of 50 appends, so that the machine's drift
+from one measurement to the next (often larger than the cost measured) falls on both.
+``live_notify`` opens a second bench page in the same browser context: page A appends
+nodes one at a time, page B's live query (Python's, and Dexie's ``liveQuery``) stamps
+when each new node arrives.
 
 ``backup`` and ``restore`` (whole-database export and import in dexie-export-import's
 format, against the addon's ``exportDB`` and ``importInto``) have no raw IndexedDB
@@ -186,9 +189,14 @@ def measure_live_notify(
 ) -> dict[str, dict[str, list[float]]]:
     """Commit-to-result latencies: ``{impl: {"notify": [...], "write": [...]}}`` in ms.
 
-    ``notify`` runs from the commit (the write's promise resolving in page A) to the
-    result holding the new node in page B; ``write`` is the write itself. Each sample
-    waits for its own node before the next write, then ``gap_ms`` more.
+    ``notify`` runs from the commit in page A to the result holding the new node in
+    page B, with A's time moved into B's clock (the pages' clocks may disagree by as much
+    as the latency: see ``clockOffset`` in bench.mjs). The commit is stamped where each
+    side takes it up, before announcing it: Python's feed receiving it, before the set
+    is encoded; Dexie's event in page A. (The write's promise resolves only after the
+    announcement, which a pause of page A, a collection, can hold up while page B already
+    reads the node.) ``write`` is the write itself. Each sample waits for its own node before
+    the next write, then ``gap_ms`` more.
     """
     out: dict[str, dict[str, list[float]]] = {i: {"notify": [], "write": []} for i in LIVE_IMPLS}
     for run in range(warmup + runs):
@@ -206,6 +214,8 @@ def measure_live_notify(
                 [impl, db_name, tid, LIVE_INTERVALS[impl]],
             )
             page_a.evaluate("([i, db]) => window.bench.liveWriterOpen(i, db)", [impl, db_name])
+            # Page A's clock minus page B's: A's times move into B's clock by subtracting it.
+            skew = page_b.evaluate("() => window.bench.clockOffset()")
             notify, write = [], []
             try:
                 for message in args["messages"]:
@@ -215,7 +225,7 @@ def measure_live_notify(
                     arrived = page_b.evaluate(
                         "([id, ms]) => window.bench.liveWait(id, ms)", [w["id"], LIVE_TIMEOUT_MS]
                     )
-                    notify.append(arrived - w["t1"])
+                    notify.append(arrived - (w["tc"] - skew["offset"]))
                     write.append(w["t1"] - w["t0"])
                     if gap_ms > 0:
                         time.sleep(gap_ms / 1000)
@@ -232,7 +242,8 @@ def measure_live_notify(
             progress(
                 f"{label} live_notify    {impl:<9} median {statistics.median(notify):6.1f} ms, "
                 f"max {max(notify):6.1f} ms over {len(notify)} commits, "
-                f"{closed['results']} results"
+                f"{closed['results']} results (page clocks {skew['offset']:+.2f} ms apart, "
+                f"round trip {skew['rtt']:.2f} ms)"
             )
         if len({_canonical(c) for c in counts.values()}) != 1:
             sys.exit(f"[bench] live_notify: readers disagree: {counts}")
@@ -278,6 +289,7 @@ def measure_all(
             # heap only grows: its first measurement is the telling one).
             heaps: dict[str, dict[str, list[dict[str, Any]]]] = {}
             live_runs: dict[str, dict[str, list[int]]] = {}
+            interleaved: dict[str, list[dict[str, float]]] = {}
             appends = None
             if not only or "memory" in only:
                 # First, on a fresh heap: later workloads raise its high-water mark.
@@ -311,6 +323,10 @@ def measure_all(
                             growth[name] = max(growth.get(name, 0), out["proxies"] - before)
                         if run >= warmup:
                             timings[name][impl].append(out["ms"])
+                            if impl == "interleaved":
+                                interleaved.setdefault(name, []).append(
+                                    {k: out[k] for k in ("off_ms", "on_ms", "ratio")}
+                                )
                             if "live_runs" in out:
                                 runs_of = live_runs.setdefault(name, {})
                                 runs_of.setdefault(impl, []).append(out["live_runs"])
@@ -376,6 +392,7 @@ def measure_all(
         "timings": timings,
         "heaps": heaps,
         "live_runs": live_runs,
+        "interleaved": interleaved,
         "live": live,
         "sizes": sizes,
         "memory": memory,
@@ -424,9 +441,18 @@ def summarize_live(live: dict[str, dict[str, list[float]]], runs: int) -> dict[s
 
 
 def summarize_observe(
-    timings: dict[str, list[float]], live_runs: dict[str, list[int]]
+    timings: dict[str, list[float]],
+    live_runs: dict[str, list[int]],
+    interleaved: list[dict[str, float]] | None = None,
 ) -> dict[str, Any]:
-    """One ``observe_*`` workload: the median of each variant and its ratio to ``off``."""
+    """One ``observe_*`` workload: the median of each variant and its ratio to ``off``.
+
+    ``interleaved`` (``observe_append``): each run's off and on time from one
+    measurement that alternates them in blocks, and its ratio (the median over pairs of
+    blocks of on / off); ``interleaved["ratio"]`` is the median of the runs' ratios,
+    with their spread.
+    """
+    timings = {v: ms for v, ms in timings.items() if v != "interleaved"}
     med = {variant: statistics.median(ms) for variant, ms in timings.items()}
     entry: dict[str, Any] = {f"{v}_ms": round(m, 2) for v, m in med.items()}
     for variant, m in med.items():
@@ -435,6 +461,15 @@ def summarize_observe(
     entry["runs"] = len(timings["off"])
     entry["spread"] = {v: [round(min(ms), 2), round(max(ms), 2)] for v, ms in timings.items()}
     entry["live_runs"] = {v: round(statistics.median(r), 1) for v, r in live_runs.items()}
+    if interleaved:
+        ratios = [run["ratio"] for run in interleaved]
+        entry["interleaved"] = {
+            "ratio": round(statistics.median(ratios), 3),
+            "spread": [round(min(ratios), 3), round(max(ratios), 3)],
+            "off_ms": round(statistics.median(run["off_ms"] for run in interleaved), 2),
+            "on_ms": round(statistics.median(run["on_ms"] for run in interleaved), 2),
+            "runs": len(ratios),
+        }
     return entry
 
 
@@ -480,6 +515,7 @@ def summarize(
     live: dict[str, dict[str, list[float]]] | None = None,
     live_runs: dict[str, dict[str, list[int]]] | None = None,
     heaps: dict[str, dict[str, list[dict[str, Any]]]] | None = None,
+    interleaved: dict[str, list[dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """Build the results document (the shape of bench/results/latest.json).
 
@@ -490,7 +526,9 @@ def summarize(
     observe: dict[str, Any] = {}
     for name, by_impl in timings.items():
         if "off" in by_impl:
-            observe[name] = summarize_observe(by_impl, (live_runs or {}).get(name, {}))
+            observe[name] = summarize_observe(
+                by_impl, (live_runs or {}).get(name, {}), (interleaved or {}).get(name)
+            )
             continue
         impls = [impl for impl in IMPLS if by_impl.get(impl)]
         med = {impl: statistics.median(by_impl[impl]) for impl in impls}
@@ -584,6 +622,7 @@ def main(argv: list[str] | None = None) -> None:
         measured["live"],
         measured["live_runs"],
         measured["heaps"],
+        measured["interleaved"],
     )
     if measured["startup"] is not None:
         results["workloads"].update(summarize_startup(measured["startup"]))

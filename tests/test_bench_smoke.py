@@ -110,12 +110,16 @@ def test_bench_quick_writes_the_result_shape(tmp_path: Path) -> None:
     for entry in doc["observe"].values():
         assert OBSERVE_KEYS <= set(entry) and entry["runs"] == 1
         assert all(entry[f"ratio_{v}"] > 0 for v in ("on", "live_other", "live_same"))
+    pair = doc["observe"]["observe_append"]["interleaved"]
+    assert pair["runs"] == 1 and pair["ratio"] > 0 and pair["off_ms"] > 0 and pair["on_ms"] > 0
+    assert "interleaved" not in doc["observe"]["observe_bulk_put"]
     proxies = doc["memory"]["pyproxies"]
     assert {"before", "after", "growth_by_workload", "max_growth"} <= set(proxies)
     assert set(proxies["growth_by_workload"]) == {*WORKLOADS, *BACKUP, *OBSERVE}
 
     table = out.with_suffix(".md").read_text()
     assert "| workload |" in table
+    assert "observe_append, interleaved" in table
     for name in (*WORKLOADS, *BACKUP, *LIVE, *OBSERVE):
         assert f"| {name} |" in table
     assert "`backup` (no raw IndexedDB implementation): Python wasm heap" in table
@@ -209,6 +213,13 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
                 "runs": 5,
                 "spread": {v: [9.0, 13.0] for v in ("off", "on", "live_other", "live_same")},
                 "live_runs": {"live_other": 1, "live_same": 40},
+                "interleaved": {
+                    "ratio": 1.07,
+                    "spread": [1.05, 1.09],
+                    "off_ms": 500.0,
+                    "on_ms": 535.0,
+                    "runs": 5,
+                },
             }
         },
         "memory": {
@@ -219,6 +230,7 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
     assert "| append | 1,000 appends | 5 |" in table and "+20.0%" in table
     assert "| live_notify |" in table and "12.0 (p95 20.0)" in table and "| — |" in table
     assert "| observe_append |" in table and "1.04×" in table
+    assert "**1.07× ⚠**" in table and "(runs 1.05–1.09×" in table
     assert "| panel_turn |" in table and "130.0 (120.0–150.0)" in table
     assert "| backup |" in table and "Python wasm heap +3.0 MiB in the first" in table
     assert "from 30.0 MiB" in table and "Dexie JS heap +5.0 MiB (+1.0 MiB after GC)" in table

@@ -212,10 +212,55 @@ bench.measure = async (name, impl, run, quick, profile = false) => {
 // bench/run.py drives two bench pages of one browser context: A seeds the database and
 // writes one node at a time (liveWrite), B holds the live query (liveOpen) and stamps
 // the arrival of every node id it has not seen (liveWait answers that stamp). Times are
-// performance.timeOrigin + performance.now(), comparable across the pages.
+// performance.timeOrigin + performance.now(). The two pages' clocks can disagree by a few
+// milliseconds (each renderer turns its monotonic clock into wall time on its own, and
+// the machine's clock may be adjusted in between), as much as the latency measured:
+// clockOffset measures page A's clock against page B's, NTP-style, so that run.py can
+// move A's commit times into B's clock.
 
 const wallNow = () => performance.timeOrigin + performance.now();
 let live = null;
+
+// One channel object per page for both roles: a channel never hears its own posts.
+const clock = new BroadcastChannel("panelot-bench-clock");
+const pongs = new Map();
+let pings = 0;
+clock.onmessage = ({ data }) => {
+  if (data.ping !== undefined) clock.postMessage({ pong: data.ping, t: wallNow() });
+  else if (data.pong !== undefined) pongs.get(data.pong)?.(data.t);
+};
+
+/** One round trip to the other page: `[sent, its time, received]` in this page's clock. */
+function ping() {
+  const id = ++pings;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      pongs.delete(id);
+      reject(new Error("bench clock: the other bench page did not answer"));
+    }, 5000);
+    const sent = wallNow();
+    pongs.set(id, (t) => {
+      clearTimeout(timer);
+      pongs.delete(id);
+      resolve([sent, t, wallNow()]);
+    });
+    clock.postMessage({ ping: id });
+  });
+}
+
+/**
+ * Page B: `{offset, rtt}`: the other page's clock minus this one's (ms), from the fastest
+ * of `n` round trips (its error is at most half that round trip, `rtt`).
+ */
+bench.clockOffset = async (n = 25) => {
+  let best = null;
+  for (let i = 0; i < n; i++) {
+    const [sent, theirs, received] = await ping();
+    const rtt = received - sent;
+    if (best === null || rtt < best.rtt) best = { rtt, offset: theirs - (sent + received) / 2 };
+  }
+  return best;
+};
 
 /** Page A: a fresh seeded database for one measurement; returns its name and the args. */
 bench.liveSetup = async (impl, run, quick) => {
@@ -232,7 +277,18 @@ bench.liveWriterOpen = async (impl, dbName) => {
   else await pyCall("await _bench.live_writer_open(DB_NAME)", { DB_NAME: dbName });
 };
 
-/** Page A: append one message; `{id, t0, t1}` (before the write, once it committed). */
+// Page A: when Dexie last announced a commit in this page (its x-storagemutated-1 event,
+// dispatched from the transaction's complete event, before the write's promise resolves).
+let announcedAt = null;
+addEventListener("x-storagemutated-1", () => {
+  announcedAt = wallNow();
+});
+
+/**
+ * Page A: append one message; `{id, t0, t1, tc}`: before the write, once it returned,
+ * and the commit (Python: when the commit reached the feed, before it is announced;
+ * Dexie: when Dexie announced it in this page).
+ */
 bench.liveWrite = async (impl, threadId, message) => {
   if (impl !== "dexie") {
     return JSON.parse(
@@ -242,9 +298,12 @@ bench.liveWrite = async (impl, threadId, message) => {
       }),
     );
   }
+  announcedAt = null;
   const t0 = wallNow();
   const { nodeId } = await LIVE_NOTIFY.dexieAppend(live.db, threadId, message);
-  return { id: nodeId, t0, t1: wallNow() };
+  const t1 = wallNow();
+  if (announcedAt === null) throw new Error("live_notify: Dexie announced no commit");
+  return { id: nodeId, t0, t1, tc: announcedAt };
 };
 
 bench.liveWriterClose = async (impl, dbName) => {

@@ -1316,8 +1316,8 @@ export const WORKLOADS = [
   {
     name: "observe_append",
     unit: "appends",
-    sizes: { full: 1_000, quick: 30 },
-    variants: OBSERVE_VARIANTS,
+    sizes: { full: 1_000, quick: 100 },
+    variants: [...OBSERVE_VARIANTS, "interleaved"],
     data: withOtherThread(
       (size, rng) => {
         const thread = makeThread(rng);

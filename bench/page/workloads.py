@@ -16,6 +16,7 @@ import io
 import json
 import pstats
 import random
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -410,11 +411,15 @@ WORKLOADS: dict[str, Workload] = {
     "observe_bulk_put": Workload(bulk_put_run, check=nodes_count),
 }
 
-VARIANTS = ("off", "on", "live_other", "live_same")
+VARIANTS = ("off", "on", "live_other", "live_same", "interleaved")
 """How an ``observe_*`` workload runs: ``Database(observe=False)``, observing (the
 default), and observing with a live query open on the nodes of another thread
 (``args["otherThreadId"]``: every change set is checked and ignored) or of the written
-thread (``args["threadId"]``: it runs again while the workload writes)."""
+thread (``args["threadId"]``: it runs again while the workload writes). ``interleaved``
+(``observe_append`` only) runs off and on in one measurement: see :func:`_interleaved`."""
+
+BLOCK = 50
+"""Appends per block of an ``interleaved`` measurement."""
 
 
 # --- the entry points bench.mjs calls -----------------------------------------------------
@@ -469,6 +474,8 @@ async def measure(
         raise ValueError(f"unknown variant {variant!r}")
     workload = WORKLOADS[name]
     args = json.loads(args_json)
+    if variant == "interleaved":
+        return json.dumps(await _interleaved(name, db_name, args))
     if input is not None:
         args["input"] = input
     db = await _open(db_name, observe=variant != "off")
@@ -517,6 +524,51 @@ async def measure(
     return json.dumps(out)
 
 
+async def _interleaved(name: str, db_name: str, args: Args) -> dict[str, Any]:
+    """Append ``args["messages"]`` in blocks of :data:`BLOCK`, by two connections in turn.
+
+    One connection observes, the other does not (``Database(observe=False)``). Blocks go
+    in pairs, off-on then on-off, so that a slower or faster stretch of the machine
+    falls on both alike; both write the same thread, which holds every message in order
+    at the end, as in the other variants. An observing block ends by publishing what it
+    still holds (``feed.flush``), so it pays for all it announces (a little more than
+    it would in a longer burst). Returns the summed time of each side (``ms``: both)
+    and, as ``ratio``, the median over the pairs of on / off: a pause of the machine
+    (or a collection) in one block moves the sums, not the median.
+    """
+    if name != "observe_append":
+        raise ValueError(f"{name}: no interleaved variant")
+    off = await _open(db_name, observe=False)
+    on = await _open(db_name)
+    spent = {False: 0.0, True: 0.0}
+    blocks: list[float] = []  # seconds of each block, in order
+    try:
+        messages = args["messages"]
+        gc.collect()
+        for i, start in enumerate(range(0, len(messages), BLOCK)):
+            db = on if (i % 4) in (1, 2) else off  # off on | on off | off on | ...
+            block = {**args, "messages": messages[start : start + BLOCK]}
+            started = time.perf_counter()
+            await append_run(db, block, None)
+            db.feed.flush()
+            took = time.perf_counter() - started
+            spent[db is on] += took
+            blocks.append(took)
+        checked = await append_check(on, args, None)
+    finally:
+        off.close()
+        on.close()
+    pairs = [blocks[i : i + 2] for i in range(0, len(blocks) - 1, 2)]
+    ratios = [(b / a if i % 2 == 0 else a / b) for i, (a, b) in enumerate(pairs)]
+    return {
+        "ms": (spent[False] + spent[True]) * 1000,
+        "off_ms": spent[False] * 1000,
+        "on_ms": spent[True] * 1000,
+        "ratio": statistics.median(ratios),
+        "check": checked,
+    }
+
+
 def python_memory() -> dict[str, int]:
     """Python-side memory figures after a full collection."""
     gc.collect()
@@ -559,22 +611,44 @@ def _wall_ms() -> float:
 
 
 async def live_writer_open(db_name: str) -> None:
-    """Page A: open the connection ``live_write`` appends with (observing)."""
-    _live["writer"] = await _open(db_name)
+    """Page A: open the connection ``live_write`` appends with (observing).
+
+    Its feed notes when each commit reached it (``committed_at``, wall ms): after the
+    commit, before the set is encoded and announced, so that announcing counts in the
+    latency measured (a pause of the page while announcing, a collection, included).
+    """
+    writer = await _open(db_name)
+    committed = writer.feed.committed
+
+    def stamped(changes: Any) -> None:
+        _live["committed_at"] = _wall_ms()
+        committed(changes)
+
+    writer.feed.committed = stamped  # type: ignore[method-assign]
+    _live["writer"] = writer
 
 
 async def live_write(thread_id: str, message_json: str) -> str:
-    """Page A: append one message in one transaction; JSON ``{id, t0, t1}`` (wall ms)."""
+    """Page A: append one message in one transaction; JSON ``{id, t0, t1, tc}`` (wall ms).
+
+    ``t0`` before the write, ``t1`` once it returned, ``tc`` when its commit reached the
+    feed (see :func:`live_writer_open`).
+    """
     m = json.loads(message_json)
     body = _append_body(thread_id, m["type"], m["payload"])
+    _live["committed_at"] = None
     t0 = _wall_ms()
     node = await _live["writer"].transaction("rw", TREE_TABLES, body)
     t1 = _wall_ms()
-    return json.dumps({"id": node.id, "t0": t0, "t1": t1})
+    tc = _live["committed_at"]
+    if tc is None:
+        raise RuntimeError("live_write: the commit never reached the feed")
+    return json.dumps({"id": node.id, "t0": t0, "t1": t1, "tc": tc})
 
 
 def live_writer_close() -> None:
     _live.pop("writer").close()
+    _live.pop("committed_at", None)
 
 
 async def live_reader_open(db_name: str, thread_id: str, interval: float, mark: Any) -> None:
