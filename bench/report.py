@@ -94,8 +94,9 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
         gap = m.get("live_gap_ms", 0)
         lines += [
             "",
-            "Live queries across pages (`live_*`): ms from a commit in page A (its write "
-            "resolving) to the live query's result holding the new node in page B, median "
+            "Live queries across pages (`live_*`): ms from a commit in page A (stamped "
+            "before it is announced: by Python's feed, by Dexie's event) to the live "
+            "query's result holding the new node in page B, in page B's clock, median "
             "(p95) of "
             + ", ".join(
                 f"{n} {w['samples']} commits (interval {w['interval_ms']:g} ms, "
