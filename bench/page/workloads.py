@@ -540,8 +540,7 @@ async def _interleaved(name: str, db_name: str, args: Args) -> dict[str, Any]:
         raise ValueError(f"{name}: no interleaved variant")
     off = await _open(db_name, observe=False)
     on = await _open(db_name)
-    spent = {False: 0.0, True: 0.0}
-    blocks: list[float] = []  # seconds of each block, in order
+    blocks: dict[bool, list[float]] = {False: [], True: []}  # seconds, by observing
     try:
         messages = args["messages"]
         gc.collect()
@@ -551,19 +550,18 @@ async def _interleaved(name: str, db_name: str, args: Args) -> dict[str, Any]:
             started = time.perf_counter()
             await append_run(db, block, None)
             db.feed.flush()
-            took = time.perf_counter() - started
-            spent[db is on] += took
-            blocks.append(took)
+            blocks[db is on].append(time.perf_counter() - started)
         checked = await append_check(on, args, None)
     finally:
         off.close()
         on.close()
-    pairs = [blocks[i : i + 2] for i in range(0, len(blocks) - 1, 2)]
-    ratios = [(b / a if i % 2 == 0 else a / b) for i, (a, b) in enumerate(pairs)]
+    # The k-th off block and the k-th on block are a pair (one runs right after the other).
+    ratios = [b / a for a, b in zip(blocks[False], blocks[True], strict=False)]
+    off_ms, on_ms = sum(blocks[False]) * 1000, sum(blocks[True]) * 1000
     return {
-        "ms": (spent[False] + spent[True]) * 1000,
-        "off_ms": spent[False] * 1000,
-        "on_ms": spent[True] * 1000,
+        "ms": off_ms + on_ms,
+        "off_ms": off_ms,
+        "on_ms": on_ms,
         "ratio": statistics.median(ratios),
         "check": checked,
     }

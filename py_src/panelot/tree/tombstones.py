@@ -25,7 +25,7 @@ or by other programs sharing the database) is brought back on load.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from panelot.idb import Transaction
@@ -89,6 +89,27 @@ def pair_group(index: TreeIndex, node_id: str) -> list[str]:
     return group if node_id in group else [node_id, *group]
 
 
+def _off_a_hidden_end(
+    index: TreeIndex, leaf_id: str | None, moves: Callable[[Any, str | None], bool]
+) -> str | None:
+    """``leaf_id``, or the newest live descendant of the last shown node on its path.
+
+    The leaf moves only when its path ends in nodes the UI does not show, and
+    ``moves(last node, last shown node or None)`` agrees; it stays when the path cannot
+    reach a root (the integrity repair handles that) or nothing live is there.
+    """
+    walk = walk_to_root(index, leaf_id)
+    nodes = index.nodes
+    if walk.problem or not walk.path or is_shown(nodes[walk.path[-1]]):
+        return leaf_id
+    shown = [n for n in walk.path if is_shown(nodes[n])]
+    place = shown[-1] if shown else None
+    if not moves(nodes[walk.path[-1]], place):
+        return leaf_id
+    moved = newest_live_in(index, place)
+    return moved if moved is not None else leaf_id
+
+
 def live_leaf(index: TreeIndex, leaf_id: str | None) -> str | None:
     """The leaf a thread should have: ``leaf_id``, unless its path ends in tombstones.
 
@@ -96,13 +117,7 @@ def live_leaf(index: TreeIndex, leaf_id: str | None) -> str | None:
     roots, when the path shows none); ``leaf_id`` again when the thread has no live
     node, or when the leaf cannot reach a root (the integrity repair handles that).
     """
-    walk = walk_to_root(index, leaf_id)
-    nodes = index.nodes
-    if walk.problem or not walk.path or not is_tombstone(nodes[walk.path[-1]]):
-        return leaf_id
-    shown = [n for n in walk.path if is_shown(nodes[n])]
-    moved = newest_live_in(index, shown[-1] if shown else None)
-    return moved if moved is not None else leaf_id
+    return _off_a_hidden_end(index, leaf_id, lambda end, place: is_tombstone(end))
 
 
 def off_a_hidden_tail(index: TreeIndex, leaf_id: str | None) -> str | None:
@@ -114,16 +129,7 @@ def off_a_hidden_tail(index: TreeIndex, leaf_id: str | None) -> str | None:
     live descendant of the last shown node, which is one of them. With no version
     there (a turn that has only begun), the leaf stays.
     """
-    walk = walk_to_root(index, leaf_id)
-    nodes = index.nodes
-    if walk.problem or not walk.path or is_shown(nodes[walk.path[-1]]):
-        return leaf_id
-    shown = [n for n in walk.path if is_shown(nodes[n])]
-    place = shown[-1] if shown else None
-    if not versions_in(index, place):
-        return leaf_id
-    moved = newest_live_in(index, place)
-    return moved if moved is not None else leaf_id
+    return _off_a_hidden_end(index, leaf_id, lambda end, place: bool(versions_in(index, place)))
 
 
 async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> dict[str, Any]:
