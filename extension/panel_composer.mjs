@@ -154,6 +154,7 @@ export class Composer {
       return;
     }
     chat.hideError(threadId);
+    if (await chat.keyGone(threadId)) return; // nothing stored, nothing asked: the draft stays
     let sent;
     try {
       sent = await cmd("message.send", await this.payload(threadId, text));

@@ -11,6 +11,8 @@ read back with ``panelot.query``, never from the DOM.
   the stub then sees closed).
 * A saved connection whose key is gone (a restore, another window) says the key is
   missing, not stored; typing it and saving stores it again under the same reference.
+* Sending while that key is gone says which connection's key to enter again, with a
+  button to Settings; nothing is stored or requested and the typed text stays.
 * A failure is shown as a plain sentence with the technical detail behind "Details".
 """
 
@@ -22,7 +24,15 @@ from playwright.sync_api import Page
 
 from browser_harness import query
 from e2e_support import shot, wait_query
-from panelot.testing import API_KEY, PanelotStore, StubProvider, configure_provider, new_thread
+from panelot.testing import (
+    API_KEY,
+    PanelotStore,
+    StubProvider,
+    configure_provider,
+    new_thread,
+    wait_reply,
+    wait_thread_shown,
+)
 
 
 def to_list(page: Page) -> None:
@@ -135,6 +145,49 @@ def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again
         status_text(panel) == f"Connection works: stub-model at {panelot_stub.base_url} answered."
     )
     assert panelot_stub.requests[before]["headers"]["Authorization"] == f"Bearer {API_KEY}"
+
+
+def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    # As after restoring a backup into a fresh profile: the connection names a key that
+    # is not stored. Sending must not store the message nor ask the provider.
+    store = PanelotStore(panel, client_id="e2e-settings")
+    providers = store.query("settings.get", {"group": "providers"})["value"]
+    ref = next(c for c in providers["connections"] if c["id"] == "default")["credentialRef"]
+    store.send("credential.delete", {"ref": ref})
+    thread_id = new_thread(panel)
+    requests = len(panelot_stub.requests)
+    panel.fill("#input", "Hello after the restore")
+    panel.press("#input", "Enter")
+    panel.wait_for_selector("#chat-error:not([hidden])")
+    assert panel.inner_text("#chat-error-text") == (
+        f"The API key for OpenAI-compatible ({panelot_stub.base_url}) is missing:"
+        " enter it again in Settings."
+    )
+    assert panel.inner_text("#chat-retry") == "Open Settings"
+    assert panel.is_visible("#chat-retry")
+    assert panel.input_value("#input") == "Hello after the restore"
+    assert store.raw_nodes(thread_id) == []
+    shot(panel, "panel-send-key-missing")
+    # The button opens Settings, which says the same of the key.
+    panel.click("#chat-retry")
+    panel.wait_for_function(
+        "() => document.querySelector('#provider-status')?.textContent.includes('API key missing')"
+    )
+    # Back in the conversation, once the key is entered again (Settings, saved, back),
+    # the kept text is sent: the provider's first request since the key went missing.
+    panel.click("#nav-back")
+    wait_thread_shown(panel, thread_id)
+    configure_provider(panel, panelot_stub.base_url)
+    wait_thread_shown(panel, thread_id)
+    assert panel.input_value("#input") == "Hello after the restore"
+    panel.press("#input", "Enter")
+    wait_reply(panel, None)
+    assert len(panelot_stub.requests) == requests + 1
+    sent = panelot_stub.requests[requests]
+    assert sent["headers"]["Authorization"] == f"Bearer {API_KEY}"
+    assert sent["body"]["messages"][-1]["content"] == "Hello after the restore"
 
 
 def press_test(page: Page) -> None:
