@@ -10,7 +10,7 @@
 import { h, replace, reconcile, ago, download } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
-import { providerApiKey } from "./panel_credentials.mjs";
+import { keyMissing, providerApiKey } from "./panel_credentials.mjs";
 import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
 import { Composer } from "./panel_composer.mjs";
 import { MessageView } from "./panel_messages.mjs";
@@ -101,6 +101,26 @@ export class Chat {
 
   apiKey(credentialRef) {
     return providerApiKey({ credentialRef }, { credentials: this.app.caps.credentials, sessionKey: this.sessionKey });
+  }
+
+  /**
+   * Before a request is asked for: whether the provider's stored key is gone (a restored
+   * backup holds none; another window may remove one). If so, `threadId`'s banner says
+   * which connection needs its key, with a button to Settings, and the caller stores
+   * nothing and asks for nothing, so what the user typed stays where it was.
+   */
+  async keyGone(threadId) {
+    const provider = this.provider;
+    if (!(await keyMissing(provider, this.app.caps))) return false;
+    const name = provider.baseUrl ? `${provider.label} (${provider.baseUrl})` : provider.label;
+    this.showError(
+      threadId,
+      `The API key for ${name} is missing: enter it again in Settings.`,
+      null,
+      () => this.app.show("settings"),
+      "Open Settings",
+    );
+    return true;
   }
 
   // ---- events ---------------------------------------------------------------------
@@ -400,10 +420,11 @@ export class Chat {
 
   // ---- message actions ------------------------------------------------------------
 
-  regenerate(userNodeId) {
+  async regenerate(userNodeId) {
     const threadId = this.threadId;
     this.hideError(threadId);
-    return this.replies.generate(threadId, userNodeId, "regenerate", this.provider);
+    if (await this.keyGone(threadId)) return;
+    await this.replies.generate(threadId, userNodeId, "regenerate", this.provider);
   }
 
   startEdit(nodeId) {
@@ -448,6 +469,7 @@ export class Chat {
   async saveEdit(n, newText) {
     if (!newText) return;
     const threadId = this.threadId;
+    if (this.provider && (await this.keyGone(threadId))) return; // the edit box stays open
     const others = (n.payload.content ?? []).filter((b) => b?.type !== "text");
     let nodeId;
     try {

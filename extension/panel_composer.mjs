@@ -2,12 +2,15 @@
 // A message and its files go to storage as one `message.send` command, with the
 // parent the user saw, so nothing is stored half and nothing lands on another branch.
 import { h, replace, bytes, toBase64 } from "./panel_dom.mjs";
-import { cmd, q } from "./panel_store.mjs";
+import { cmd, q, hasQuery } from "./panel_store.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast } from "./panel_ui.mjs";
 
 const $ = (id) => document.getElementById(id);
+/** The largest file a message may carry (each file; it crosses to storage in one command). */
 const MAX_ATTACHMENT = 20 * 1024 * 1024;
+/** The chip's note on a file the model gets only the name of. */
+export const NAME_ONLY = "The model will only see this file's name";
 /** Titles a thread has before its first message; the first line of it replaces them. */
 export const PLACEHOLDER_TITLES = ["", "New chat"];
 
@@ -78,9 +81,16 @@ export class Composer {
       this.pending.map((f, i) =>
         h(
           "li",
-          { dataset: { name: f.name } },
+          { dataset: { name: f.name, sees: f.sees } },
           f.preview ? h("img", { src: f.preview, alt: "" }) : icon("file", { size: 16 }),
           h("span", { text: f.name, title: `${f.name} · ${bytes(f.size)}` }),
+          f.sees === "name"
+            ? h("span", {
+                class: "note",
+                text: NAME_ONLY,
+                title: "Only text files (UTF-8) and images reach the model; other files are sent as their name.",
+              })
+            : null,
           h("button", {
             type: "button",
             text: "✕",
@@ -98,23 +108,59 @@ export class Composer {
     );
   }
 
+  /**
+   * Add chosen files to the next message. Each chip then says what the model will get:
+   * a file it cannot read (not text, or not UTF-8) is noted as reaching it by name only.
+   */
   addFiles(files) {
+    const added = [];
     for (const file of files) {
       if (file.size > MAX_ATTACHMENT) {
-        toast(`${file.name} is larger than ${bytes(MAX_ATTACHMENT)}`);
+        toast(`${file.name} was not attached: a file sent with a message can be at most ${bytes(MAX_ATTACHMENT)}.`, 6000);
         continue;
       }
       const image = file.type.startsWith("image/");
-      this.pending.push({
+      const f = {
         file,
         name: file.name || (image ? "pasted-image.png" : "file"),
         size: file.size,
         mime: file.type || "application/octet-stream",
         image,
         preview: image ? URL.createObjectURL(file) : null,
-      });
+        sees: image ? "image" : "checking", // then "text", "name", or "unknown"
+      };
+      this.pending.push(f);
+      if (!image) added.push(f);
     }
     this.renderPending();
+    for (const f of added) {
+      this.sees(f).then((sees) => {
+        f.sees = sees;
+        if (this.pending.includes(f)) this.renderPending();
+      });
+    }
+  }
+
+  /**
+   * What a request will carry of the file `f`: "text" when the runtime's rule
+   * (`file.readable`, by type or name) calls it text and its bytes are UTF-8, else
+   * "name"; "unknown" when the runtime cannot say.
+   */
+  async sees(f) {
+    try {
+      if (!(await hasQuery("file.readable"))) return "unknown";
+      const { readable } = await q("file.readable", { name: f.name, mime: f.mime });
+      if (!readable) return "name";
+    } catch (error) {
+      console.warn("file.readable failed", error);
+      return "unknown";
+    }
+    try {
+      new TextDecoder("utf-8", { fatal: true }).decode(await f.file.arrayBuffer());
+      return "text";
+    } catch {
+      return "name"; // not UTF-8 (or unreadable): the request names it
+    }
   }
 
   /** The `message.send` payload for the typed text and the chosen files. */
@@ -154,6 +200,7 @@ export class Composer {
       return;
     }
     chat.hideError(threadId);
+    if (await chat.keyGone(threadId)) return; // nothing stored, nothing asked: the draft stays
     let sent;
     try {
       sent = await cmd("message.send", await this.payload(threadId, text));

@@ -228,11 +228,14 @@ export function bootRuntime({
     },
     /**
      * The decrypted secret of a credential reference ("cred:…"), for one provider
-     * request; no query returns a secret. Rejects with the error when it cannot.
+     * request; no query returns a secret. Rejects like `query`, with the plain error
+     * object (`{name: "NotFoundError", field: "ref"}` when the credential is gone).
      */
     async revealSecret(ref) {
       await panelot.ready;
-      return String(await rt.reveal_secret(String(ref)));
+      const envelope = JSON.parse(await rt.reveal_secret(String(ref)));
+      if (!envelope.ok) throw envelope.error;
+      return String(envelope.result);
     },
     /** Whole-database backup and restore (see web/backup.mjs). */
     backup: null,

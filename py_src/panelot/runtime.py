@@ -193,10 +193,16 @@ def live_count() -> int:
 async def reveal_secret(ref: str) -> str:
     """The decrypted secret of a credential reference, for the one request that needs it.
 
-    No query returns a secret; this is the runtime's only way to one, and
+    The envelope JSON ``{"ok": true, "result": secret}`` or ``{"ok": false, "error"}``
+    (a reference whose credential is gone: ``NotFoundError`` on ``ref``), never a raise
+    into JS. No query returns a secret; this is the runtime's only way to one, and
     ``panelot.revealSecret`` in ``web/runtime.mjs`` is its only caller.
     """
-    return await store().services.credentials.reveal(ref)
+    try:
+        secret = await store().services.credentials.reveal(ref)
+    except Exception as exc:  # an envelope, never a JS throw
+        return _json({"ok": False, "error": _error(exc)})
+    return _json({"ok": True, "result": secret})
 
 
 # -- backup and restore: a file crosses as a JS Blob, everything else as JSON ------------

@@ -3,6 +3,9 @@
 * Provider requests are built from ``thread.request`` (the slimmed context): an image
   the model has already answered goes as a ``[Figure N: ...]`` text placeholder, and
   the provider's history budget (Settings) keeps only the newest turns.
+* An attached file the model cannot read (not text, or not UTF-8) is noted on its chip
+  when attached ("The model will only see this file's name"), by the runtime's rule
+  (``file.readable``); a file over the size limit is refused with what the limit is for.
 * Settings -> Retention has a control for the ``retention`` setting group.
 * Tool-result details stored as an attachment show "Details (N KB) — Load"; Load reads
   them with ``node.details`` and shows the JSON as text.
@@ -111,6 +114,61 @@ def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
     page.wait_for_function(
         "() => document.querySelector('.msg.user .attachments img')?.naturalWidth === 16"
     )
+
+
+NAME_ONLY = "The model will only see this file's name"
+
+
+def chip(page: Page, name: str) -> str:
+    """Wait until the composer knows what the model gets of ``name``; return that."""
+    page.wait_for_selector(f"#pending li[data-name='{name}']:not([data-sees='checking'])")
+    return str(page.get_attribute(f"#pending li[data-name='{name}']", "data-sees"))
+
+
+def test_a_file_the_model_cannot_read_is_noted_when_attached(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    page = panel
+    new_thread(page)
+    attach(page, "setup.exe", b"MZ\x90\x00\x03\x00\x00\x00", "application/x-msdownload")
+    attach(page, "notes.txt", "plain words ✓".encode(), "text/plain")
+    attach(page, "latin.txt", "caf\xe9".encode("latin-1"), "text/plain")  # not UTF-8
+    assert [chip(page, n) for n in ("setup.exe", "notes.txt", "latin.txt")] == [
+        "name",
+        "text",
+        "name",
+    ]
+    notes = page.eval_on_selector_all(
+        "#pending li",
+        "(lis) => lis.map((li) => [li.dataset.name, li.querySelector('.note')?.textContent ?? null])",
+    )
+    assert notes == [["setup.exe", NAME_ONLY], ["notes.txt", None], ["latin.txt", NAME_ONLY]]
+    shot(page, "panel-file-name-only")
+
+    # What the chips said is what the request carries.
+    first = len(panelot_stub.requests)
+    page.fill("#input", "What are these?")
+    page.press("#input", "Enter")
+    wait_reply(page, None)
+    sent = json.dumps(panelot_stub.requests[first]["body"]["messages"][-1], ensure_ascii=False)
+    assert "[file: setup.exe]" in sent and "[file: latin.txt]" in sent
+    assert "[file: notes.txt]\\nplain words ✓" in sent
+
+    # A file over the limit is refused, saying what the limit is for.
+    page.evaluate(
+        """() => {
+          const input = document.getElementById('file-input');
+          const moved = new DataTransfer();
+          moved.items.add(new File([new Uint8Array(20 * 1024 * 1024 + 1)], 'disk.iso'));
+          input.files = moved.files;
+          input.dispatchEvent(new Event('change'));
+        }"""
+    )
+    page.wait_for_selector("#toast:not([hidden]) >> text=disk.iso was not attached")
+    assert page.inner_text("#toast") == (
+        "disk.iso was not attached: a file sent with a message can be at most 20 MB."
+    )
+    assert page.eval_on_selector_all("#pending li", "(lis) => lis.length") == 0
 
 
 def stored_budget(page: Page) -> Any:

@@ -11,6 +11,9 @@ read back with ``panelot.query``, never from the DOM.
   the stub then sees closed).
 * A saved connection whose key is gone (a restore, another window) says the key is
   missing, not stored; typing it and saving stores it again under the same reference.
+* Sending, regenerating or saving an edit while that key is gone says which
+  connection's key to enter again, with a button to Settings; nothing is stored or
+  requested and the typed text stays.
 * A failure is shown as a plain sentence with the technical detail behind "Details".
 """
 
@@ -22,7 +25,16 @@ from playwright.sync_api import Page
 
 from browser_harness import query
 from e2e_support import shot, wait_query
-from panelot.testing import API_KEY, PanelotStore, StubProvider, configure_provider, new_thread
+from panelot.testing import (
+    API_KEY,
+    PanelotStore,
+    StubProvider,
+    configure_provider,
+    new_thread,
+    open_thread,
+    wait_reply,
+    wait_thread_shown,
+)
 
 
 def to_list(page: Page) -> None:
@@ -135,6 +147,91 @@ def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again
         status_text(panel) == f"Connection works: stub-model at {panelot_stub.base_url} answered."
     )
     assert panelot_stub.requests[before]["headers"]["Authorization"] == f"Bearer {API_KEY}"
+
+
+def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    # As after restoring a backup into a fresh profile: the connection names a key that
+    # is not stored. Sending must not store the message nor ask the provider.
+    store = PanelotStore(panel, client_id="e2e-settings")
+    forget_key(store)
+    thread_id = new_thread(panel)
+    requests = len(panelot_stub.requests)
+    panel.fill("#input", "Hello after the restore")
+    panel.press("#input", "Enter")
+    panel.wait_for_selector("#chat-error:not([hidden])")
+    assert panel.inner_text("#chat-error-text") == (
+        f"The API key for OpenAI-compatible ({panelot_stub.base_url}) is missing:"
+        " enter it again in Settings."
+    )
+    assert panel.inner_text("#chat-retry") == "Open Settings"
+    assert panel.is_visible("#chat-retry")
+    assert panel.input_value("#input") == "Hello after the restore"
+    assert store.raw_nodes(thread_id) == []
+    shot(panel, "panel-send-key-missing")
+    # The button opens Settings, which says the same of the key.
+    panel.click("#chat-retry")
+    panel.wait_for_function(
+        "() => document.querySelector('#provider-status')?.textContent.includes('API key missing')"
+    )
+    # Back in the conversation, once the key is entered again (Settings, saved, back),
+    # the kept text is sent: the provider's first request since the key went missing.
+    panel.click("#nav-back")
+    wait_thread_shown(panel, thread_id)
+    configure_provider(panel, panelot_stub.base_url)
+    wait_thread_shown(panel, thread_id)
+    assert panel.input_value("#input") == "Hello after the restore"
+    panel.press("#input", "Enter")
+    wait_reply(panel, None)
+    assert len(panelot_stub.requests) == requests + 1
+    sent = panelot_stub.requests[requests]
+    assert sent["headers"]["Authorization"] == f"Bearer {API_KEY}"
+    assert sent["body"]["messages"][-1]["content"] == "Hello after the restore"
+
+
+def test_regenerating_or_editing_without_the_stored_key_asks_nothing(
+    panel: Page, panelot_stub: StubProvider
+) -> None:
+    store = PanelotStore(panel, client_id="e2e-settings")
+    thread = store.seed_thread("Seeded question", title="seeded for the missing key")
+    forget_key(store)
+    to_list(panel)
+    open_thread(panel, thread.thread_id)
+    nodes = len(store.raw_nodes(thread.thread_id))
+    requests = len(panelot_stub.requests)
+    missing = (
+        f"The API key for OpenAI-compatible ({panelot_stub.base_url}) is missing:"
+        " enter it again in Settings."
+    )
+    panel.locator(".msg.assistant").first.locator("[data-action=regenerate]").click()
+    panel.wait_for_selector("#chat-error:not([hidden])")
+    assert panel.inner_text("#chat-error-text") == missing
+    panel.click("#chat-error-close")
+    panel.wait_for_selector("#chat-error", state="hidden")
+    # Saving an edit: the edit box stays open with its text.
+    panel.locator(".msg.user").first.locator("[data-action=edit]").click()
+    panel.fill(".edit-box textarea", "Edited without a key")
+    panel.click("[data-action=save-edit]")
+    panel.wait_for_selector("#chat-error:not([hidden])")
+    assert panel.inner_text("#chat-error-text") == missing
+    assert panel.input_value(".edit-box textarea") == "Edited without a key"
+    assert len(store.raw_nodes(thread.thread_id)) == nodes
+    assert len(panelot_stub.requests) == requests
+    panel.click("[data-action=cancel-edit]")
+    configure_provider(panel, panelot_stub.base_url)  # the key again, for the next tests
+
+
+def forget_key(store: PanelotStore) -> None:
+    """Delete the default connection's stored key, as a restore into a fresh profile does.
+
+    A test that failed before saving the key again may have left it deleted already.
+    """
+    providers = store.query("settings.get", {"group": "providers"})["value"]
+    ref = next(c for c in providers["connections"] if c["id"] == "default")["credentialRef"]
+    if store.query("credential.status", {"ref": ref})["exists"]:
+        store.send("credential.delete", {"ref": ref})
+    assert store.query("credential.status", {"ref": ref})["exists"] is False
 
 
 def press_test(page: Page) -> None:

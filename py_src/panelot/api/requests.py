@@ -5,6 +5,10 @@ the context with its images' bytes, slimmed (:mod:`panelot.request.build`), its 
 cut to the newest turns within ``contextBudget`` characters
 (:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
 off; ``contextBudget`` null sends the whole path.
+
+Query ``file.readable`` ``{name, mime?}`` → ``{readable, maxChars}``: whether a request
+carries an attached file's text (when its bytes are UTF-8), or only its name. The panel
+asks it when a file is attached, so the rule stays :func:`panelot.request.file_text.is_text_like`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 from panelot.bus import Env, Query
 from panelot.request.build import build_request
 from panelot.request.context import request_context_of
+from panelot.request.file_text import FILE_TEXT_CHARS, is_text_like
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
 
@@ -42,5 +47,20 @@ async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     return await build_request(env.db, context, options)
 
 
-QUERIES: dict[str, Query[Any]] = {"thread.request": Query(args=RequestArgs, run=_request)}
-"""The request query."""
+@dataclass(frozen=True, slots=True)
+class ReadableArgs:
+    """``file.readable``: a file's name and MIME type (empty: the browser gave none)."""
+
+    name: str
+    mime: str = ""
+
+
+async def _readable(env: Env, a: ReadableArgs) -> dict[str, Any]:
+    return {"readable": is_text_like(a.mime, a.name), "maxChars": FILE_TEXT_CHARS}
+
+
+QUERIES: dict[str, Query[Any]] = {
+    "thread.request": Query(args=RequestArgs, run=_request),
+    "file.readable": Query(args=ReadableArgs, run=_readable),
+}
+"""The request queries."""

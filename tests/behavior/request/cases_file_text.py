@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from behavior import Ctx
+from behavior import Ctx, raises
 from panelot.attachments.records import read_bytes
+from panelot.idb.errors import ValidationError
 from panelot.request.file_text import FILE_TEXT_CHARS, REQUEST_TEXT_CHARS, is_text_like
 from panelot.store import PanelotStore
 
@@ -101,3 +102,21 @@ async def case_what_counts_as_a_text_file(ctx: Ctx) -> None:
     no = [("image/png", "a.txt"), ("application/pdf", "a.md"), ("", "archive.zip"), (None, None)]
     assert all(is_text_like(m, n) for m, n in yes)
     assert not any(is_text_like(m, n) for m, n in no)
+
+
+async def case_file_readable_answers_by_the_same_rule(ctx: Ctx) -> None:
+    # The panel asks it when a file is attached, to say when the model sees only a name.
+    store = await ctx.store()
+    for mime, name in [("text/plain", "notes.txt"), ("", "main.rs"), ("application/json", "a")]:
+        answer = await store.query("file.readable", {"name": name, "mime": mime})
+        assert answer == {"readable": True, "maxChars": FILE_TEXT_CHARS}, (mime, name)
+    for mime, name in [
+        ("application/x-msdownload", "setup.exe"),
+        ("application/octet-stream", "setup.exe"),
+        ("application/pdf", "report.md"),
+    ]:
+        answer = await store.query("file.readable", {"name": name, "mime": mime})
+        assert answer["readable"] is False, (mime, name)
+    assert (await store.query("file.readable", {"name": "notes.txt"}))["readable"] is True
+    error = await raises(ValidationError, store.query("file.readable", {"mime": "text/plain"}))
+    assert getattr(error, "field", None) == "name"
