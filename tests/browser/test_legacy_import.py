@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import uuid
@@ -25,6 +26,7 @@ from behavior.legacy.browsa_fixture import (
     storage,
 )
 from browser_harness import query, run_py, wait_ready
+from panelot.legacy.convert import parse_data_url
 from panelot.legacy.importer import NAMESPACE
 
 THREAD_IDS = [
@@ -205,3 +207,58 @@ def test_sessions_keep_their_dates_and_wrapped_base64_images_their_bytes(
     evicted = [b for b in node["payload"]["content"] if b.get("evicted")]
     assert len(evicted) == 5 and all(b["attachmentId"] == "" for b in evicted)
     assert node["ts"] == DATES["s-images"]
+
+
+_B64 = base64.b64encode(bytes(range(256))).decode()
+DATA_URLS = [
+    f"data:image/png;base64,{_B64}",
+    "data:image/png;base64," + "\n".join(_B64[i : i + 76] for i in range(0, len(_B64), 76)),
+    "data:image/png;base64," + "\r\n".join(_B64[i : i + 64] for i in range(0, len(_B64), 64)),
+    f"data:image/png;base64, {_B64[:8]} \t{_B64[8:]}\f",
+    f"data:image/png;base64,{_B64.rstrip('=')}",
+    "data:image/png;base64,AAAAA",
+    "data:image/png;base64,AAA=A",
+    "data:image/png;base64,AA=",
+    "data:image/png;base64,AA==",
+    "data:image/png;base64,AB==",
+    "data:image/png;base64,A===",
+    "data:image/png;base64,iVBOR!!!",
+    "data:image/png;base64,-_-_",
+    "data:image/png;base64,AAAA\x0bAAAA",
+    "data:image/png;base64,",
+    "data:image/png;base64",
+    "DATA:image/PNG;BASE64,AAAA",
+    "data:image/png; base64,AAAA",
+    "data:image/png;base64 ,AAAA",
+    "data:image/png;charset=x;base64,AAAA",
+    "data:image/png;base64;x,AAAA",
+    "data:image/png;base\n64,AAAA",
+    "  data:image/png;base64,AAAA  ",
+    "data:image/png;base64,AA%3D%3D",
+    "data:image/png;base64,%41%41%41%41",
+    "data:image/svg+xml,<svg>\n<g/></svg>",
+    "data:image/svg+xml,%3Csvg%3E%20",
+    "data:,hello",
+]
+"""Data URLs in the forms a stored image may take, valid and not."""
+
+_FETCH = """async (urls) => Promise.all(urls.map(async (url) => {
+  try {
+    const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  } catch {
+    return null;
+  }
+}))"""
+
+
+def test_data_urls_decode_to_the_bytes_chromium_reads(page: Page) -> None:
+    """parse_data_url gives the bytes Chromium's fetch gives, and fails where it fails."""
+    seen = page.evaluate(_FETCH, DATA_URLS)
+    ours = []
+    for url in DATA_URLS:
+        parsed = parse_data_url(url)
+        assert parsed is not None, url
+        ours.append(None if parsed[1] is None else parsed[1].hex())
+    assert ours == seen
+    assert seen[1] == bytes(range(256)).hex() and seen[5] is None  # both kinds are there
