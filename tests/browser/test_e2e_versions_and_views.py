@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ from panelot.testing import (
     open_panel,
     open_thread,
     send_message,
+    to_list,
     wait_reply,
 )
 
@@ -370,3 +372,62 @@ def test_a_bundle_with_one_bad_thread_imports_nothing(panel: Page, tmp_path: Any
     detail = page.inner_text("#data-status .error-detail pre")
     assert "threads[1].nodes[0].payload.content" in detail and "Broken one" in detail
     assert len(query(page, "thread.list", {"archived": None})) == before
+
+
+HOUR_MS = 3_600_000
+
+
+def _dated_export(store: PanelotStore, title: str, age_ms: int) -> dict[str, Any]:
+    """A thread export as made elsewhere ``age_ms`` ago: its record and nodes dated then."""
+    seeded = store.seed_thread(f"question for {title}", title=title)
+    data: dict[str, Any] = store.query("thread.export", {"threadId": seeded.thread_id})["data"]
+    then = int(time.time() * 1000) - age_ms
+    data["thread"]["createdAt"] = then - 60_000
+    data["thread"]["updatedAt"] = then
+    for i, node in enumerate(data["nodes"]):
+        node["ts"] = then - 1_000 * (len(data["nodes"]) - 1 - i)
+    store.send("thread.delete", {"threadId": seeded.thread_id})
+    return data
+
+
+def test_an_imported_bundle_lists_as_it_was_exported(
+    panel: Page, store: PanelotStore, tmp_path: Any
+) -> None:
+    """Settings -> Import of a bundle keeps each thread's time: the list order and "ago"."""
+    page = panel
+    tag = uuid.uuid4().hex[:6]
+    ages = {"hours": 2 * HOUR_MS, "days": 3 * 24 * HOUR_MS, "weeks": 40 * 24 * HOUR_MS}
+    made = {name: _dated_export(store, f"{name} {tag}", age) for name, age in ages.items()}
+    path = tmp_path / "bundle.json"
+    threads = [made["days"], made["weeks"], made["hours"]]  # not in time order
+    path.write_text(json.dumps({"format": "panelot.all", "version": 1, "threads": threads}))
+    page.click("#nav-settings")
+    page.set_input_files("#import-file", str(path))
+    page.wait_for_selector("#data-status.ok")
+    assert page.inner_text("#data-status") == "Imported 3 conversations."
+    ids = {t["title"]: t["id"] for t in query(page, "thread.list", {}) if tag in t["title"]}
+    assert len(ids) == 3
+    to_list(page)
+    page.wait_for_function(
+        "(ids) => ids.every((id) => document.querySelector(`#thread-list [data-thread-id='${id}']`))",
+        arg=list(ids.values()),
+    )
+    rows = page.evaluate(
+        """(ids) => [...document.querySelectorAll('#thread-list [data-thread-id]')]
+             .filter((el) => ids.includes(el.dataset.threadId))
+             .map((el) => [el.querySelector('.thread-title').textContent,
+                           el.querySelector('.thread-sub > span').textContent])""",
+        list(ids.values()),
+    )
+    weeks_date = page.evaluate(
+        "(ms) => new Date(ms).toLocaleDateString()", made["weeks"]["thread"]["updatedAt"]
+    )
+    assert rows == [
+        [f"hours {tag}", "2h"],
+        [f"days {tag}", "3d"],
+        [f"weeks {tag}", weeks_date],
+    ]
+    for name, data in made.items():
+        stored = store.query("thread.get", {"threadId": ids[f"{name} {tag}"]})
+        assert stored["updatedAt"] == data["thread"]["updatedAt"]
+        assert stored["createdAt"] == data["thread"]["createdAt"]

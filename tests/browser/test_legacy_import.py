@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -11,8 +13,20 @@ import pytest
 from playwright.sync_api import BrowserContext, Page
 from test_settings_extension import open_page, send, storage_remove, storage_set
 
-from behavior.legacy.browsa_fixture import IMAGE_A, IMAGE_B, IMAGE_C, KEYS, storage
+from behavior.legacy.browsa_fixture import (
+    DATED_KEYS,
+    DATES,
+    IMAGE_A,
+    IMAGE_B,
+    IMAGE_C,
+    KEYS,
+    UNDATED,
+    WITH_BYTES,
+    dated_storage,
+    storage,
+)
 from browser_harness import query, run_py, wait_ready
+from panelot.legacy.convert import parse_data_url
 from panelot.legacy.importer import NAMESPACE
 
 THREAD_IDS = [
@@ -37,6 +51,9 @@ json.dumps(out)
 """
 
 
+DATED_IDS = {sid: str(uuid.uuid5(NAMESPACE, f"browsa:session:{sid}")) for sid in [*DATES, *UNDATED]}
+
+
 def get_keys(page: Page, keys: list[str]) -> dict[str, Any]:
     """chrome.storage.local.get of an explicit key list."""
     result: dict[str, Any] = page.evaluate("(keys) => chrome.storage.local.get(keys)", keys)
@@ -45,9 +62,9 @@ def get_keys(page: Page, keys: list[str]) -> dict[str, Any]:
 
 def clean(page: Page) -> None:
     """Remove the fixture keys and any thread a previous import made."""
-    storage_remove(page, KEYS)
+    storage_remove(page, [*KEYS, *DATED_KEYS])
     existing = {t["id"] for t in query(page, "thread.list", {"archived": None})}
-    for tid in THREAD_IDS:
+    for tid in [*THREAD_IDS, *DATED_IDS.values()]:
         if tid in existing:
             assert send(page, "thread.delete", {"threadId": tid})["status"] == "completed"
 
@@ -145,3 +162,103 @@ def test_migration_killed_between_writes_completes_on_rerun(panel: Page) -> None
     assert now["session_s-legacy"]["history"] == source["savedSessions"][0]["history"]
     msgs = query(panel, "thread.context", {"threadId": THREAD_IDS[1]})["messages"]
     assert [m["role"] for m in msgs] == ["user", "assistant"] and len(msgs[0]["content"]) == 3
+
+
+@pytest.fixture
+def dated_panel(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
+    context, extension_id = extension_context
+    page = open_page(context, extension_id)
+    clean(page)
+    storage_set(page, dated_storage())
+    yield page
+    clean(page)
+    page.close()
+
+
+def test_sessions_keep_their_dates_and_wrapped_base64_images_their_bytes(
+    dated_panel: Page,
+) -> None:
+    """Through real chrome.storage.local: dates, list order, and images in every form."""
+    started = dated_panel.evaluate("() => Date.now()")
+    out = send(dated_panel, "legacy.import", {}, f"browsa-dated-{uuid.uuid4()}")
+    assert out["status"] == "completed", out
+    r = out["response"]
+    assert (r["threads"], r["images"], r["imagesWithoutBytes"], r["externalImages"]) == (
+        len(DATED_IDS) + 1,
+        len(WITH_BYTES),
+        5,
+        1,
+    )
+    listed = query(dated_panel, "thread.list")
+    by_id = {t["id"]: t for t in listed}
+    for sid, when in DATES.items():
+        thread = by_id[DATED_IDS[sid]]
+        assert (thread["createdAt"], thread["updatedAt"]) == (when, when), (sid, thread)
+    dated = [t["id"] for t in listed if t["id"] in {DATED_IDS[s] for s in DATES}]
+    assert dated == [DATED_IDS[s] for s in ("s-new", "s-mid", "s-old", "s-images")]
+    for tid in [*(DATED_IDS[s] for s in UNDATED), r["threadIds"]["history"]]:
+        assert by_id[tid]["updatedAt"] >= started, by_id[tid]
+
+    threads = json.dumps(json.dumps([DATED_IDS["s-images"]]))
+    shas = run_py(dated_panel, f"THREADS = {threads}\n" + IMAGE_SHAS)  # images with bytes
+    assert [s[4] for s in shas] == [hashlib.sha256(x).hexdigest() for x in WITH_BYTES]
+    export = query(dated_panel, "thread.export", {"threadId": DATED_IDS["s-images"]})
+    node = export["data"]["nodes"][0]  # the user message with the images
+    evicted = [b for b in node["payload"]["content"] if b.get("evicted")]
+    assert len(evicted) == 5 and all(b["attachmentId"] == "" for b in evicted)
+    assert node["ts"] == DATES["s-images"]
+
+
+_B64 = base64.b64encode(bytes(range(256))).decode()
+DATA_URLS = [
+    f"data:image/png;base64,{_B64}",
+    "data:image/png;base64," + "\n".join(_B64[i : i + 76] for i in range(0, len(_B64), 76)),
+    "data:image/png;base64," + "\r\n".join(_B64[i : i + 64] for i in range(0, len(_B64), 64)),
+    f"data:image/png;base64, {_B64[:8]} \t{_B64[8:]}\f",
+    f"data:image/png;base64,{_B64.rstrip('=')}",
+    "data:image/png;base64,AAAAA",
+    "data:image/png;base64,AAA=A",
+    "data:image/png;base64,AA=",
+    "data:image/png;base64,AA==",
+    "data:image/png;base64,AB==",
+    "data:image/png;base64,A===",
+    "data:image/png;base64,iVBOR!!!",
+    "data:image/png;base64,-_-_",
+    "data:image/png;base64,AAAA\x0bAAAA",
+    "data:image/png;base64,",
+    "data:image/png;base64",
+    "DATA:image/PNG;BASE64,AAAA",
+    "data:image/png; base64,AAAA",
+    "data:image/png;base64 ,AAAA",
+    "data:image/png;charset=x;base64,AAAA",
+    "data:image/png;base64;x,AAAA",
+    "data:image/png;base\n64,AAAA",
+    "  data:image/png;base64,AAAA  ",
+    "data:image/png;base64,AA%3D%3D",
+    "data:image/png;base64,%41%41%41%41",
+    "data:image/svg+xml,<svg>\n<g/></svg>",
+    "data:image/svg+xml,%3Csvg%3E%20",
+    "data:,hello",
+]
+"""Data URLs in the forms a stored image may take, valid and not."""
+
+_FETCH = """async (urls) => Promise.all(urls.map(async (url) => {
+  try {
+    const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  } catch {
+    return null;
+  }
+}))"""
+
+
+def test_data_urls_decode_to_the_bytes_chromium_reads(page: Page) -> None:
+    """parse_data_url gives the bytes Chromium's fetch gives, and fails where it fails."""
+    seen = page.evaluate(_FETCH, DATA_URLS)
+    ours = []
+    for url in DATA_URLS:
+        parsed = parse_data_url(url)
+        assert parsed is not None, url
+        ours.append(None if parsed[1] is None else parsed[1].hex())
+    assert ours == seen
+    assert seen[1] == bytes(range(256)).hex() and seen[5] is None  # both kinds are there

@@ -148,7 +148,7 @@ async def _import(tx: Transaction, call: Call[ThreadImport]) -> dict[str, Any]:
     if not isinstance(call.payload.data, dict):
         raise ValidationError("payload.data: must be an object", field="payload.data")
     try:
-        return await import_thread(tx, call.payload.data, call.clock)
+        return await import_thread(tx, call.payload.data)
     except PanelotError as exc:  # the pre-check names fields inside the file
         if exc.field and not exc.field.startswith("payload"):
             exc.field = f"payload.data.{exc.field}"

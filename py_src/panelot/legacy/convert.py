@@ -3,9 +3,14 @@
 * ``user`` / ``assistant`` entries become ``user_message`` / ``assistant_message``;
   string content is one text block; ``text`` parts are text blocks.
 * ``image_url`` parts holding a ``data:`` URL become images: their bytes are decoded
-  exactly (base64 or percent-encoding) and written as ``image`` attachments by the
-  importer. Other URLs cannot be fetched offline; they become a text block
-  ``[Image: <url>]`` and are counted as ``externalImages``.
+  exactly, as a browser reads the URL (:func:`parse_data_url`: percent-decoding, then
+  forgiving base64, so base64 wrapped in lines, spaced or unpadded decodes), and
+  written as ``image`` attachments by the importer. A part whose bytes the layout does
+  not hold — no URL, or a ``data:`` URL that does not decode to at least one byte —
+  becomes an image block with an empty ``attachmentId`` and ``evicted: true`` (its MIME
+  type kept when the URL names one), counted as ``imagesWithoutBytes``. Other URLs
+  cannot be fetched offline; they become a text block ``[Image: <url>]`` and are
+  counted as ``externalImages``.
 * Entries whose text starts with :data:`PAGE_CONTEXT_PREFIX` are page contexts: their
   ``Title:`` / ``URL:`` header lines and body become a ``page`` context block
   (``videoSrc`` stands in for a missing URL), attached as ``attachedContext`` to the
@@ -23,12 +28,23 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["PAGE_CONTEXT_PREFIX", "PlannedImage", "PlannedNode", "decode_data_url", "plan_history"]
+__all__ = [
+    "PAGE_CONTEXT_PREFIX",
+    "PlannedImage",
+    "PlannedNode",
+    "forgiving_base64",
+    "parse_data_url",
+    "plan_history",
+]
 
 PAGE_CONTEXT_PREFIX = "[Page context attached by browsa]"
 """The header browsa puts on page-context entries (its ``lib/constants.js``)."""
 
-_DATA_URL = re.compile(r"^data:([^;,]*)((?:;[^;,]*)*),(.*)$", re.S)
+_WHITESPACE = " \t\n\f\r"
+"""ASCII whitespace, as the URL and base64 rules of the web platform define it."""
+_NO_WHITESPACE = str.maketrans("", "", _WHITESPACE)
+_BASE64_ALPHABET = re.compile(r"[A-Za-z0-9+/]*")
+_BASE64_PARAM = re.compile(r";[ ]*base64$", re.I)
 
 
 @dataclass(slots=True)
@@ -49,21 +65,44 @@ class PlannedNode:
     images: list[PlannedImage] = field(default_factory=list)
 
 
-def decode_data_url(url: str) -> PlannedImage | None:
-    """Decode a ``data:`` URL exactly; None if it is not one or is malformed."""
-    match = _DATA_URL.match(url)
-    if match is None:
+def forgiving_base64(text: str) -> bytes | None:
+    """Decode base64 as browsers do (WHATWG "forgiving-base64 decode"); None if it is not.
+
+    ASCII whitespace anywhere is ignored and the ``=`` padding may be left out; any
+    other character outside the base64 alphabet, or a length that cannot be base64
+    (one character past a multiple of four), is not base64.
+    """
+    text = text.translate(_NO_WHITESPACE)
+    if len(text) % 4 == 0 and text.endswith("="):
+        text = text[:-2] if text.endswith("==") else text[:-1]
+    if len(text) % 4 == 1 or not _BASE64_ALPHABET.fullmatch(text):
         return None
-    mime = match.group(1) or "application/octet-stream"
-    params, body = match.group(2), match.group(3)
     try:
-        if ";base64" in params.lower():
-            data = base64.b64decode(body.strip(), validate=True)
-        else:
-            data = urllib.parse.unquote_to_bytes(body)
-    except (binascii.Error, ValueError):
+        return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+    except (binascii.Error, ValueError):  # pragma: no cover - the checks above prevent it
         return None
-    return PlannedImage(mime, data)
+
+
+def parse_data_url(url: str) -> tuple[str | None, bytes | None] | None:
+    """A ``data:`` URL's MIME type and bytes, read as a browser reads it.
+
+    None when ``url`` is not a ``data:`` URL. For one, ``(mime, data)``: ``mime`` is the
+    lower-cased type before the first ``;`` (None when absent), ``data`` its bytes, or
+    None when there is no ``,`` or the base64 body does not decode (the WHATWG data URL
+    processor: the body is percent-decoded, then a ``;base64`` body is decoded by
+    :func:`forgiving_base64`).
+    """
+    head = url.lstrip(_WHITESPACE)
+    if head[:5].lower() != "data:":
+        return None
+    meta, comma, body = head[5:].rstrip(_WHITESPACE).partition(",")
+    mime = meta.split(";", 1)[0].strip(_WHITESPACE).lower() or None
+    if not comma:
+        return mime, None
+    data = urllib.parse.unquote_to_bytes(body)
+    if _BASE64_PARAM.search(meta.strip(_WHITESPACE)) is None:
+        return mime, data
+    return mime, forgiving_base64(data.decode("latin-1"))
 
 
 def _image_url(part: dict[str, Any]) -> str | None:
@@ -99,6 +138,33 @@ class _Counts:
     external_images: int = 0
     page_contexts: int = 0
     skipped_entries: int = 0
+    images_without_bytes: int = 0
+
+
+def _image_block(part: dict[str, Any], counts: _Counts) -> tuple[Any, PlannedImage | None]:
+    """The block of an ``image_url`` part and the image to store (None when no bytes)."""
+    url = _image_url(part) or ""
+    parsed = parse_data_url(url) if url else (None, None)
+    if parsed is None:
+        counts.external_images += 1
+        return {"type": "text", "text": f"[Image: {url[:2000]}]"}, None
+    mime, data = parsed
+    given = part.get("name")
+    name = given if isinstance(given, str) and given else None
+    block: dict[str, Any] = {"type": "image", "attachmentId": ""}
+    if data:
+        image = PlannedImage(mime or "application/octet-stream", data, name)
+        block["mime"] = image.mime
+        counts.images += 1
+    else:  # the layout does not hold this image's bytes
+        image = None
+        if mime:
+            block["mime"] = mime
+        block["evicted"] = True
+        counts.images_without_bytes += 1
+    if name:
+        block["name"] = name
+    return block, image
 
 
 def _content(entry: dict[str, Any], counts: _Counts) -> tuple[list[Any], list[PlannedImage]]:
@@ -113,20 +179,10 @@ def _content(entry: dict[str, Any], counts: _Counts) -> tuple[list[Any], list[Pl
         if part.get("type") == "text" and isinstance(part.get("text"), str) and part["text"]:
             blocks.append({"type": "text", "text": part["text"]})
         elif part.get("type") == "image_url":
-            url = _image_url(part) or ""
-            image = decode_data_url(url)
-            if image is None:
-                counts.external_images += 1
-                blocks.append({"type": "text", "text": f"[Image: {url[:2000]}]"})
-                continue
-            name = part.get("name")
-            image.name = name if isinstance(name, str) else None
-            block: dict[str, Any] = {"type": "image", "attachmentId": "", "mime": image.mime}
-            if image.name:
-                block["name"] = image.name
+            block, image = _image_block(part, counts)
             blocks.append(block)
-            images.append(image)
-            counts.images += 1
+            if image is not None:
+                images.append(image)
     return blocks, images
 
 
@@ -185,6 +241,7 @@ def plan_history(history: list[Any]) -> tuple[list[PlannedNode], dict[str, int]]
     return nodes, {
         "messages": counts.messages,
         "images": counts.images,
+        "imagesWithoutBytes": counts.images_without_bytes,
         "externalImages": counts.external_images,
         "pageContexts": counts.page_contexts,
         "skippedEntries": counts.skipped_entries,

@@ -24,7 +24,15 @@ keeps every message). Sessions keep their name (as the title), ``createdAt`` and
 ``pinned``; the global history becomes one thread titled after its first question.
 Images become ``image`` attachments (provenance ``import``) with their exact bytes; an
 image whose bytes the layout does not hold keeps an empty ``attachmentId`` with
-``evicted: true`` and is counted in ``imagesWithoutBytes``.
+``evicted: true`` and is counted in ``imagesWithoutBytes`` (see
+:mod:`panelot.legacy.convert`).
+
+An import is not an edit. A session's ``createdAt`` — when browsa saved the snapshot,
+the only date a session has — becomes the thread's ``createdAt`` and ``updatedAt`` and every node's
+``ts``, so the list orders the sessions by their dates and retention ages them. A
+session whose ``createdAt`` is missing or not a time (:func:`~panelot.clock.stamp_from`),
+and the global history, which has no date, take the time of the import (one reading
+of the clock for the whole import).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.attachments.records import attach, put_attachment
-from panelot.clock import Clock
+from panelot.clock import Clock, stamp_from
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.legacy.bounds import Budget, check_history
@@ -115,12 +123,11 @@ async def plan_import(backend: StorageBackend, migrate: bool, include_history: b
         nodes, counts = plan_history(hist)
         key = "browsa:history" if session_id is None else f"browsa:session:{session_id}"
         name = entry.get("name")
-        created = entry.get("createdAt")
         threads.append(
             PlannedThread(
                 str(uuid.uuid5(NAMESPACE, key)),
                 (name if isinstance(name, str) else "Untitled session")[:MAX_TITLE_CHARS],
-                int(created) if isinstance(created, int | float) else None,
+                stamp_from(entry.get("createdAt")),
                 bool(entry.get("pinned")),
                 nodes,
                 session_id,
@@ -130,11 +137,11 @@ async def plan_import(backend: StorageBackend, migrate: bool, include_history: b
     return threads, totals
 
 
-async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
-    created = t.created_at if t.created_at is not None else clock()
-    meta = ThreadMeta(t.id, t.title, created, created, None, list(TAGS), t.pinned)
+async def _write_thread(tx: Transaction, t: PlannedThread, now: int, clock: Clock) -> None:
+    """Write one planned thread dated ``t.created_at`` (``now`` when it has no date)."""
+    when = t.created_at if t.created_at is not None else now
+    meta = ThreadMeta(t.id, t.title, when, when, None, list(TAGS), t.pinned)
     await tx.table("threads").add(thread_to_wire(meta))
-    missing = 0
     for node in t.nodes:
         payload = node.payload
         ids: list[str] = []
@@ -151,24 +158,29 @@ async def _write_thread(tx: Transaction, t: PlannedThread, clock: Clock) -> int:
                 clock=clock,
             )
             ids.append(record["id"])
-        images = iter(ids)
-        for block in payload["content"]:
-            if block["type"] == "image":
-                block["attachmentId"] = next(images, "")
-                if not block["attachmentId"]:
-                    block["evicted"] = True
-        written = await append_node(tx, t.id, node.type, payload, LEAF, clock)
+        held = [b for b in payload["content"] if b["type"] == "image" and not b.get("evicted")]
+        for block, attachment_id in zip(held, ids, strict=True):
+            block["attachmentId"] = attachment_id
+        written = await append_node(tx, t.id, node.type, payload, LEAF, lambda: when)
         for attachment_id in ids:
             await attach(tx, attachment_id, written.id)
-    return missing
 
 
 async def write_plan(tx: Transaction, plan: Plan, clock: Clock) -> dict[str, Any]:
     """Write a plan's threads inside ``tx`` (those already there are skipped); the result."""
     threads, totals = plan
-    created = skipped = missing = 0
+    created = skipped = 0
+    now = clock()
     counts = dict.fromkeys(
-        ("messages", "images", "externalImages", "pageContexts", "skippedEntries"), 0
+        (
+            "messages",
+            "images",
+            "imagesWithoutBytes",
+            "externalImages",
+            "pageContexts",
+            "skippedEntries",
+        ),
+        0,
     )
     ids: dict[str, Any] = {"history": None, "sessions": {}}
     for t in threads:
@@ -179,7 +191,7 @@ async def write_plan(tx: Transaction, plan: Plan, clock: Clock) -> dict[str, Any
         if await tx.table("threads").get(t.id) is not None:
             skipped += 1
             continue
-        missing += await _write_thread(tx, t, clock)
+        await _write_thread(tx, t, now, clock)
         created += 1
         for k, v in t.counts.items():
             counts[k] += v
@@ -187,7 +199,6 @@ async def write_plan(tx: Transaction, plan: Plan, clock: Clock) -> dict[str, Any
         "threads": created,
         "skippedThreads": skipped,
         "historyImported": ids["history"] is not None,
-        "imagesWithoutBytes": missing,
         **totals,
         **counts,
         "threadIds": ids,

@@ -10,6 +10,12 @@ and the thread's title, tag and folder limits (``records.check_thread_bounds``),
 reports every problem it finds. The thread is then written under fresh
 ids in one transaction, so a failed import leaves nothing and a repeated import
 makes an independent copy.
+
+An import is not an edit: the thread keeps its ``createdAt`` and ``updatedAt`` and every
+node its ``ts``, so the list reads as it did where the file was made (a copy sits beside
+its original, not on top of the list). A thread whose ``updatedAt`` is missing or not a
+time (:func:`~panelot.clock.stamp_from`) takes the newest of its nodes' ``ts`` and its
+``createdAt``, the time it was last written to; ``createdAt`` itself is required.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from panelot.clock import Clock, new_id, now_ms
+from panelot.clock import Clock, new_id, now_ms, stamp_from
 from panelot.codec import encode
 from panelot.errors import ImportError_
 from panelot.idb import Database, Transaction
@@ -96,9 +102,10 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     problems: list[str] = []
     if data.get("format") != EXPORT_FORMAT or data.get("version") != 1:
         problems.append(f"format: expected {EXPORT_FORMAT!r} version 1")
+    raw_thread, undated = _undated(data.get("thread"))
     try:
-        thread = thread_from_wire(data.get("thread"), "thread")
-        check_thread_bounds(data["thread"], "thread")
+        thread = thread_from_wire(raw_thread, "thread")
+        check_thread_bounds(raw_thread, "thread")
     except PanelotError as exc:
         raise ImportError_([exc.message, *problems]) from None
     raw_nodes = data.get("nodes")
@@ -131,7 +138,20 @@ def precheck_import(data: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     problems += tree_problems(thread.id, thread.leaf_id, nodes)
     if problems:
         raise ImportError_(problems)
+    if undated:
+        thread.updated_at = max([thread.created_at, *(n["ts"] for n in nodes)])
     return thread_to_wire(thread), nodes
+
+
+def _undated(raw: Any) -> tuple[Any, bool]:
+    """The thread record to check, and whether its ``updatedAt`` is to be derived.
+
+    A record whose ``updatedAt`` is missing or not a time is checked with a stand-in
+    (0), which :func:`precheck_import` replaces once the nodes are known.
+    """
+    if isinstance(raw, dict) and stamp_from(raw.get("updatedAt")) is None:
+        return {**raw, "updatedAt": 0}, True
+    return raw, False
 
 
 def tree_problems(
@@ -166,9 +186,9 @@ def tree_problems(
 
 
 def _fresh_ids(
-    thread: dict[str, Any], nodes: list[dict[str, Any]], now: int
+    thread: dict[str, Any], nodes: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The thread and its nodes under fresh ids, links remapped."""
+    """The thread and its nodes under fresh ids, links remapped, times kept."""
     ids = {n["id"]: new_id() for n in nodes}
     thread_id = new_id()
     remapped = [
@@ -176,16 +196,16 @@ def _fresh_ids(
         for n in nodes
     ]
     leaf = thread.get("leafId")
-    fresh = {**thread, "id": thread_id, "leafId": ids[leaf] if leaf else None, "updatedAt": now}
+    fresh = {**thread, "id": thread_id, "leafId": ids[leaf] if leaf else None}
     return fresh, remapped
 
 
-async def _write(tx: Transaction, checked: list[tuple[dict[str, Any], list[Any]]], now: int) -> Any:
+async def _write(tx: Transaction, checked: list[tuple[dict[str, Any], list[Any]]]) -> Any:
     """Write checked threads under fresh ids, all in ``tx``; return ``[(id, nodes)]``."""
     written = []
     threads, rows = [], []
     for thread, nodes in checked:
-        fresh, remapped = _fresh_ids(thread, nodes, now)
+        fresh, remapped = _fresh_ids(thread, nodes)
         threads.append(fresh)
         rows += remapped
         written.append((fresh["id"], len(remapped)))
@@ -224,19 +244,19 @@ def precheck_bundle(data: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]
     return checked
 
 
-async def import_thread(tx: Transaction, data: Any, clock: Clock = now_ms) -> dict[str, Any]:
-    """Import an export under fresh ids inside ``tx``.
+async def import_thread(tx: Transaction, data: Any) -> dict[str, Any]:
+    """Import an export under fresh ids inside ``tx``, keeping its times.
 
     A thread export returns ``{threadId, nodes}``. A bundle (:data:`BUNDLE_FORMAT`, the
     side panel's "everything" file) is all or nothing: every thread is checked before
     any is written, and the response is ``{threadIds, threads, nodes}``.
     """
     if isinstance(data, dict) and data.get("format") == BUNDLE_FORMAT:
-        written = await _write(tx, precheck_bundle(data), clock())
+        written = await _write(tx, precheck_bundle(data))
         return {
             "threadIds": [tid for tid, _ in written],
             "threads": len(written),
             "nodes": sum(n for _, n in written),
         }
-    ((thread_id, count),) = await _write(tx, [precheck_import(data)], clock())
+    ((thread_id, count),) = await _write(tx, [precheck_import(data)])
     return {"threadId": thread_id, "nodes": count}

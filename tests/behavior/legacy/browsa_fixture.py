@@ -130,3 +130,80 @@ def storage() -> dict[str, Any]:
 
 KEYS = ["history", "savedSessions", "session_s-split", "session_s-legacy", "activeProvider"]
 """Every key the fixture (and its migration) can hold."""
+
+
+# ---- dated sessions and images in every data URL form browsa may hold ----------------------
+
+DAY_MS = 86_400_000
+DATES = {
+    "s-old": 1_750_000_000_000,  # 2025-06-15
+    "s-mid": 1_755_000_000_000,
+    "s-new": 1_760_000_000_000,
+    "s-images": 1_745_000_000_000,
+}
+"""The sessions' ``createdAt``; the index holds them out of time order."""
+UNDATED = {"s-undated": None, "s-text-date": "2025-01-01", "s-negative": -1}
+"""Sessions whose ``createdAt`` is missing or not a time (the key is dropped for None)."""
+WITH_BYTES = [IMAGE_A, IMAGE_B, IMAGE_C, IMAGE_A[:100], IMAGE_C]
+"""The bytes of the images of ``s-images`` that must be imported, in order."""
+
+
+def wrapped(data: bytes, mime: str = "image/png", width: int = 76, sep: str = "\n") -> str:
+    """A base64 data URL whose body is broken into lines of ``width`` (as MIME encoders do)."""
+    body = base64.b64encode(data).decode()
+    lines = [body[i : i + width] for i in range(0, len(body), width)]
+    return f"data:{mime};base64,{sep.join(lines)}"
+
+
+def _image(url: str | None) -> dict[str, Any]:
+    return (
+        {"type": "image_url", "image_url": {"url": url}}
+        if url is not None
+        else {"type": "image_url"}
+    )
+
+
+def image_parts() -> list[dict[str, Any]]:
+    """Five decodable images, five without bytes, one external, after a text part."""
+    spaced = " ".join(base64.b64encode(IMAGE_C).decode()[i : i + 4] for i in range(0, 1024, 4))
+    unpadded = base64.b64encode(IMAGE_A[:100]).decode().rstrip("=")
+    percent = base64.b64encode(IMAGE_C).decode().replace("+", "%2B").replace("/", "%2F")
+    return [
+        {"type": "text", "text": "all these pictures"},
+        _image(wrapped(IMAGE_A)),  # lines of 76, LF
+        _image(wrapped(IMAGE_B, sep="\r\n")),  # CRLF
+        _image(f"data:image/jpeg;base64,\t{spaced}\n"),  # spaces and tabs
+        _image(f"data:image/png;base64,{unpadded}"),  # padding left out
+        _image(f"data:image/jpeg;base64,{percent}"),  # percent-encoded + and /
+        _image("data:image/png;base64,iVBORw0KGgo!!!!"),  # not base64: no bytes
+        _image("data:image/png;base64,AAAAA"),  # 5 characters: no bytes
+        _image("data:image/gif;base64,"),  # empty: no bytes
+        _image(None),  # no URL at all: no bytes
+        _image(""),  # an empty URL: no bytes
+        _image("https://img.test/cat.png"),  # external: text
+    ]
+
+
+def dated_storage() -> dict[str, Any]:
+    """A split layout whose sessions carry dates (and some no usable date), with images."""
+    index: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"history": [{"role": "user", "content": "still open"}]}
+    order = ["s-mid", "s-new", "s-undated", "s-old", "s-text-date", "s-images", "s-negative"]
+    for sid in order:
+        entry: dict[str, Any] = {"id": sid, "name": f"Chat {sid}", "pinned": False}
+        when = DATES.get(sid, UNDATED.get(sid))
+        if when is not None:
+            entry["createdAt"] = when
+        index.append(entry)
+        question: Any = image_parts() if sid == "s-images" else f"question of {sid}"
+        history = [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": f"answer of {sid}"},
+        ]
+        out[f"session_{sid}"] = {"id": sid, "name": entry["name"], "history": history}
+    out["savedSessions"] = index
+    return out
+
+
+DATED_KEYS = ["history", "savedSessions", *(f"session_{s}" for s in [*DATES, *UNDATED])]
+"""Every key of :func:`dated_storage`."""

@@ -145,3 +145,98 @@ async def case_a_bundle_imports_all_or_nothing(ctx: Ctx) -> None:
     assert "'second'" in refused["error"]["message"]  # the thread is named by its title
     # the two good threads before it were not written either
     assert [await store.db.table(t).count() for t in ("threads", "nodes")] == counts  # type: ignore[attr-defined]
+
+
+async def _dated(store: Any, title: str) -> dict[str, Any]:
+    """Export a new thread ``title`` with one turn (a question and its answer)."""
+    tid = await store.create_thread(title)
+    await store.append(tid, "user_message", text(f"about {title}"))
+    await store.append(tid, "assistant_message", answer(f"on {title}"))
+    out: dict[str, Any] = (await store.query("thread.export", {"threadId": tid}))["data"]
+    return out
+
+
+async def _listed(store: Any, ids: list[str]) -> list[dict[str, Any]]:
+    """The threads ``ids`` as ``thread.list`` orders them."""
+    return [t for t in await store.query("thread.list") if t["id"] in ids]
+
+
+async def case_an_imported_bundle_keeps_its_times_and_list_order(ctx: Ctx) -> None:
+    store = await ctx.store()
+    made = {}
+    for title in ("oldest", "middle", "newest"):
+        made[title] = await _dated(store, title)
+        ctx.now += 3_600_000  # an hour between them
+    ctx.now += 30 * 86_400_000  # the import runs a month later
+    bundle = {
+        "format": "panelot.all",
+        "version": 1,
+        "threads": [made["middle"], made["oldest"], made["newest"]],  # not in time order
+    }
+    out = await store.command("thread.import", {"data": bundle})
+    listed = await _listed(store, out["threadIds"])
+    # the list reads as where it was exported: newest first, each with its own times
+    assert [t["title"] for t in listed] == ["newest", "middle", "oldest"]
+    for t in listed:
+        exported = made[t["title"]]["thread"]
+        assert (t["updatedAt"], t["createdAt"]) == (
+            exported["updatedAt"],
+            exported["createdAt"],
+        ), t
+        assert t["updatedAt"] < ctx.now - 30 * 86_400_000
+    # the nodes keep their times too
+    for tid in out["threadIds"]:
+        got = (await store.query("thread.export", {"threadId": tid}))["data"]
+        source = made[got["thread"]["title"]]
+        assert [n["ts"] for n in got["nodes"]] == [n["ts"] for n in source["nodes"]]
+
+
+async def case_a_thread_imported_twice_keeps_its_times_in_each_copy(ctx: Ctx) -> None:
+    store = await ctx.store()
+    data = await _dated(store, "twice")
+    ctx.now += 86_400_000
+    first = await store.command("thread.import", {"data": data})
+    ctx.now += 86_400_000
+    second = await store.command("thread.import", {"data": data})
+    assert first["threadId"] != second["threadId"]
+    for tid in (data["thread"]["id"], first["threadId"], second["threadId"]):
+        meta = await store.query("thread.get", {"threadId": tid})
+        assert meta["updatedAt"] == data["thread"]["updatedAt"], (tid, meta)
+        assert meta["createdAt"] == data["thread"]["createdAt"], (tid, meta)
+
+
+async def case_an_import_without_a_usable_updated_at_takes_its_newest_time(ctx: Ctx) -> None:
+    """A missing, null or unusable ``updatedAt`` becomes the newest node's time or createdAt."""
+    store = await ctx.store()
+    data = await _dated(store, "undated")
+    newest = max(n["ts"] for n in data["nodes"])
+    assert newest > data["thread"]["createdAt"]
+    ctx.now += 86_400_000
+    unusable: list[Any] = [None, "yesterday", -5, 1.5, 1e300, True, [1], {"t": 1}]
+    for i, value in enumerate([*unusable, "missing"]):
+        d = copy.deepcopy(data)
+        if value == "missing":
+            del d["thread"]["updatedAt"]
+        else:
+            d["thread"]["updatedAt"] = value
+        out = await store.command("thread.import", {"data": d}, f"undated-{i}")
+        meta = await store.query("thread.get", {"threadId": out["threadId"]})
+        assert meta["updatedAt"] == newest, (value, meta)
+    # an integral float is a time like any other (JSON has one kind of number)
+    d = copy.deepcopy(data)
+    d["thread"]["updatedAt"] = float(data["thread"]["updatedAt"])
+    out = await store.command("thread.import", {"data": d}, "float")
+    meta = await store.query("thread.get", {"threadId": out["threadId"]})
+    assert meta["updatedAt"] == data["thread"]["updatedAt"]
+    # a thread with no nodes falls back to its createdAt
+    tid = await store.create_thread("empty")
+    empty = (await store.query("thread.export", {"threadId": tid}))["data"]
+    del empty["thread"]["updatedAt"]
+    out = await store.command("thread.import", {"data": empty}, "empty")
+    meta = await store.query("thread.get", {"threadId": out["threadId"]})
+    assert meta["updatedAt"] == empty["thread"]["createdAt"]
+    # createdAt is still required: without it the import is refused, naming the field
+    d = copy.deepcopy(data)
+    del d["thread"]["createdAt"], d["thread"]["updatedAt"]
+    said = await _refused_import(store, d, "no-created")
+    assert "createdAt" in said, said
