@@ -59,6 +59,19 @@ def test_helper_calls_are_awaited_at_the_top_level_only(typed: str, runs: str) -
             '{t["id"]: (await tree(t["id"])) for t in (await threads())}',
         ),
         ("print(*threads(), sep=tree('é'))", "print(*(await threads()), sep=(await tree('é')))"),
+        # A generator expression that would await becomes a list comprehension (``[``/``]``
+        # inside its parentheses); one awaiting only its first iterable stays.
+        (
+            'sum(len(tree(t["id"])) for t in threads())',
+            'sum([len((await tree(t["id"]))) for t in (await threads())])',
+        ),
+        ("list(t for t in threads())", "list(t for t in (await threads()))"),
+        ("f((tree(a) for a in b), 1)", "f(([(await tree(a)) for a in b]), 1)"),
+        ("any(x for y in ys for x in tree(y))", "any([x for y in ys for x in (await tree(y))])"),
+        (
+            "sum(\n  len(tree(t)) for t in threads() if t\n)",
+            "sum([\n  len((await tree(t))) for t in (await threads()) if t\n])",
+        ),
         # Lines and columns stay where they were typed (non-ASCII text before a call too).
         (
             'x = ("é",\n  threads()[0]); tree("é")[0]',
@@ -79,7 +92,7 @@ def test_no_call_is_awaited_twice() -> None:
 def test_if_the_inserted_text_ever_parsed_otherwise_the_tree_is_unparsed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(autoawait, "_insert", lambda source, calls: source)
+    monkeypatch.setattr(autoawait, "_insert", lambda source, calls, listed: source)
     assert await_helpers('x = threads(); y = tree(x[0]["id"])\n', NAMES) == (
         "x = await threads(); y = await tree(x[0]['id'])\n"
     )
@@ -129,6 +142,8 @@ def _run(source: str) -> dict[str, object]:
         ),
         ('r = [tree(t["id"]) for t in threads()]', ["tree of t1", "tree of t2"]),
         ('r = await tree(threads()[0]["id"])', "tree of t1"),
+        ('r = sum(len(tree(t["id"])) for t in threads())', 2 * len("tree of t1")),
+        ('r = list(t["id"] for t in threads())', ["t1", "t2"]),
     ],
 )
 def test_the_rewritten_statement_runs_with_top_level_await(source: str, expected: object) -> None:

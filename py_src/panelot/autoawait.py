@@ -8,14 +8,17 @@ rewritten before it runs: every call of a helper by name, at any depth of the st
 several statements joined with ``;``), becomes ``(await helper(...))``. Calls inside a
 ``def``, ``lambda`` or ``class`` are left alone (``await`` is not allowed there), and so is
 a call that is already awaited: nothing is awaited twice. So ``threads()[0]["id"]`` and
-``tree(threads()[0]["id"])`` work as typed.
+``tree(threads()[0]["id"])`` work as typed. A generator expression that would await
+(beyond its first iterable, which runs outside it) would become an asynchronous
+generator that ``sum()`` or ``list()`` cannot iterate, so it becomes a list
+comprehension: ``sum(len(tree(t["id"])) for t in threads())`` works too, computed at once.
 
-The rewrite only inserts text (``(await `` before a call, ``)`` after it), so comments,
-line numbers, a trailing ``;`` (which silences the result) and everything else typed stay
-as they were; the inserted text is checked to parse to exactly the intended tree, and if
-it ever did not, the intended tree is unparsed instead. Statements without such a call,
-and input that does not parse yet (the console then waits for more lines), run exactly
-as typed.
+The rewrite only inserts text (``(await `` before a call, ``)`` after it, ``[``/``]``
+inside a generator expression's parentheses), so comments, line numbers, a trailing
+``;`` (which silences the result) and everything else typed stay as they were; the
+inserted text is checked to parse to exactly the intended tree, and if it ever did not,
+the intended tree is unparsed instead. Statements without such a call, and input that
+does not parse yet (the console then waits for more lines), run exactly as typed.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ class _Awaiter(ast.NodeTransformer):
     def __init__(self, names: Collection[str]) -> None:
         self.names = names
         self.wrapped: list[ast.Call] = []
+        self.listed: list[ast.GeneratorExp] = []
 
     def _is_helper_call(self, node: ast.AST) -> bool:
         return (
@@ -54,22 +58,52 @@ class _Awaiter(ast.NodeTransformer):
             # awaited: ``await store.query("thread.get", {"threadId": threads()[0]["id"]})``.
             self.generic_visit(node.value if self._is_helper_call(node.value) else node)
             return node
+        if isinstance(node, ast.GeneratorExp):
+            return self._generator(node)
         node = self.generic_visit(node)
         if isinstance(node, ast.Call) and self._is_helper_call(node):
             self.wrapped.append(node)
             return ast.copy_location(ast.Await(value=node), node)
         return node
 
+    def _expr(self, node: ast.expr) -> ast.expr:
+        out = self.visit(node)
+        assert isinstance(out, ast.expr)
+        return out
 
-def _insert(source: str, calls: list[ast.Call]) -> str:
-    """``source`` with ``(await `` and ``)`` around each call (positions: UTF-8 bytes)."""
+    def _generator(self, node: ast.GeneratorExp) -> ast.expr:
+        """A generator expression; a list comprehension if it awaits a helper's call."""
+        first = node.generators[0]
+        first.iter = self._expr(first.iter)  # evaluated outside the generator
+        outside = len(self.wrapped)
+        node.elt = self._expr(node.elt)
+        for i, gen in enumerate(node.generators):
+            if i:
+                gen.iter = self._expr(gen.iter)
+            gen.ifs = [self._expr(cond) for cond in gen.ifs]
+        if len(self.wrapped) == outside:
+            return node
+        self.listed.append(node)
+        return ast.copy_location(ast.ListComp(elt=node.elt, generators=node.generators), node)
+
+
+def _insert(source: str, calls: list[ast.Call], listed: list[ast.GeneratorExp]) -> str:
+    """``source`` with the calls awaited and the generator expressions listed.
+
+    ``(await `` and ``)`` go around each call, ``[`` and ``]`` just inside each listed
+    generator expression's parentheses (its span includes them). Positions are UTF-8 bytes.
+    """
     lines = source.encode().split(b"\n")
+    # At one position, the edit applied last comes first: ``)`` then ``]`` then ``(await``.
     edits: list[tuple[int, int, int, bytes]] = []
     for call in calls:
         assert call.end_lineno is not None and call.end_col_offset is not None
-        # Closers sort before openers at one position; deeper calls close first.
-        edits.append((call.lineno, call.col_offset, 1, _OPEN))
+        edits.append((call.lineno, call.col_offset, 2, _OPEN))
         edits.append((call.end_lineno, call.end_col_offset, 0, _CLOSE))
+    for gen in listed:
+        assert gen.end_lineno is not None and gen.end_col_offset is not None
+        edits.append((gen.lineno, gen.col_offset + 1, 1, b"["))
+        edits.append((gen.end_lineno, gen.end_col_offset - 1, 1, b"]"))
     for lineno, col, _, text in sorted(edits, reverse=True):
         line = lines[lineno - 1]
         lines[lineno - 1] = line[:col] + text + line[col:]
@@ -90,7 +124,7 @@ def await_helpers(source: str, names: Collection[str]) -> str:
     if not awaiter.wrapped:
         return source
     intended = ast.dump(tree)
-    rewritten = _insert(source, awaiter.wrapped)
+    rewritten = _insert(source, awaiter.wrapped, awaiter.listed)
     try:
         inserted = compile(rewritten, "<console>", "exec", _FLAGS, dont_inherit=True)
     except (SyntaxError, ValueError):

@@ -124,8 +124,11 @@ def test_helper_calls_inside_an_awaited_call_are_awaited(console: Page) -> None:
     assert run(console, "len(tree(threads()[0]['id']).splitlines()) > 2") == "True"
     assert run(console, "await_me = lambda value: value") == ""
     assert run(console, "len(await_me(threads())[0]['id'])") == str(len(first))
-    # In a comprehension: its iterable and its element.
+    # In a comprehension: its iterable and its element; a generator expression too.
     assert run(console, "[tree(t['id']).startswith('thread ') for t in threads()][:1]") == "[True]"
+    total = run(console, "sum(len(tree(t['id'])) for t in threads())")
+    assert total == run(console, "sum([len(tree(t['id'])) for t in threads()])")
+    assert int(total) > 0
 
 
 def test_statements_joined_with_semicolons_await_their_helpers(console: Page) -> None:
