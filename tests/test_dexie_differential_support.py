@@ -124,6 +124,18 @@ def test_upsert_of_a_falsy_value_is_recognised_only_for_one() -> None:
     assert deliberate({**case, "panelot": {"ok": True, "state": SEED}}) is None
 
 
+def test_a_set_clause_non_key_is_recognised_only_where_dexie_answers() -> None:
+    """Issue 35, #12: where Dexie rejects a non-key, panelot must use its error name."""
+    source = {"table": "items", "index": "n", "clause": "noneOf", "args": [[1, {"$n": "NaN"}]]}
+    refused = {"error": "DataError", "message": "keys[1]: NaN is not a valid key"}
+    case = {"phase": "query", "spec": {"query": {"source": source}},
+            "dexie": {"ok": [1, 2]}, "panelot": refused}  # fmt: skip
+    assert deliberate(case) == "set_clause_refuses_non_keys"
+    for dexie_error in ("InvalidArgumentError", "TypeError"):
+        assert deliberate({**case, "dexie": {"error": dexie_error}}) is None
+    assert deliberate({**case, "spec": {"query": {"source": {**source, "args": [[1]]}}}}) is None
+
+
 def test_every_deliberate_difference_has_a_reason() -> None:
     for name, entry in DELIBERATE_DIFFERENCES.items():
         assert entry.reason and callable(entry.applies), name

@@ -3,10 +3,11 @@
 ``web/console.mjs`` creates one :class:`ConsoleSession` and talks to it in strings only
 (JSON in, JSON out), so no Python object crosses into JavaScript per line. The
 session wraps ``pyodide.console.PyodideConsole`` (multi-line input, top-level
-``await``, trimmed tracebacks, ``rlcompleter`` completion) and adds three conveniences:
+``await``, ``rlcompleter`` completion) and adds four conveniences:
 calls of the helpers are awaited where they are written (:mod:`panelot.autoawait`: so
-``threads()[0]["id"]`` works as typed), a result that is still awaitable is awaited,
-and results print with :func:`pprint.pformat`, or verbatim when they are :class:`Text`.
+``tree(threads()[0]["id"])`` works as typed), a result that is still awaitable is awaited,
+tracebacks show only the typed code and the error (:mod:`panelot.usertraceback`), and
+results print with :func:`pprint.pformat`, or verbatim when they are :class:`Text`.
 
 Helpers (see :data:`HELP`) read through the open store of :mod:`panelot.runtime`, the
 same database the side panel uses. They only read; writes go through ``store.command``
@@ -21,7 +22,6 @@ import inspect
 import json
 import pprint
 import re
-import traceback
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +30,7 @@ from panelot.autoawait import await_helpers
 from panelot.idb import MAX_KEY, MIN_KEY
 from panelot.runtime import store as _store
 from panelot.store import PanelotStore
+from panelot.usertraceback import format_error
 
 __all__ = [
     "HELP",
@@ -122,7 +123,7 @@ async def _thread_id(s: PanelotStore, thread_id: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise LookupError(f"no thread id starts with {thread_id!r}")
+        raise LookupError(f"no thread {thread_id!r}: no thread id is or starts with it")
     raise LookupError(f"{thread_id!r} is ambiguous: {matches}")
 
 
@@ -330,8 +331,11 @@ class ConsoleSession:
             def runsource(self, source: str, filename: str = "<console>") -> Any:
                 return super().runsource(await_helpers(source, helpers), filename)
 
+            def formattraceback(self, e: BaseException) -> str:
+                return format_error(e)  # ConsoleSession.result formats with the typed lines
+
         self.console = _Console(self.globals, stdout_callback=out, stderr_callback=err)
-        self._futures: dict[int, Any] = {}
+        self._futures: dict[int, tuple[Any, str]] = {}
         self._next = 0
 
     def banner(self) -> str:
@@ -340,6 +344,7 @@ class ConsoleSession:
 
     def push(self, line: str) -> str:
         """Push one line; JSON ``{status, id?, error?}`` (status: complete, incomplete, ...)."""
+        typed = "\n".join([*self.console.buffer, line])
         fut = self.console.push(line)
         status = str(fut.syntax_check)
         if status == "syntax-error":
@@ -347,22 +352,18 @@ class ConsoleSession:
         if status == "incomplete":
             return json.dumps({"status": status})
         self._next += 1
-        self._futures[self._next] = fut
+        self._futures[self._next] = (fut, typed)
         return json.dumps({"status": status, "id": self._next})
 
     async def result(self, ident: int) -> str:
         """Wait for a pushed statement; JSON ``{value: repr | null}`` or ``{error: traceback}``."""
-        fut = self._futures.pop(ident)
+        fut, typed = self._futures.pop(ident)
         try:
             value = await fut
-        except BaseException:  # report everything, KeyboardInterrupt included
-            return json.dumps({"error": fut.formatted_error or "error"})
-        try:
             if inspect.isawaitable(value):
                 value = await value
-        except Exception as exc:  # raised by an auto-awaited helper
-            lines = traceback.format_exception(type(exc), exc, exc.__traceback__, -2)
-            return json.dumps({"error": "".join(lines)})
+        except BaseException as exc:  # report everything, KeyboardInterrupt included
+            return json.dumps({"error": format_error(exc, typed)})
         if value is None:
             return json.dumps({"value": None})
         self.globals["_"] = value

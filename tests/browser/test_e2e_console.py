@@ -109,6 +109,58 @@ def test_helpers_see_the_panels_data(console: Page, data: dict[str, str]) -> Non
     shot(console, "console-helpers")
 
 
+def _first_thread(console: Page) -> str:
+    """The id of the first thread ``threads()`` lists."""
+    return run(console, "threads()[0]['id']").strip("'")
+
+
+def test_helper_calls_inside_an_awaited_call_are_awaited(console: Page) -> None:
+    """Issue 35, #6: "TypeError: 'coroutine' object is not subscriptable"."""
+    first = _first_thread(console)
+    query = "(await store.query('thread.get', {'threadId': threads()[0]['id']}))['id']"
+    assert run(console, query) == repr(first)
+    assert run(console, "await tree(threads()[0]['id'])").startswith(f"thread {first}")
+    # Inside another helper's call, and inside a plain call of the result.
+    assert run(console, "len(tree(threads()[0]['id']).splitlines()) > 2") == "True"
+    assert run(console, "await_me = lambda value: value") == ""
+    assert run(console, "len(await_me(threads())[0]['id'])") == str(len(first))
+    # In a comprehension: its iterable and its element; a generator expression too.
+    assert run(console, "[tree(t['id']).startswith('thread ') for t in threads()][:1]") == "[True]"
+    total = run(console, "sum(len(tree(t['id'])) for t in threads())")
+    assert total == run(console, "sum([len(tree(t['id'])) for t in threads()])")
+    assert int(total) > 0
+
+
+def test_statements_joined_with_semicolons_await_their_helpers(console: Page) -> None:
+    """Issue 35, #6: "multiple statements found while compiling a single statement"."""
+    first = _first_thread(console)
+    out = run(console, "x = threads(); y = tree(x[0]['id']); y.splitlines()[0][:43]")
+    assert out == repr(f"thread {first}")
+    assert run(console, "x[0]['id'], y.splitlines()[0][:43]") == repr((first, f"thread {first}"))
+    shot(console, "console-nested-helpers")
+
+
+def test_a_thread_not_found_says_so_with_the_typed_line_alone(console: Page) -> None:
+    """Issue 35, #6: runtime frames, and a chained StopIteration holding the thread list."""
+    assert run(console, "tree('zzzz')") == (
+        "Traceback (most recent call last):\n"
+        '  File "<console>", line 1, in <module>\n'
+        "    tree('zzzz')\n"
+        "LookupError: no thread 'zzzz': no thread id is or starts with it"
+    )
+
+
+def test_an_error_from_inside_the_store_shows_only_typed_frames(console: Page) -> None:
+    """Issue 35, #6: ~15 frames of the runtime under an error raised deep in the store."""
+    out = run(console, "if True:\n    await store.query('thread.get', {'threadId': 'zzzz'})\n")
+    assert out == (
+        "Traceback (most recent call last):\n"
+        '  File "<console>", line 2, in <module>\n'
+        "    await store.query('thread.get', {'threadId': 'zzzz'})\n"
+        "panelot.idb.errors.NotFoundError: thread 'zzzz' does not exist"
+    )
+
+
 def test_settings_are_shown_with_secrets_masked(console: Page) -> None:
     out = run(console, "settings()")
     assert "providers" in out and "cred:" in out

@@ -80,17 +80,20 @@ class Stepper:
     def _step(self, value: Any, error: BaseException | None) -> None:
         global _depth
         _depth += 1
+        ended: tuple[Any, BaseException | None] | None = None
         try:
             yielded = self._coro.throw(error) if error is not None else self._coro.send(value)
         except StopIteration as stop:
-            _depth -= 1
-            self._end(stop.value, self._premature)
-            return
+            ended = (stop.value, self._premature)
         except BaseException as exc:  # the body's own error aborts the transaction
-            _depth -= 1
-            self._end(None, self._premature or exc)
-            return
+            ended = (None, self._premature or exc)
         _depth -= 1
+        if ended is not None:
+            # Ended outside the except clauses: a caller resumed from ``_finish`` at once
+            # (the browser core's Waiter) must not run "during handling" of the body's
+            # StopIteration, or its own errors would chain to it, and keep the result alive.
+            self._end(*ended)
+            return
         if self._premature is not None:
             # The body caught the premature-commit error and went on: stop it here.
             self._coro.close()

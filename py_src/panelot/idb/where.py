@@ -4,9 +4,13 @@ A clause over one key range makes a plain collection. The others carry Dexie's
 algorithm (:class:`~panelot.idb.collection.Algo`): ``any_of``, ``none_of``,
 ``not_equal``, ``in_any_range`` and ``starts_with_any_of`` accept exactly the keys of
 a few ranges; the ignore-case clauses walk as Dexie's do (:mod:`panelot.idb.casing`).
-A key that is ``None`` or of the wrong type is an :class:`ArgumentTypeError` (Dexie's
-``TypeError``), a value that is no key a :class:`DataError`, a malformed range list an
-:class:`InvalidArgumentError`, each raised at the call.
+Errors are raised at the call, with the names Dexie rejects with: a one-key clause given
+``None`` (or a string clause given something else) is an :class:`ArgumentTypeError`
+(Dexie's ``TypeError``), a value that is no key a :class:`DataError` (IndexedDB's, for
+``any_of`` as for the one-key clauses), a malformed range list an
+:class:`InvalidArgumentError`, and so is a value that is no key in ``none_of`` or
+``not_equal``, whose ranges Dexie checks with its ``cmp`` before IndexedDB sees a key.
+Each message names the argument and the value.
 """
 
 from __future__ import annotations
@@ -17,9 +21,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from panelot.idb.casing import MAX_STRING, CaseMatch, CaseRun, case_hull
 from panelot.idb.collection import Algo, Collection
 from panelot.idb.errors import ArgumentTypeError, DataError, InvalidArgumentError, SchemaError
-from panelot.idb.keys import MAX_KEY, MIN_KEY, Key, KeyRange, compare_keys, key_sort_key
+from panelot.idb.keys import (
+    MAX_KEY,
+    MIN_KEY,
+    Key,
+    KeyRange,
+    compare_keys,
+    is_valid_key,
+    key_sort_key,
+)
 from panelot.idb.keys import validate_key as _validate
-from panelot.idb.sorting import dexie_cmp
+from panelot.idb.sorting import dexie_cmp, v8_sort
 from panelot.idb.walk import AnyOfRun, RangesRun, merge_ranges
 
 if TYPE_CHECKING:
@@ -44,9 +56,40 @@ def _key(value: Any, field: str) -> Key:
 
 
 def _keys(values: Sequence[Any], field: str) -> list[Key]:
+    """Each value as a key; one that is no key (``None`` too) is a :class:`DataError`."""
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise ArgumentTypeError(f"{field} must be a list", field=field)
-    return [_key(v, f"{field}[{i}]") for i, v in enumerate(values)]
+    return [_validate(v, f"{field}[{i}]") for i, v in enumerate(values)]
+
+
+def _excluded(values: list[Any], field: str, method: str) -> list[Key]:
+    """The keys ``none_of``/``not_equal`` exclude, refused as Dexie refuses them.
+
+    Dexie sorts them with its ``cmp`` and checks the ranges between them
+    (``[-Infinity, k0], [k0, k1], ..., [kn, maxKey]``) as ``inAnyRange`` does: a range
+    that its ``cmp`` cannot order, as around ``None``, a boolean or an object, is an
+    :class:`InvalidArgumentError`. A NaN passes that check (a NaN number equals every
+    number there) and is refused as no key, a :class:`DataError`.
+    """
+    if all(map(is_valid_key, values)):
+        bounds = []  # only a value that is no key can be refused here (and keys sort fast)
+    else:
+        bounds = [MIN_KEY, *v8_sort(values, dexie_cmp), MAX_KEY]
+    for lo, hi in zip(bounds, bounds[1:], strict=False):
+        if not dexie_cmp(lo, hi) <= 0:
+            bad = lo if not is_valid_key(lo) else hi
+            if is_valid_key(bad):
+                continue  # both keys (a key above Dexie's maxKey): _ranges refuses it
+            i = next(i for i, v in enumerate(values) if v is bad)
+            name = f"{field}[{i}]" if field == "keys" else field
+            raise InvalidArgumentError(
+                f"{name}: {bad!r} is not a valid key ({method}() makes key ranges of its "
+                "keys, and Dexie refuses a range it cannot order)",
+                field=name,
+            )
+    if field == "keys":
+        return _keys(values, field)
+    return [_validate(values[0], field)]
 
 
 def _strings(values: Sequence[Any], field: str, method: str) -> list[str]:
@@ -54,7 +97,10 @@ def _strings(values: Sequence[Any], field: str, method: str) -> list[str]:
         raise ArgumentTypeError(f"{method}() takes a list of strings", field=field)
     for i, v in enumerate(values):
         if not isinstance(v, str):
-            raise ArgumentTypeError(f"{method}() only works with strings", field=f"{field}[{i}]")
+            raise ArgumentTypeError(
+                f"{method}() only works with strings: {field}[{i}] is {v!r}",
+                field=f"{field}[{i}]",
+            )
     return list(values)
 
 
@@ -199,8 +245,8 @@ class WhereClause:
                 )
             if not dexie_cmp(r[0], r[1]) <= 0:
                 raise InvalidArgumentError(
-                    f"ranges[{i}]: the upper bound must not be lower than the lower bound "
-                    "(and both must be keys)",
+                    f"ranges[{i}] {list(r)!r}: the upper bound must not be lower than the "
+                    "lower bound (and both must be keys)",
                     field=f"ranges[{i}]",
                 )
         for i, r in enumerate(ranges):
@@ -228,7 +274,7 @@ class WhereClause:
 
     def none_of(self, *keys: Any) -> Collection:
         """Records whose index key is none of ``keys`` (keys that are no index key of a record)."""
-        ks = sorted(_keys(_one_list(keys), "keys"), key=key_sort_key)
+        ks = sorted(_excluded(_one_list(keys), "keys", "none_of"), key=key_sort_key)
         if not ks:
             return self.all()
         bounds = [MIN_KEY, *ks, MAX_KEY]
@@ -238,7 +284,7 @@ class WhereClause:
 
     def not_equal(self, key: Key) -> Collection:
         """Records whose index key is not ``key`` (as Dexie's, not ``-Infinity`` either)."""
-        k = _key(key, "key")
+        (k,) = _excluded([key], "key", "not_equal")
         return self._ranges([(MIN_KEY, k), (k, MAX_KEY)], False, False)
 
     def starts_with_any_of(self, *prefixes: Any) -> Collection:

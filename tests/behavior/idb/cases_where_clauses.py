@@ -51,7 +51,8 @@ async def case_not_equal_and_none_of(ctx: Ctx) -> None:
     # Dexie's not_equal and none_of exclude -Infinity too: their ranges start above it.
     assert 99 not in await t.where("n").not_equal(1).primary_keys()
     assert 99 not in await t.where("n").none_of([2]).primary_keys()
-    await raises(ArgumentTypeError, _lazy(lambda: t.where("n").not_equal(None)))
+    # Dexie 4.4.7: its inAnyRange check refuses the range around None (issue 35, #12).
+    await raises(InvalidArgumentError, _lazy(lambda: t.where("n").not_equal(None)))
 
 
 async def case_in_any_range(ctx: Ctx) -> None:
@@ -78,6 +79,42 @@ async def case_starts_with_any_of(ctx: Ctx) -> None:
     assert await t.where("s").starts_with_any_of("st", "é").primary_keys() == [6, 9]
     assert await t.where("s").starts_with_any_of([]).count() == 0
     await raises(ArgumentTypeError, _lazy(lambda: t.where("s").starts_with_any_of([1])))
+
+
+#: (clause, arguments, the value that is no key, its argument, Dexie 4.4.7's error there)
+NON_KEYS: list[tuple[str, tuple[object, ...], object, str, type[Exception]]] = [
+    # IndexedDB refuses the set's key range: IDBKeyRange.bound's DataError.
+    ("any_of", ([1, None],), None, "keys[1]", DataError),
+    ("any_of", (None, 2), None, "keys[0]", DataError),
+    ("any_of", ([True],), True, "keys[0]", DataError),
+    ("any_of", ([1, {"a": 1}],), "dict", "keys[1]", DataError),
+    ("any_of", ([2, float("nan")],), "NaN", "keys[1]", DataError),
+    # Dexie's inAnyRange check cannot order the ranges around the value.
+    ("none_of", ([1, None],), None, "keys[1]", InvalidArgumentError),
+    ("none_of", (True, 2), True, "keys[0]", InvalidArgumentError),
+    ("none_of", ([{"a": 1}],), {"a": 1}, "keys[0]", InvalidArgumentError),
+    ("not_equal", (None,), None, "key", InvalidArgumentError),
+    ("not_equal", (False,), False, "key", InvalidArgumentError),
+    ("in_any_range", ([[1, 2], [None, 3]],), [None, 3], "ranges[1]", InvalidArgumentError),
+    ("in_any_range", ([[True, True]],), [True, True], "ranges[0]", InvalidArgumentError),
+    # Dexie: "startsWithAnyOf() only works with strings", a TypeError.
+    ("starts_with_any_of", (["a", None],), None, "prefixes[1]", ArgumentTypeError),
+    ("starts_with_any_of", ([1],), 1, "prefixes[0]", ArgumentTypeError),
+]
+
+
+async def case_set_clauses_refuse_non_keys_as_dexie(ctx: Ctx) -> None:
+    """Each set clause refuses a value that is no key with Dexie's error, naming it."""
+    t = (await _db(ctx)).table("w")
+    for clause, args, bad, field, kind in NON_KEYS:
+        make = lambda clause=clause, args=args: getattr(t.where("n"), clause)(*args)  # noqa: E731
+        exc = await raises(kind, _lazy(make))
+        assert type(exc) is kind, (clause, args, type(exc))
+        assert exc.field == field, (clause, args, exc.field)  # type: ignore[attr-defined]
+        shown = bad if isinstance(bad, str) else repr(bad)
+        assert shown in str(exc) and field in str(exc), (clause, args, str(exc))
+    assert await t.where("n").any_of([1, 3]).count() == 5  # the same clauses, given keys
+    assert await t.where("n").none_of([1, 3]).count() == 5
 
 
 async def case_ignore_case_ascii(ctx: Ctx) -> None:

@@ -323,11 +323,17 @@ def _non_key(v: Any) -> bool:
 
 
 def _set_clause_non_key(case: Case) -> bool:
-    """Panelot refuses a value that is no key in a set clause; Dexie lets its cmp pass it."""
+    """Panelot refuses a value that is no key in a set clause; Dexie lets its cmp pass it.
+
+    Only where Dexie answers: where it rejects, panelot must reject with its error name
+    (issue 35, #12: ``anyOf`` a DataError, ``noneOf`` an InvalidArgumentError).
+    """
     spec = case["spec"]
     query = spec.get("query", spec)
     src = query.get("source", {})
     if src.get("clause") not in ("anyOf", "noneOf", "notEqual", "inAnyRange"):
+        return False
+    if "error" in case["dexie"]:
         return False
     p = case["panelot"]
     if p.get("error") != "DataError" or "not a valid key" not in p.get("message", ""):
@@ -404,9 +410,10 @@ DELIBERATE_DIFFERENCES: dict[str, Deliberate] = {
         _pk_move_loses,
     ),
     "set_clause_refuses_non_keys": Deliberate(
-        "any_of, none_of, not_equal and in_any_range refuse a value that is no key (NaN, a "
-        "boolean, null) with a DataError naming it; Dexie orders its set with its cmp, "
-        "which lets such values through, and then a NaN matches any key its walk meets.",
+        "any_of, none_of, not_equal and in_any_range refuse a value that is no key with a "
+        "DataError naming it where Dexie answers: its cmp lets such a value through (a NaN "
+        "anywhere, a None inside an array key, any of them amid an any_of set), and then a "
+        "NaN matches any key its walk meets. Where Dexie rejects, the error name is Dexie's.",
         _set_clause_non_key,
     ),
     "memory_core_sort_by_non_keys": Deliberate(
