@@ -232,6 +232,9 @@ class BrowserCore:
     # -- issuing requests ---------------------------------------------------------------
 
     def _issue(self, tx: Tx, req: Request) -> None:
+        # The body is resumed after the except clauses, so an error it raises next does not
+        # chain to (and keep alive) the one that failed the request.
+        failure: BaseException | None = None
         try:
             kind = type(req)
             if kind is GetMany and len(req.keys) == 1:  # type: ignore[attr-defined]
@@ -245,11 +248,12 @@ class BrowserCore:
                 tx.op = op
                 self._send(tx, op, req)
         except JsException as exc:
-            tx.op = None
-            self._resume(tx, None, js_error(exc))
+            failure = js_error(exc)
         except Exception as exc:  # a PanelotError, or a bug: the body gets it either way
+            failure = exc
+        if failure is not None:
             tx.op = None
-            self._resume(tx, None, exc)
+            self._resume(tx, None, failure)
 
     def _send_single(self, tx: Tx, one: One) -> None:
         """Issue a one-native-request request; a synchronous failure resumes the body at once."""
