@@ -11,7 +11,7 @@ import { h, replace, reconcile, ago, download } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
 import { providerApiKey } from "./panel_credentials.mjs";
-import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
+import { setReopen, showThread } from "./presence.mjs";
 import { Composer } from "./panel_composer.mjs";
 import { MessageView } from "./panel_messages.mjs";
 import { Replies } from "./panel_replies.mjs";
@@ -21,20 +21,13 @@ const $ = (id) => document.getElementById(id);
 export const PAGE = 50;
 /** How close to the top (px) a scroll loads the earlier messages. */
 const NEAR_TOP = 120;
-/** Where the panel remembers the open conversation, to reopen it after a reload. */
-export const LAST_THREAD_KEY = "panelot.lastThread";
-
-/** Record the open thread in chrome.storage.session: retention never archives it. */
+/**
+ * Record the open thread (presence.mjs): this page's open-thread lock, and the thread to
+ * reopen after a reload or restart. Retention spares both.
+ */
 function publishActive(threadId) {
-  globalThis.chrome?.storage?.session
-    ?.set({ [ACTIVE_THREAD_KEY]: threadId })
-    .catch((error) => console.warn("could not record the active thread", error));
-  try {
-    if (threadId) localStorage.setItem(LAST_THREAD_KEY, threadId);
-    else localStorage.removeItem(LAST_THREAD_KEY);
-  } catch {
-    /* storage refused: the panel just opens on the list next time */
-  }
+  showThread(threadId);
+  setReopen(threadId).catch((error) => console.warn("could not record the thread to reopen", error));
 }
 
 export class Chat {
