@@ -47,6 +47,7 @@ export class Chat {
     this.limit = PAGE; // how many of the open thread's last messages are asked for
     this.keepBottom = null; // after loading earlier messages: the distance kept from the bottom
     this.shownLimit = null; // the limit of the snapshot shown
+    this.summary = null; // the open thread's retention summary (thread.summary), if any
     this.messages = $("messages");
     this.view = new MessageView(this);
     this.replies = new Replies(app, {
@@ -157,6 +158,7 @@ export class Chat {
       this.unwatch();
       this.thread = null;
       this.snapshot = null;
+      this.summary = null;
       this.scrollPending = true;
       this.limit = PAGE;
       this.keepBottom = null;
@@ -175,6 +177,7 @@ export class Chat {
     publishActive(null);
     this.thread = null;
     this.snapshot = null;
+    this.summary = null;
     this.editing = null;
     this.renderError();
     replace(this.messages);
@@ -212,6 +215,12 @@ export class Chat {
         if (!mine()) return;
         this.thread = thread;
         got("thread");
+      }, failed),
+      // What retention kept of removed messages: shown above the thread, not awaited.
+      live("thread.summary", { threadId }, (summary) => {
+        if (!mine()) return;
+        this.summary = summary ? { ...summary, threadId } : null;
+        this.render();
       }, failed),
     ];
     const follow = (limit) => {
@@ -324,14 +333,17 @@ export class Chat {
     }
     const more = !!this.snapshot.hasMore;
     const count = `${nodes.length}${more ? "+" : ""} message${nodes.length === 1 && !more ? "" : "s"}`;
-    $("chat-meta").textContent = `${count} · updated ${ago(t.updatedAt)}`;
+    const summary = this.summary?.threadId === this.threadId ? this.summary : null;
+    const removed = summary && !nodes.length ? "Messages removed by retention, summary kept" : count;
+    $("chat-meta").textContent = `${removed} · updated ${ago(t.updatedAt)}`;
     const menu = $("chat-menu");
     menu.querySelector('[data-action="pin"]').textContent = t.pinned ? "Unpin" : "Pin";
     menu.querySelector('[data-action="archive"]').textContent = t.archived ? "Unarchive" : "Archive";
     if (this.app.view === "chat") $("view-title").textContent = t.title || "Untitled";
     const els = this.view.nodes(nodes);
+    if (summary && !more) els.unshift(this.view.summary(summary));
     if (more) els.unshift(this.earlier());
-    if (!nodes.length && !stream) els.push(this.welcome());
+    if (!nodes.length && !stream && !summary) els.push(this.welcome());
     if (stream?.el) els.push(stream.el);
     const box = this.messages;
     const bottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;

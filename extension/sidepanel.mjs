@@ -261,7 +261,8 @@ function threadItem(t) {
     t.pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("star", { filled: true, size: 11 })) : null,
     h("span", { text: ago(t.updatedAt) }),
     t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
-    t.stats?.turns ? h("span", { text: `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
+    // Turns but no leaf: retention removed the messages and kept a summary.
+    t.stats?.turns ? h("span", { text: t.leafId === null ? "summarized" : `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
     (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag })),
     t.archived ? h("span", { text: "archived" }) : null,
   );
