@@ -562,7 +562,7 @@ def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
     page.click("#dialog-cancel")
     page.wait_for_function(
         "() => document.querySelector('#settings-retention > p.status')"
-        ".textContent === 'Nothing was removed.'"
+        "?.textContent === 'Nothing was removed.'"
     )
     assert sidepanel_receipts(page, "thread.archive_old") == []
     assert len(store.raw_nodes(threads["old"])) == 2
