@@ -11,7 +11,7 @@ import { h, replace, reconcile, ago, download } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { confirmDialog, errorView, toast, toastError } from "./panel_ui.mjs";
 import { keyMissing, providerApiKey } from "./panel_credentials.mjs";
-import { ACTIVE_THREAD_KEY } from "./runtime.mjs";
+import { setReopen, showThread } from "./presence.mjs";
 import { Composer } from "./panel_composer.mjs";
 import { MessageView } from "./panel_messages.mjs";
 import { Replies } from "./panel_replies.mjs";
@@ -21,20 +21,13 @@ const $ = (id) => document.getElementById(id);
 export const PAGE = 50;
 /** How close to the top (px) a scroll loads the earlier messages. */
 const NEAR_TOP = 120;
-/** Where the panel remembers the open conversation, to reopen it after a reload. */
-export const LAST_THREAD_KEY = "panelot.lastThread";
-
-/** Record the open thread in chrome.storage.session: retention never archives it. */
+/**
+ * Record the open thread (presence.mjs): this page's open-thread lock, and the thread to
+ * reopen after a reload or restart. Retention spares both.
+ */
 function publishActive(threadId) {
-  globalThis.chrome?.storage?.session
-    ?.set({ [ACTIVE_THREAD_KEY]: threadId })
-    .catch((error) => console.warn("could not record the active thread", error));
-  try {
-    if (threadId) localStorage.setItem(LAST_THREAD_KEY, threadId);
-    else localStorage.removeItem(LAST_THREAD_KEY);
-  } catch {
-    /* storage refused: the panel just opens on the list next time */
-  }
+  showThread(threadId);
+  setReopen(threadId).catch((error) => console.warn("could not record the thread to reopen", error));
 }
 
 export class Chat {
@@ -54,6 +47,7 @@ export class Chat {
     this.limit = PAGE; // how many of the open thread's last messages are asked for
     this.keepBottom = null; // after loading earlier messages: the distance kept from the bottom
     this.shownLimit = null; // the limit of the snapshot shown
+    this.summary = null; // the open thread's retention summary (thread.summary), if any
     this.messages = $("messages");
     this.view = new MessageView(this);
     this.replies = new Replies(app, {
@@ -184,6 +178,7 @@ export class Chat {
       this.unwatch();
       this.thread = null;
       this.snapshot = null;
+      this.summary = null;
       this.scrollPending = true;
       this.limit = PAGE;
       this.keepBottom = null;
@@ -202,6 +197,7 @@ export class Chat {
     publishActive(null);
     this.thread = null;
     this.snapshot = null;
+    this.summary = null;
     this.editing = null;
     this.renderError();
     replace(this.messages);
@@ -239,6 +235,12 @@ export class Chat {
         if (!mine()) return;
         this.thread = thread;
         got("thread");
+      }, failed),
+      // What retention kept of removed messages: shown above the thread, not awaited.
+      live("thread.summary", { threadId }, (summary) => {
+        if (!mine()) return;
+        this.summary = summary ? { ...summary, threadId } : null;
+        this.render();
       }, failed),
     ];
     const follow = (limit) => {
@@ -351,14 +353,17 @@ export class Chat {
     }
     const more = !!this.snapshot.hasMore;
     const count = `${nodes.length}${more ? "+" : ""} message${nodes.length === 1 && !more ? "" : "s"}`;
-    $("chat-meta").textContent = `${count} · updated ${ago(t.updatedAt)}`;
+    const summary = this.summary?.threadId === this.threadId ? this.summary : null;
+    const removed = summary && !nodes.length ? "Messages removed by retention, summary kept" : count;
+    $("chat-meta").textContent = `${removed} · updated ${ago(t.updatedAt)}`;
     const menu = $("chat-menu");
     menu.querySelector('[data-action="pin"]').textContent = t.pinned ? "Unpin" : "Pin";
     menu.querySelector('[data-action="archive"]').textContent = t.archived ? "Unarchive" : "Archive";
     if (this.app.view === "chat") $("view-title").textContent = t.title || "Untitled";
     const els = this.view.nodes(nodes);
+    if (summary && !more) els.unshift(this.view.summary(summary));
     if (more) els.unshift(this.earlier());
-    if (!nodes.length && !stream) els.push(this.welcome());
+    if (!nodes.length && !stream && !summary) els.push(this.welcome());
     if (stream?.el) els.push(stream.el);
     const box = this.messages;
     const bottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;

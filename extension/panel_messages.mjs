@@ -28,6 +28,25 @@ export class MessageView {
     this.drawn = new Map(); // node id -> {key, el}: the elements of the last render
   }
 
+  /**
+   * What retention kept of a conversation's removed messages (thread.summary): the
+   * sentence saying so, and the Markdown summary. One element per summary.
+   */
+  summary(summary) {
+    if (this.summaryEl?.key !== summary.attachmentId) {
+      const body = h("div", { class: "msg-body" });
+      body.append(renderMarkdown(summary.markdown));
+      const el = h(
+        "section",
+        { class: "retention-summary", dataset: { attachmentId: summary.attachmentId } },
+        h("p", { class: "msg notice warn retention-notice" }, icon("info", { size: 12 }), ` ${summary.notice}`),
+        body,
+      );
+      this.summaryEl = { key: summary.attachmentId, el };
+    }
+    return this.summaryEl.el;
+  }
+
   /** Forget what was loaded and drawn for the previous conversation. */
   reset() {
     this.loadedDetails.clear();

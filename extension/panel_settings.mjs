@@ -2,7 +2,8 @@
 // panel_backup.mjs; export/import), retention.
 import { h, replace, bytes, plural } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
-import { errorView, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
+import { errorView, openDialog, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
+import { sparedThreadIds } from "./presence.mjs";
 import { providerSection } from "./panel_settings_provider.mjs";
 import { backupPart, forgetBackup } from "./panel_backup.mjs";
 
@@ -214,6 +215,12 @@ function dataSection(app, rerender) {
 
 // ---- retention ------------------------------------------------------------------------
 
+/**
+ * "Summarize and remove old messages…": retention's destructive pass, once, now. It asks
+ * first, saying how many conversations and messages it would remove (retention.preview),
+ * and spares every thread an open page shows and the one a panel will reopen. Not to be
+ * confused with a thread's "Archive" (a flag only; nothing is removed).
+ */
 function retentionSection(app) {
   const days = h("input", { id: "retention-days", type: "number", min: 1, value: 90 });
   const state = h("p", { class: "status" });
@@ -224,19 +231,54 @@ function retentionSection(app) {
       return;
     }
     try {
-      const r = await cmd("thread.archive_old", { days: n, ...(app.chat.threadId ? { activeThreadId: app.chat.threadId } : {}) });
-      status(state, `Archived ${r.archived.length} conversation${r.archived.length === 1 ? "" : "s"}.`, "ok");
+      const spare = { days: n, sparedThreadIds: await sparedThreadIds() };
+      if (app.chat.threadId) spare.activeThreadId = app.chat.threadId;
+      const plan = await q("retention.preview", spare);
+      if (!plan.threads) {
+        status(state, `No conversation untouched for more than ${plural(n, "day")} has messages to remove.`, "ok");
+        return;
+      }
+      const ok = await openDialog({
+        title: "Summarize and remove old messages?",
+        text:
+          `${plural(plan.threads, "conversation")} untouched for more than ${plural(n, "day")}: ` +
+          `${plural(plan.messages, "message")} will be deleted, and each conversation keeps a ` +
+          "Markdown summary of its messages in their place. Pinned conversations and the open ones are kept. " +
+          "This cannot be undone.",
+        ok: `Remove ${plural(plan.messages, "message")}`,
+        danger: true,
+        kind: "retention-confirm",
+      });
+      if (!ok) {
+        status(state, "Nothing was removed.");
+        return;
+      }
+      const r = await cmd("thread.archive_old", { ...spare, sparedThreadIds: await sparedThreadIds() });
+      const count = r.archived.length;
+      status(
+        state,
+        count
+          ? `Summarized ${plural(count, "conversation")} and removed ${count === 1 ? "its" : "their"} messages.`
+          : "Nothing was removed (the conversations changed meanwhile).",
+        "ok",
+      );
     } catch (error) {
-      statusError(state, error, "Archiving failed:");
+      statusError(state, error, "Could not remove old messages:");
     }
   };
   return h(
     "section",
     { id: "settings-retention" },
     h("h2", { text: "Retention" }),
+    h("p", {
+      class: "note",
+      text:
+        "Retention deletes the messages of old conversations and keeps a Markdown summary of each, shown in the " +
+        "conversation and included in its export. A conversation's own “Archive” only hides it from the list.",
+    }),
     autoRetention(app),
-    h("label", {}, "Archive conversations untouched for more than (days)", days),
-    h("div", { class: "row" }, h("button", { type: "button", id: "retention-run", text: "Archive old conversations", on: { click: run } })),
+    h("label", {}, "Summarize conversations untouched for more than (days)", days),
+    h("div", { class: "row" }, h("button", { type: "button", id: "retention-run", text: "Summarize and remove old messages…", on: { click: run } })),
     state,
   );
 }
@@ -246,18 +288,18 @@ const MAX_RETENTION_DAYS = 36_500;
 /** Describe the `retention` setting (`{days}`; null is off). */
 function retentionText(days) {
   return days === null || days === undefined
-    ? "Off: conversations are archived only when you press the button below."
-    : `On: once a day, conversations untouched for more than ${days} day${days === 1 ? "" : "s"} are archived (pinned ones and the open one are kept).`;
+    ? "Off: old messages are removed only when you press the button below."
+    : `On: once a day, conversations untouched for more than ${days} day${days === 1 ? "" : "s"} are summarized and their messages removed (pinned ones, the open ones and the one the panel reopens are kept).`;
 }
 
 /**
- * The `retention` setting group: "Archive automatically (daily)" and its number of days,
+ * The `retention` setting group: "Summarize automatically (daily)" and its number of days,
  * saved with `settings.set {group: "retention", value: {days: n | null}}`.
  */
 function autoRetention(app) {
   const box = h("div", { id: "retention-auto-box", class: "subsection" });
   if (!app.caps.settings) {
-    box.append(h("p", { class: "note", text: "Automatic archiving needs the settings store, which this build does not have." }));
+    box.append(h("p", { class: "note", text: "Automatic retention needs the settings store, which this build does not have." }));
     return box;
   }
   const enabled = h("input", { id: "retention-auto", type: "checkbox" });
@@ -269,7 +311,7 @@ function autoRetention(app) {
     step: 1,
     value: 90,
     disabled: true,
-    attrs: { "aria-label": "Days untouched before automatic archiving" },
+    attrs: { "aria-label": "Days untouched before old messages are summarized and removed" },
   });
   const state = h("p", { class: "status", id: "retention-auto-status", text: "Reading…" });
   enabled.addEventListener("change", () => {
@@ -314,7 +356,7 @@ function autoRetention(app) {
     box.dataset.state = "loaded";
   })();
   box.append(
-    h("label", { class: "check" }, enabled, "Archive automatically (daily)"),
+    h("label", { class: "check" }, enabled, "Summarize and remove old messages automatically (daily)"),
     h("label", {}, "after this many days untouched", days),
     h("div", { class: "row" }, h("button", { type: "button", id: "retention-auto-save", text: "Save", on: { click: save } })),
     state,

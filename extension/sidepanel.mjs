@@ -7,7 +7,8 @@ import { h, replace, reconcile, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
 import { cmd, q, live, hasQuery } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
-import { Chat, LAST_THREAD_KEY } from "./panel_chat.mjs";
+import { Chat } from "./panel_chat.mjs";
+import { reopenThreadId, setReopen } from "./presence.mjs";
 import { renderSettings, stopSettings } from "./panel_settings.mjs";
 
 const LABELS = {
@@ -260,7 +261,8 @@ function threadItem(t) {
     t.pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("star", { filled: true, size: 11 })) : null,
     h("span", { text: ago(t.updatedAt) }),
     t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
-    t.stats?.turns ? h("span", { text: `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
+    // Turns but no leaf: retention removed the messages and kept a summary.
+    t.stats?.turns ? h("span", { text: t.leafId === null ? "summarized" : `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
     (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag })),
     t.archived ? h("span", { text: "archived" }) : null,
   );
@@ -403,19 +405,17 @@ function watchSchema() {
 
 // ---- start --------------------------------------------------------------------------
 
-/** Reopen the conversation that was open when the panel was last closed or reloaded. */
+/**
+ * Reopen the conversation that was open when the panel was last closed or reloaded (kept
+ * in chrome.storage.local, so retention can spare it: presence.mjs).
+ */
 async function reopenLast() {
-  let threadId = null;
-  try {
-    threadId = localStorage.getItem(LAST_THREAD_KEY);
-  } catch {
-    return;
-  }
+  const threadId = await reopenThreadId().catch(() => null);
   if (!threadId) return;
   try {
     await q("thread.get", { threadId });
   } catch {
-    localStorage.removeItem(LAST_THREAD_KEY); // deleted meanwhile: the list it is
+    await setReopen(null).catch(() => {}); // deleted meanwhile: the list it is
     return;
   }
   await openThread(threadId);

@@ -7,7 +7,8 @@
 // (from the memory snapshot when it restores); when the setting is off it returns
 // before loading anything.
 import createPyodideModule from "./pyodide/pyodide.asm.mjs";
-import { activeThreadId, loadRuntime } from "./runtime.mjs";
+import { loadRuntime } from "./runtime.mjs";
+import { sparedThreadIds } from "./presence.mjs";
 
 const RETENTION_ALARM = "panelot.retention";
 const DAY_MINUTES = 24 * 60;
@@ -50,17 +51,20 @@ async function retentionOn() {
 }
 
 /**
- * One retention pass: archive threads older than the setting's days, sparing the thread
- * open in a side panel. Resolves to `{ran: false}` when retention is off, else
- * `{ran: true, snapshot, days, archived: [threadId...]}`, `snapshot` saying how this
- * worker started Python (loadRuntime's outcome: "restored", or why it loaded normally).
+ * One retention pass: replace the messages of threads older than the setting's days with
+ * their Markdown summary, sparing every thread an open page shows and the one a panel
+ * will reopen (presence.mjs: Web Locks and chrome.storage.local; read at the pass, so a
+ * panel closed since no longer counts). Resolves to `{ran: false}` when retention is
+ * off, else `{ran: true, snapshot, spared: [threadId...], days, archived: [threadId...]}`,
+ * `snapshot` saying how this worker started Python (loadRuntime's outcome: "restored",
+ * or why it loaded normally).
  */
 async function runRetention() {
   if (!(await retentionOn())) return { ran: false };
-  const active = await activeThreadId();
   const { rt, snapshot } = await runtime();
-  await rt.start(DB_NAME, active, false);
-  return { ran: true, snapshot, ...JSON.parse(await rt.run_retention(active)) };
+  await rt.start(DB_NAME, JSON.stringify(await sparedThreadIds()), false); // (the budget's)
+  const spared = await sparedThreadIds(); // after the (slow) start: what is open now
+  return { ran: true, snapshot, spared, ...JSON.parse(await rt.run_retention(JSON.stringify(spared))) };
 }
 
 // Alarms cannot be fired on demand, so tests (and the debugging console) call this.

@@ -7,23 +7,10 @@ import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
 import { backupApi } from "./backup.mjs";
 import { hideStackSwitching } from "./stack_switching.mjs";
+import { sparedThreadIds } from "./presence.mjs";
 
 /** Stages in boot order; "error" replaces whichever stage failed. */
 export const STAGES = ["runtime", "package", "database", "ready"];
-
-/**
- * `chrome.storage.session` key holding the id of the thread open in a side panel (the
- * last one opened, in any window); retention never archives it.
- */
-export const ACTIVE_THREAD_KEY = "panelot.activeThreadId";
-
-/** The thread id under ACTIVE_THREAD_KEY, or null (also outside an extension). */
-export async function activeThreadId() {
-  const session = globalThis.chrome?.storage?.session;
-  if (!session) return null;
-  const id = (await session.get(ACTIVE_THREAD_KEY))?.[ACTIVE_THREAD_KEY];
-  return typeof id === "string" ? id : null;
-}
 
 /** The JS modules Python imports by name (see JS_MODULES in tools/snapshot_page.mjs). */
 const JS_MODULES = {
@@ -270,8 +257,10 @@ export function bootRuntime({
     rt = loaded.rt;
     panelot.snapshot = loaded.snapshot;
 
-    // Start-up retention (the `retention` setting) spares the thread a panel has open.
-    await stage("database", async () => rt.start(dbName, await activeThreadId()));
+    // Start-up retention (the `retention` setting) spares what the open pages show and
+    // the thread a panel will reopen (presence.mjs).
+    const spared = JSON.stringify(await sparedThreadIds());
+    await stage("database", async () => rt.start(dbName, spared));
 
     panelot.timings.total_ms = Math.round(performance.now() - started);
     enter("ready");

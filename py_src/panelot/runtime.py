@@ -1,12 +1,15 @@
 """The browser runtime: what the JS loader calls after installing the package.
 
-``start(db_name, active_thread_id)`` opens the store through the browser core (with
-start-up retention per the ``retention`` setting); ``run_retention(active_thread_id)``
-runs a retention pass (the service worker's daily alarm). ``query(name, args_json)``
-answers a read query with a JSON envelope ``{"ok": true, "result": ...}`` or
-``{"ok": false, "error": {name, message, field?}}``; ``send(command_json)`` runs a bus
-command and returns its terminal response, ``{"status": "completed", "response"}`` or
-``{"status": "failed", "error"}``, as JSON. Neither ever raises into JavaScript.
+``start(db_name, spared_json)`` opens the store through the browser core (with
+start-up retention per the ``retention`` setting); ``run_retention(spared_json)`` runs a
+retention pass (the service worker's daily alarm). ``spared_json`` is a JSON list of
+the thread ids retention and the attachment budget leave alone: what open panels show
+and what a panel will reopen (``web/presence.mjs`` gathers them; Python does not ask).
+``query(name, args_json)`` answers a read query with a JSON envelope ``{"ok": true,
+"result": ...}`` or ``{"ok": false, "error": {name, message, field?}}``;
+``send(command_json)`` runs a bus command and returns its terminal response,
+``{"status": "completed", "response"}`` or ``{"status": "failed", "error"}``, as JSON.
+Neither ever raises into JavaScript.
 """
 
 from __future__ import annotations
@@ -46,13 +49,23 @@ _lives: dict[int, tuple[LiveQuery[Any], Any]] = {}
 _next_live = 0
 
 
+def _spared(spared_json: str | None) -> list[str]:
+    """The thread ids of ``spared_json`` (a JSON list of strings; ``None``: none)."""
+    ids = _loads(spared_json or "[]", "sparedThreadIds")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ValidationError(
+            "sparedThreadIds: must be a JSON list of thread ids", field="sparedThreadIds"
+        )
+    return ids
+
+
 async def start(
-    db_name: str = DB_NAME, active_thread_id: str | None = None, retention: bool = True
+    db_name: str = DB_NAME, spared_json: str | None = None, retention: bool = True
 ) -> None:
     """Open the store in the page (idempotent).
 
     Start-up retention follows the ``retention`` setting (``retention=False`` skips it)
-    and, like the budget, spares ``active_thread_id``.
+    and, like the budget, spares the thread ids of ``spared_json``.
     """
     global _store
     if _store is not None and _store.db.name == db_name:
@@ -61,7 +74,7 @@ async def start(
 
     days = await configured_days() if retention else None
     _store = await PanelotStore.open(
-        BrowserFactory(), db_name, retention_days=days, active_thread_id=active_thread_id
+        BrowserFactory(), db_name, retention_days=days, spared_thread_ids=_spared(spared_json)
     )
     # Everything alive now (modules, classes, the store) lives as long as the page: move
     # it out of the collector's generations, so collections during large reads do not
@@ -69,12 +82,13 @@ async def start(
     gc.freeze()
 
 
-async def run_retention(active_thread_id: str | None = None) -> str:
+async def run_retention(spared_json: str | None = None) -> str:
     """One retention pass with the configured setting (the service worker's daily alarm).
 
-    Returns JSON ``{days, archived: [threadId...]}`` (``days: null``: the setting is off).
+    Spares the thread ids of ``spared_json``. Returns JSON ``{days, archived:
+    [threadId...]}`` (``days: null``: the setting is off).
     """
-    days, archived = await run_configured(store().db, active_thread_id)
+    days, archived = await run_configured(store().db, frozenset(_spared(spared_json)))
     return json.dumps({"days": days, "archived": [r["threadId"] for r in archived]})
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from panelot.api.registry import COMMANDS, QUERIES
@@ -102,19 +102,23 @@ class PanelotStore:
         *,
         retention_days: int | None = None,
         active_thread_id: str | None = None,
+        spared_thread_ids: Collection[str] = (),
     ) -> PanelotStore:
         """Open (or create) the database and run the start-up housekeeping.
 
         :func:`~panelot.lifecycle.startup.start_up` deletes expired receipts, lifts
         stale delete marks, finishes interrupted attachment evictions, archives threads
         older than ``retention_days`` (``None``: retention off) and enforces the
-        attachment budget, sparing ``active_thread_id``.
+        attachment budget, sparing ``active_thread_id`` (retention also spares every
+        id of ``spared_thread_ids``).
         """
         db = await panelot_database(name).open(factory)
         store = cls(db, clock)
         # A restore that crashed between its commit and its settings finishes here.
         await apply_pending(store.services, db, clock())
-        store.startup = await start_up(db, clock, retention_days, active_thread_id)
+        store.startup = await start_up(
+            db, clock, retention_days, active_thread_id, spared_thread_ids
+        )
         return store
 
     # -- writes: commands ------------------------------------------------------------

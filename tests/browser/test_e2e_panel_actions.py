@@ -7,7 +7,10 @@
 * Copy puts a message's exact source text on the (real) clipboard.
 * The legacy (browsa) import button, twice; the attachment clean-up button, over budget
   and after an interrupted eviction.
-* "Archive old conversations" archives an old thread, sparing the open and pinned ones.
+* "Summarize and remove old messages…" asks first, saying how many conversations and
+  messages it removes; it summarizes an old thread, sparing the open and pinned ones; the
+  summarized thread shows its summary (and says its messages were removed), exports it,
+  and keeps it when un-archived.
 * Tool calls and results render as text, never as markup.
 
 The module runs in its own browser profile (a fresh database and
@@ -519,8 +522,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
 # ---- archive old conversations -----------------------------------------------------------
 
 
-def test_archive_old_conversations_spares_the_open_and_pinned_ones(
-    panel: Page, store: PanelotStore
+def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
+    panel: Page, store: PanelotStore, tmp_path: Any
 ) -> None:
     page = panel
     wipe(page)
@@ -535,10 +538,12 @@ def test_archive_old_conversations_spares_the_open_and_pinned_ones(
     open_thread(page, threads["active"])
     open_settings(page)
     state = page.locator("#settings-retention > p.status")
+    run = page.locator("#retention-run")
+    assert run.inner_text() == "Summarize and remove old messages…"
 
     for bad in ("0", "1.5"):
         page.fill("#retention-days", bad)
-        page.click("#retention-run")
+        run.click()
         page.wait_for_selector("#settings-retention > p.status.error")
         assert state.inner_text() == "Enter a whole number of days."
         page.evaluate(
@@ -546,10 +551,27 @@ def test_archive_old_conversations_spares_the_open_and_pinned_ones(
         )
     assert sidepanel_receipts(page, "thread.archive_old") == []
 
+    # It asks first, with what it will delete; Cancel deletes nothing.
     page.fill("#retention-days", "30")
-    page.click("#retention-run")
+    run.click()
+    page.wait_for_selector("#dialog[open][data-kind=retention-confirm]")
+    asked = page.inner_text("#dialog-text")
+    assert asked.startswith("1 conversation untouched for more than 30 days: 2 messages will")
+    assert "cannot be undone" in asked
+    assert page.inner_text("#dialog-ok") == "Remove 2 messages"
+    page.click("#dialog-cancel")
+    page.wait_for_function(
+        "() => document.querySelector('#settings-retention > p.status')"
+        "?.textContent === 'Nothing was removed.'"
+    )
+    assert sidepanel_receipts(page, "thread.archive_old") == []
+    assert len(store.raw_nodes(threads["old"])) == 2
+
+    run.click()
+    page.wait_for_selector("#dialog[open][data-kind=retention-confirm]")
+    page.click("#dialog-ok")
     page.wait_for_selector("#settings-retention > p.status.ok")
-    assert state.inner_text() == "Archived 1 conversation."
+    assert state.inner_text() == "Summarized 1 conversation and removed its messages."
     [receipt] = sidepanel_receipts(page, "thread.archive_old")
     [archived] = receipt["response"]["archived"]
     assert archived["threadId"] == threads["old"]
@@ -564,23 +586,53 @@ def test_archive_old_conversations_spares_the_open_and_pinned_ones(
     assert store.raw_nodes(threads["old"]) == []
     for name in ("pinned", "active", "recent"):
         assert len(store.raw_nodes(threads[name])) == 2
-    [summary] = query(page, "attachment.list", {"threadId": threads["old"]})["attachments"]
-    assert (summary["id"], summary["kind"], summary["sourceRef"]) == (
+    [kept] = query(page, "attachment.list", {"threadId": threads["old"]})["attachments"]
+    assert (kept["id"], kept["kind"], kept["sourceRef"]) == (
         archived["summaryId"],
         "page_text",
         "retention:summary",
     )
-    assert "the old question" in attachment_bytes(page, summary["id"])[1].decode()
+    assert "the old question" in attachment_bytes(page, kept["id"])[1].decode()
 
-    # The list (refreshed by the button) no longer shows it among the active ones.
+    # The list (live) no longer shows it among the active ones; among the archived ones
+    # it says "summarized", not its old turn count.
     to_list(page)
     page.wait_for_selector(f"[data-thread-id='{threads['active']}']")
     assert page.locator(f"[data-thread-id='{threads['old']}']").count() == 0
     page.select_option("#filter-archived", "archived")
-    page.wait_for_selector(f"[data-thread-id='{threads['old']}'] >> text=archived")
+    row = page.locator(f"[data-thread-id='{threads['old']}']")
+    row.locator("text=archived").wait_for()
     assert page.locator("#thread-list li").count() == 1
+    assert "summarized" in row.inner_text() and "turn" not in row.inner_text()
+
+    # Opened: the summary, and a plain statement that retention removed the messages.
+    open_thread(page, threads["old"])
+    page.wait_for_selector("#messages .retention-summary")
+    box = page.locator("#messages .retention-summary")
+    assert "Retention removed this conversation's messages on" in box.inner_text()
+    assert "the old question" in box.locator(".msg-body").inner_text()
+    assert page.inner_text("#chat-meta").startswith("Messages removed by retention")
+    assert page.locator("#messages .welcome").count() == 0
+    shot(page, "panel-retention-summary")
+
+    # Its Markdown export has the summary.
+    page.click("#chat-menu summary")
+    with page.expect_download() as md_info:
+        page.click("#chat-menu [data-action=export-md]")
+    path = tmp_path / "summarized.md"
+    md_info.value.save_as(path)
+    exported = path.read_text()
+    assert exported.startswith("# old thread\n\n> Retention removed")
+    assert "the old question" in exported
+
+    # The menu's "Unarchive" only clears the flag: the summary is still shown.
+    page.click("#chat-menu summary")
+    assert page.inner_text("#chat-menu [data-action=archive]") == "Unarchive"
+    page.click("#chat-menu [data-action=archive]")
+    page.wait_for_selector("#chat-archived", state="hidden")
+    assert page.locator("#messages .retention-summary").count() == 1
+    to_list(page)
     page.select_option("#filter-archived", "active")
-    page.wait_for_selector(f"[data-thread-id='{threads['recent']}']")
     wipe(page)
 
 

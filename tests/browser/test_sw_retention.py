@@ -83,16 +83,16 @@ def set_retention(page: Page, days: int | None) -> None:
 
 
 def open_thread(page: Page, worker: Worker, thread_id: str) -> None:
-    """Open a thread in the panel; wait until the worker sees it as the active thread."""
+    """Open a thread in the panel; wait until the worker sees the panel's lock on it."""
     page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
-    key = "panelot.activeThreadId"
-    stored: dict[str, Any] = {}
-    for _ in range(100):  # the panel records the open thread without awaiting the write
-        stored = worker.evaluate("(k) => chrome.storage.session.get(k)", key)
-        if stored.get(key) == thread_id:
+    name = f"panelot-open:{thread_id}"
+    held: list[str] = []
+    for _ in range(300):  # the lock manager grants the panel's request on its own time
+        held = worker.evaluate("async () => (await navigator.locks.query()).held.map(l => l.name)")
+        if name in held:
             break
         time.sleep(0.1)
-    assert stored == {key: thread_id}
+    assert name in held
 
 
 def test_the_daily_alarm_is_registered(extension: tuple[BrowserContext, Worker, str]) -> None:
@@ -127,7 +127,13 @@ def test_the_worker_pass_archives_old_threads_only(
     assert stored == {"settings.retention": {"version": 1, "value": {"days": 30}}}
     result = run_retention(worker)
     # The worker started Python from the build's memory snapshot.
-    assert result == {"ran": True, "snapshot": "restored", "days": 30, "archived": [old]}
+    assert result == {
+        "ran": True,
+        "snapshot": "restored",
+        "spared": [active],
+        "days": 30,
+        "archived": [old],
+    }
     assert archived(panel) == {old}
     listed = threads(panel)
     assert {active, pinned, recent} <= set(listed)
@@ -149,6 +155,7 @@ json.dumps([n, [a["sourceRef"] for a in atts]])
     assert run_retention(worker) == {
         "ran": True,
         "snapshot": "restored",
+        "spared": [active],
         "days": 30,
         "archived": [],
     }

@@ -6,8 +6,9 @@ Commands (each with its receipt, in the same transaction as its effect)::
                         sourceRef?, nodeId?}             -> {attachmentId, size}
     attachment.attach  {attachmentId, nodeId?, runId?}   -> {attachmentId, refs}
     attachment.evict   {budget?, activeThreadId?}        -> {evicted, freed, total}
-    thread.archive_old {days, activeThreadId?}           -> {archived: [{threadId, summaryId,
-                                                             nodes, attachments}]}
+    thread.archive_old {days, activeThreadId?, sparedThreadIds?}
+                                          -> {archived: [{threadId, summaryId, nodes,
+                                                          attachments}]}
 
 ``attachment.put`` first evicts down to the budget minus its size, sparing its thread.
 ``attachment.evict`` is two-step: its ``prepare`` (outside the receipt's transaction)
@@ -21,6 +22,13 @@ chooses the victims and runs step 1 (marks); the receipt's transaction runs step
                                                   dataBase64} | {evicted: true}}}
     storage.estimate   {}                    -> {usage, quota, percent, warn}
     node.details       {nodeId}              -> a tool result's details
+    retention.preview  {days, activeThreadId?, sparedThreadIds?}
+                                             -> {threadIds, threads, messages}
+
+``thread.archive_old`` replaces the messages of the threads older than ``days`` with a
+Markdown summary (see :mod:`panelot.lifecycle.retention`), sparing ``activeThreadId``
+and every id of ``sparedThreadIds``; ``retention.preview`` says what it would remove
+now, for a confirmation.
 
 ``attachment.resolve`` reads only the attachments that image/file blocks of the
 thread's visible path name (by default images): what a provider request needs.
@@ -51,7 +59,15 @@ from panelot.codec import Raw
 from panelot.faults import FAULTS
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
-from panelot.lifecycle.retention import RETENTION_TABLES, archive_thread, candidates, check_days
+from panelot.lifecycle.retention import (
+    RETENTION_TABLES,
+    Preview,
+    archive_thread,
+    candidates,
+    check_days,
+    preview,
+    spared_ids,
+)
 from panelot.tree.views import context_of
 
 __all__ = ["COMMANDS", "QUERIES"]
@@ -171,17 +187,19 @@ async def _evict(tx: Transaction, call: Call[AttachmentEvict]) -> dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class ArchiveOld:
-    """``thread.archive_old``: threads older than ``days``, sparing the active one."""
+    """``thread.archive_old``: threads older than ``days``, sparing the named ones."""
 
     days: Raw
     active_thread_id: str | None = None
+    spared_thread_ids: list[str] | None = None
 
 
 async def _archive_old(tx: Transaction, call: Call[ArchiveOld]) -> dict[str, Any]:
     p = call.payload
     days = check_days(p.days, "payload.days")
+    spared = spared_ids(p.active_thread_id, p.spared_thread_ids)
     archived = []
-    for thread_id in await candidates(tx, days, call.clock(), p.active_thread_id):
+    for thread_id in await candidates(tx, days, call.clock(), spared):
         result = await archive_thread(tx, thread_id, None, call.clock)
         if result["archived"]:
             archived.append({k: v for k, v in result.items() if k != "archived"})
@@ -286,6 +304,24 @@ async def _q_details(env: Env, a: NodeArgs) -> dict[str, Any]:
     return await read_details(env.db, a.node_id)
 
 
+@dataclass(frozen=True, slots=True)
+class PreviewArgs:
+    """``retention.preview``: what ``thread.archive_old`` with these arguments would remove."""
+
+    days: Raw
+    active_thread_id: str | None = None
+    spared_thread_ids: list[str] | None = None
+
+
+async def _q_preview(env: Env, a: PreviewArgs) -> Preview:
+    days = check_days(a.days, "days")
+    spared = spared_ids(a.active_thread_id, a.spared_thread_ids)
+    now = env.clock()
+    return await env.db.transaction(
+        "r", RETENTION_TABLES, lambda tx: preview(tx, days, now, spared)
+    )
+
+
 QUERIES: dict[str, Query[Any]] = {
     "attachment.list": Query(args=ListArgs, run=_q_list),
     "attachment.get": Query(args=AttachmentArgs, run=_q_get),
@@ -293,5 +329,6 @@ QUERIES: dict[str, Query[Any]] = {
     "attachment.resolve": Query(args=ResolveArgs, run=_q_resolve),
     "storage.estimate": Query(args=NoArgs, run=_q_estimate),
     "node.details": Query(args=NodeArgs, run=_q_details),
+    "retention.preview": Query(args=PreviewArgs, run=_q_preview),
 }
 """The attachment queries."""

@@ -12,6 +12,7 @@ Queries (args → result)::
     thread.list {archived?, folderId?, tag?, limit?} · thread.get {threadId}
     thread.context {threadId, leafId?} · thread.snapshot {threadId, limit?, before?}
     thread.siblings {nodeId} · thread.export {threadId, format?} · thread.check {threadId}
+    thread.summary {threadId} → {attachmentId, markdown, createdAt, notice} | null
     db.describe {} · receipts.list {clientId?, limit?}
 """
 
@@ -26,6 +27,12 @@ from panelot.codec import Raw
 from panelot.errors import ConflictError
 from panelot.idb import Transaction
 from panelot.idb.errors import PanelotError, ValidationError
+from panelot.lifecycle.summaries import (
+    removal_notice,
+    retention_summary,
+    summary_json,
+    with_summary,
+)
 from panelot.lifecycle.thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
 from panelot.tree.listing import list_threads
 from panelot.tree.loading import check_thread
@@ -286,9 +293,19 @@ async def _siblings(env: Env, a: NodeArgs) -> list[dict[str, Any]]:
 
 
 async def _export(env: Env, a: ExportArgs) -> dict[str, Any]:
+    """The thread, with the summary retention kept of its removed messages, if any."""
     if a.format == "json":
-        return {"data": await export_thread(env.db, a.thread_id, env.clock)}
-    return {"markdown": await markdown_of(env.db, a.thread_id, env.clock)}
+        data = await export_thread(env.db, a.thread_id, env.clock)
+        return {"data": {**data, **summary_json(await retention_summary(env.db, a.thread_id))}}
+    markdown = await markdown_of(env.db, a.thread_id, env.clock)
+    summary = await retention_summary(env.db, a.thread_id)
+    return {"markdown": markdown if summary is None else with_summary(summary, markdown)}
+
+
+async def _summary(env: Env, a: ThreadArgs) -> dict[str, Any] | None:
+    """The retention summary of a thread and the sentence saying what happened, or None."""
+    summary = await retention_summary(env.db, a.thread_id)
+    return None if summary is None else {**summary, "notice": removal_notice(summary)}
 
 
 async def _check(env: Env, a: ThreadArgs) -> dict[str, Any]:
@@ -326,6 +343,7 @@ QUERIES: dict[str, Query[Any]] = {
     "thread.siblings": Query(args=NodeArgs, run=_siblings),
     "thread.export": Query(args=ExportArgs, run=_export),
     "thread.check": Query(args=ThreadArgs, run=_check),
+    "thread.summary": Query(args=ThreadArgs, run=_summary),
     "db.describe": Query(args=NoArgs, run=_describe),
     "db.counts": Query(args=NoArgs, run=_counts),
     "receipts.list": Query(args=ReceiptArgs, run=_receipts),

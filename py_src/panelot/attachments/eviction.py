@@ -22,6 +22,7 @@ fault point ``attachment.evict.between`` lets tests stop there.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from panelot.attachments.records import record_size, sized_rows
@@ -105,9 +106,12 @@ def mark_node(node: dict[str, Any], ids: set[str]) -> bool:
 
 
 async def plan_eviction(
-    tx: Transaction, budget: int, active_thread_id: str | None = None
+    tx: Transaction,
+    budget: int,
+    active_thread_id: str | None = None,
+    spared: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Choose what to evict, oldest first, skipping the active thread.
+    """Choose what to evict, oldest first, skipping the active and ``spared`` threads.
 
     Returns ``{total, ids, freed, leftovers}``: ``leftovers`` counts records already
     marked ``deleting``, which are not in ``total`` (step 2 deletes them).
@@ -121,6 +125,8 @@ async def plan_eviction(
         if total <= budget:
             break
         if row.get("deleting") or row.get("threadId") == active_thread_id:
+            continue
+        if row.get("threadId") in spared:
             continue
         size = record_size(row)
         ids.append(row["id"])
@@ -272,7 +278,10 @@ async def _marked_ids(db: Database) -> list[str]:
 
 
 async def evict(
-    db: Database, budget: int | None = None, active_thread_id: str | None = None
+    db: Database,
+    budget: int | None = None,
+    active_thread_id: str | None = None,
+    spared: Collection[str] = (),
 ) -> dict[str, Any]:
     """Evict until the total is within ``budget`` (default: :func:`current_budget`).
 
@@ -281,7 +290,7 @@ async def evict(
     """
     limit = current_budget() if budget is None else budget
     plan = await db.transaction(
-        "r", ["attachments"], lambda tx: plan_eviction(tx, limit, active_thread_id)
+        "r", ["attachments"], lambda tx: plan_eviction(tx, limit, active_thread_id, spared)
     )
     if not plan["ids"] and not plan["leftovers"]:
         return {"evicted": 0, "freed": 0, "total": plan["total"]}

@@ -13,19 +13,26 @@ takes the number. Archiving a thread, in one transaction:
    left alone, so the list order does not change);
 3. deletes the thread's nodes and its other attachments (only its nodes used them).
 
-Never archived: the active thread, pinned threads, threads being deleted, threads
-with an active run, and threads with nothing left to archive (no leaf).
+Never archived: the spared threads (``spared``: the ids the caller names, see below),
+pinned threads, threads being deleted, threads with an active run, and threads with
+nothing left to archive (no leaf).
+
+Which threads are spared is the caller's knowledge, not this module's: the extension
+passes every thread an open panel shows (a Web Lock per panel) and the one a panel will
+reopen (``chrome.storage.local``); see ``web/presence.mjs``. This module never asks which
+world it runs in.
 
 The setting is the ``retention`` group of :mod:`panelot.settings` (``{days}``, stored
 as ``settings.retention`` in ``chrome.storage.local``); :func:`configured_days` reads
 it. ``panelot.runtime.start`` applies it when a page opens the store, and the service
 worker's daily ``chrome.alarms`` alarm calls ``panelot.runtime.run_retention``
-(:func:`run_configured`) with the thread a side panel has open.
+(:func:`run_configured`) with the spared ids.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Collection, Iterable
+from typing import Any, TypedDict
 
 from panelot.attachments.records import put_attachment
 from panelot.clock import Clock, now_ms
@@ -40,16 +47,24 @@ from panelot.tree.loading import LoadedThread
 from panelot.tree.reading import load_nodes
 from panelot.tree.records import thread_from_wire
 
+Spared = Collection[str]
+"""Ids of threads a retention pass leaves alone whatever their age."""
+
 __all__ = [
     "DAY_MS",
+    "MESSAGE_TYPES",
     "RETENTION_TABLES",
     "SUMMARY_REF",
+    "Preview",
+    "Spared",
     "archive_old_threads",
     "archive_thread",
     "candidates",
     "check_days",
     "configured_days",
+    "preview",
     "run_configured",
+    "spared_ids",
 ]
 
 DAY_MS = 24 * 3600 * 1000
@@ -61,6 +76,23 @@ RETENTION_TABLES = ("threads", "nodes", "attachments", "runs")
 SUMMARY_REF = "retention:summary"
 """``sourceRef`` of the Markdown summary attachment written on archiving."""
 
+MESSAGE_TYPES = ("user_message", "assistant_message")
+"""The node types :func:`preview` counts as messages."""
+
+
+def spared_ids(active: str | None = None, spared: Iterable[str] | None = None) -> frozenset[str]:
+    """The spared set: ``active`` (when given) and every id of ``spared``.
+
+    Raises ValidationError (field ``sparedThreadIds``) for an id that is not a string.
+    """
+    ids = list(spared or ())
+    for ident in ids:
+        if not isinstance(ident, str):
+            raise ValidationError(
+                "sparedThreadIds: must be a list of thread ids (strings)", field="sparedThreadIds"
+            )
+    return frozenset(ids + ([active] if active else []))
+
 
 def check_days(days: Any, field: str = "days") -> int:
     """Validate a retention period: a positive whole number of days."""
@@ -70,7 +102,7 @@ def check_days(days: Any, field: str = "days") -> int:
 
 
 async def candidates(
-    tx: Transaction, days: int, now: int, active_thread_id: str | None = None
+    tx: Transaction, days: int, now: int, spared: Spared = frozenset()
 ) -> list[str]:
     """Ids of threads whose ``updatedAt`` is older than ``days`` and that may be archived."""
     cutoff = now - check_days(days) * DAY_MS
@@ -78,7 +110,7 @@ async def candidates(
     return [
         r["id"]
         for r in rows
-        if r.get("id") != active_thread_id
+        if r.get("id") not in spared
         and not r.get("pinned")
         and not r.get("deleting")
         and r.get("leafId") is not None
@@ -90,6 +122,31 @@ async def _has_active_run(tx: Transaction, thread_id: str) -> bool:
         if await tx.table("runs").where("[threadId+state]").equals([thread_id, state]).count():
             return True
     return False
+
+
+class Preview(TypedDict):
+    """What a pass would do now: the threads it would summarize, and their messages."""
+
+    threadIds: list[str]
+    threads: int
+    messages: int
+
+
+async def preview(tx: Transaction, days: int, now: int, spared: Spared = frozenset()) -> Preview:
+    """What archiving threads older than ``days`` would remove, without writing.
+
+    Over :data:`RETENTION_TABLES`, read-only; ``messages`` counts the user and assistant
+    messages (every version) the pass would delete.
+    """
+    ids = []
+    messages = 0
+    for thread_id in await candidates(tx, days, now, spared):
+        if await _has_active_run(tx, thread_id):
+            continue
+        nodes = await load_nodes(tx, thread_id)
+        ids.append(thread_id)
+        messages += sum(1 for n in nodes if isinstance(n, dict) and n.get("type") in MESSAGE_TYPES)
+    return {"threadIds": ids, "threads": len(ids), "messages": messages}
 
 
 async def archive_thread(
@@ -148,20 +205,19 @@ async def archive_thread(
 async def archive_old_threads(
     db: Database,
     days: int | None,
-    active_thread_id: str | None = None,
+    spared: Spared = frozenset(),
     clock: Clock = now_ms,
 ) -> list[dict[str, Any]]:
     """Archive every eligible thread older than ``days``, one transaction per thread.
 
-    ``days=None`` (retention off) does nothing. Returns the archived threads' results.
+    ``days=None`` (retention off) does nothing; the ``spared`` threads are left alone.
+    Returns the archived threads' results.
     """
     if days is None:
         return []
     now = clock()
     cutoff = now - check_days(days) * DAY_MS
-    ids = await db.transaction(
-        "r", ["threads"], lambda tx: candidates(tx, days, now, active_thread_id)
-    )
+    ids = await db.transaction("r", ["threads"], lambda tx: candidates(tx, days, now, spared))
     done = []
     for thread_id in ids:
 
@@ -182,8 +238,8 @@ async def configured_days() -> int | None:
 
 
 async def run_configured(
-    db: Database, active_thread_id: str | None = None, clock: Clock = now_ms
+    db: Database, spared: Spared = frozenset(), clock: Clock = now_ms
 ) -> tuple[int | None, list[dict[str, Any]]]:
     """One retention pass with the configured setting; ``(days, archived results)``."""
     days = await configured_days()
-    return days, await archive_old_threads(db, days, active_thread_id, clock)
+    return days, await archive_old_threads(db, days, spared, clock)

@@ -7,13 +7,14 @@ setting are archived, and the attachment budget is enforced.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TypedDict
 
 from panelot.attachments.eviction import evict, finish_interrupted
 from panelot.bus.receipts import cleanup_receipts
 from panelot.clock import Clock
 from panelot.idb import Database
-from panelot.lifecycle.retention import archive_old_threads
+from panelot.lifecycle.retention import archive_old_threads, spared_ids
 from panelot.lifecycle.thread_delete import release_stale_deletes
 
 __all__ = ["StartUp", "start_up"]
@@ -32,11 +33,17 @@ async def start_up(
     clock: Clock,
     retention_days: int | None = None,
     active_thread_id: str | None = None,
+    spared_thread_ids: Collection[str] = (),
 ) -> StartUp:
-    """Start-up housekeeping (see the module docstring); ``None`` days: retention off."""
+    """Start-up housekeeping (see the module docstring); ``None`` days: retention off.
+
+    Retention and the attachment budget spare ``active_thread_id`` and every id of
+    ``spared_thread_ids``.
+    """
     await cleanup_receipts(db, clock())
     await release_stale_deletes(db, clock())
     finished = await finish_interrupted(db)
-    archived = await archive_old_threads(db, retention_days, active_thread_id, clock)
-    evicted = await evict(db, None, active_thread_id)
+    spared = spared_ids(active_thread_id, spared_thread_ids)
+    archived = await archive_old_threads(db, retention_days, spared, clock)
+    evicted = await evict(db, None, active_thread_id, spared)
     return {"finished": finished, "archived": len(archived), "evicted": evicted["evicted"]}

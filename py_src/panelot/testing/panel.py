@@ -64,6 +64,12 @@ DEFAULT_TIMEOUT_MS = 60_000
 #: The API key :func:`configure_provider` saves unless told otherwise.
 API_KEY = "sk-e2e-secret-4f1c9a"
 
+#: Forgets the thread the panel reopens (web/presence.mjs, REOPEN_KEY): chrome.storage's
+#: calls of one page run in order, so this runs before the panel's read after its boot.
+_FORGET_LAST_THREAD = """
+globalThis.chrome?.storage?.local?.remove('panelot.reopenThreadId');
+try { localStorage.removeItem('panelot.reopenThreadId'); } catch {}
+"""
 _SETTLED = "() => document.body?.dataset.ready === '1' || window.__panelotState === 'error'"
 _STORE_SETTLED = "() => ['ready', 'error'].includes(window.__panelotState)"
 _BOOT_STATE = """() => ({
@@ -192,7 +198,7 @@ def open_panel(
     page = context.new_page()
     page.set_viewport_size(PANEL_VIEWPORT)  # type: ignore[arg-type]
     if forget_last_thread:
-        page.add_init_script("localStorage.removeItem('panelot.lastThread')")
+        page.add_init_script(_FORGET_LAST_THREAD)
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     wait_ready(page, timeout_ms, panel=True)
     return page

@@ -107,3 +107,68 @@ async def case_thread_with_an_active_run_is_not_archived(ctx: Ctx) -> None:
     out = await store.command("thread.archive_old", {"days": 30, "activeThreadId": ids["active"]})
     assert out["archived"] == []
     assert await _node_count(store, ids["old"]) == 3
+
+
+async def case_every_spared_thread_is_kept(ctx: Ctx) -> None:
+    """``sparedThreadIds`` (what open panels show, what one will reopen) are all kept."""
+    store = await ctx.store()
+    ids = await _scene(ctx, store)
+    spared = [ids["old"], ids["active"]]
+    out = await store.command("thread.archive_old", {"days": 30, "sparedThreadIds": spared})
+    assert out["archived"] == []
+    for name in ("old", "active"):
+        assert await _node_count(store, ids[name]) >= 2, name
+    await raises(
+        ValidationError,
+        store.command("thread.archive_old", {"days": 30, "sparedThreadIds": "not a list"}),
+    )
+    name = store.db.name
+    store.close()
+    on = await PanelotStore.open(
+        ctx.factory, name, clock=ctx.clock, retention_days=30, spared_thread_ids=spared
+    )
+    ctx.dbs.append(on.db)
+    assert on.startup["archived"] == 0
+    assert await _node_count(on, ids["old"]) == 3
+
+
+async def case_preview_counts_what_a_pass_would_remove(ctx: Ctx) -> None:
+    store = await ctx.store()
+    ids = await _scene(ctx, store)
+    plan = await store.query("retention.preview", {"days": 30, "activeThreadId": ids["active"]})
+    # old: a question, an answer and an image message; nothing written by the preview
+    assert plan == {"threadIds": [ids["old"]], "threads": 1, "messages": 3}
+    assert await _node_count(store, ids["old"]) == 3
+    spared = await store.query(
+        "retention.preview", {"days": 30, "sparedThreadIds": [ids["old"], ids["active"]]}
+    )
+    assert spared == {"threadIds": [], "threads": 0, "messages": 0}
+    await raises(ValidationError, store.query("retention.preview", {"days": 0}))
+
+
+async def case_the_summary_is_shown_and_exported(ctx: Ctx) -> None:
+    """``thread.summary`` and both exports give what retention kept, and say so."""
+    store = await ctx.store()
+    ids = await _scene(ctx, store)
+    assert await store.query("thread.summary", {"threadId": ids["old"]}) is None
+    await store.command("thread.archive_old", {"days": 30, "activeThreadId": ids["active"]})
+    summary = await store.query("thread.summary", {"threadId": ids["old"]})
+    assert summary is not None
+    assert summary["markdown"].startswith("# old") and "answer of old" in summary["markdown"]
+    assert summary["notice"].startswith("Retention removed this conversation's messages on ")
+    md = (await store.query("thread.export", {"threadId": ids["old"], "format": "markdown"}))[
+        "markdown"
+    ]
+    assert md.startswith("# old\n\n> Retention removed")
+    assert "question of old" in md and "answer of old" in md
+    data = (await store.query("thread.export", {"threadId": ids["old"]}))["data"]
+    assert data["nodes"] == []
+    assert data["retentionSummary"]["markdown"] == summary["markdown"]
+    # Un-archived and continued: the summary stays, the new messages follow it.
+    await store.command("thread.update", {"threadId": ids["old"], "patch": {"archived": False}})
+    await store.append(ids["old"], "user_message", text("a new question"))
+    md = (await store.query("thread.export", {"threadId": ids["old"], "format": "markdown"}))[
+        "markdown"
+    ]
+    assert md.index("answer of old") < md.index("---") < md.index("a new question")
+    assert await store.query("thread.summary", {"threadId": ids["active"]}) is None
