@@ -286,7 +286,7 @@ async function runRestore(p, file) {
       return;
     }
     // Replies streaming now would land in conversations the backup replaces.
-    for (const threadId of [...app.chat.replies.streams.keys()]) app.chat.replies.stop(threadId);
+    for (const threadId of [...app.chat.replies.streams.keys()]) app.chat.replies.stop(threadId, { discard: true });
     // The open conversation may not be in the backup: its end is this restore, not news.
     openId = app.chat.threadId;
     if (openId) app.chat.deleting.add(openId);

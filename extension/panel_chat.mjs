@@ -56,6 +56,7 @@ export class Chat {
         if (threadId === this.threadId) this.scrollDown();
       },
       failed: (threadId, text, error, retry, label) => this.showError(threadId, text, error, retry, label),
+      noted: (threadId, text, retry, label) => this.showNote(threadId, text, retry, label),
     });
     this.composer = new Composer(this);
     this.bind();
@@ -296,7 +297,7 @@ export class Chat {
   /** The open thread was deleted in another context: close it, with a notice (unless `quiet`). */
   gone(threadId, { quiet = false } = {}) {
     if (this.threadId !== threadId || this.deleting.has(threadId)) return;
-    this.replies.stop(threadId);
+    this.replies.stop(threadId, { discard: true });
     this.errors.delete(threadId);
     this.close();
     if (this.app.view === "chat") this.app.show("threads");
@@ -523,6 +524,12 @@ export class Chat {
     this.renderError();
   }
 
+  /** A neutral note in the same banner (not in the error style), e.g. after a Stop. */
+  showNote(threadId, text, retry, label = "Retry") {
+    this.errors.set(threadId, { text, error: null, retry, label, load: false, note: true });
+    this.renderError();
+  }
+
   hideError(threadId) {
     this.errors.delete(threadId);
     this.renderError();
@@ -532,6 +539,8 @@ export class Chat {
     const shown = this.threadId ? this.errors.get(this.threadId) : null;
     $("chat-error").hidden = !shown;
     if (!shown) return;
+    $("chat-error").classList.toggle("error", !shown.note);
+    $("chat-error").classList.toggle("info", !!shown.note);
     if (shown.error) replace($("chat-error-text"), errorView(shown.error, shown.text));
     else $("chat-error-text").textContent = shown.text;
     $("chat-retry").textContent = shown.label;

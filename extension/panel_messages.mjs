@@ -193,11 +193,29 @@ export class MessageView {
         "div",
         { class: "msg-foot" },
         n.siblingCount > 1 ? this.selector(n) : null,
+        user ? null : this.interrupted(p.interrupted),
         this.info(n, user),
         this.actions(n, byId, user, text),
       ),
     );
     return el;
+  }
+
+  /**
+   * The mark of a reply that ended early (payload `interrupted`): "Stopped" by the user
+   * (neutral) or "Cut off" when the stream broke (a warning; its Regenerate says Retry).
+   */
+  interrupted(how) {
+    if (how !== "stopped" && how !== "cut_off") return null;
+    const stopped = how === "stopped";
+    return h("span", {
+      class: `msg-interrupted ${stopped ? "stopped" : "cut-off"}`,
+      dataset: { interrupted: how },
+      text: stopped ? "Stopped" : "Cut off",
+      title: stopped
+        ? "You stopped this reply: it holds the text that had arrived."
+        : "The connection broke before the reply was complete: this is the text that arrived.",
+    });
   }
 
   info(n, user) {
@@ -218,9 +236,11 @@ export class MessageView {
     } else {
       const parent = byId.get(n.parentId);
       if (parent?.type === "user_message") {
+        // A cut-off reply offers Retry: the same new version as Regenerate.
+        const cut = n.payload?.interrupted === "cut_off";
         actions.append(
           action(
-            "Regenerate",
+            cut ? "Retry" : "Regenerate",
             "regenerate",
             () => chat.regenerate(parent.id),
             !chat.provider || !!chat.replies.get(chat.threadId),

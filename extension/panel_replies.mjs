@@ -1,7 +1,9 @@
 // Replies being streamed, one per thread at most. A reply belongs to its thread, not to
 // the view: it keeps streaming while the user opens other conversations, and it is
-// stored in its own thread when complete. Its element is shown whenever that thread
-// is the one on screen.
+// stored in its own thread when it ends. Its element is shown whenever that thread
+// is the one on screen. A reply that ends early keeps the text that arrived: one node,
+// written once, marked `interrupted: "stopped"` (the user's Stop) or `"cut_off"` (the
+// stream broke off, timed out or failed midway). With no text yet, nothing is stored.
 import { h, replace } from "./panel_dom.mjs";
 import { cmd, q, hasQuery } from "./panel_store.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
@@ -38,8 +40,9 @@ export class Replies {
   /**
    * `events`: `changed(threadId, stored?)` when a reply starts, ends or is stored (the
    * view re-renders that thread if it is on screen; `stored`: `{nodeId, el, mode,
-   * userNodeId}` once the reply is stored, its element to show until the view has it), `delta(threadId)` as text arrives, and
-   * `failed(threadId, message, error, retry, label)` when a reply could not be made or kept.
+   * userNodeId}` once the reply is stored, its element to show until the view has it), `delta(threadId)` as text arrives,
+   * `failed(threadId, message, error, retry, label)` when a reply could not be made or kept (or was cut off), and
+   * `noted(threadId, message, retry, label)` for a neutral note (a Stop before any text arrived).
    */
   constructor(app, events) {
     this.app = app;
@@ -54,9 +57,16 @@ export class Replies {
     return this.streams.get(threadId);
   }
 
-  /** Stop the reply streaming in `threadId` (nothing is stored). */
-  stop(threadId) {
-    this.streams.get(threadId)?.controller.abort();
+  /**
+   * Stop the reply streaming in `threadId`: the text that arrived is stored, marked
+   * "stopped". With `discard` (its thread is being deleted or replaced) nothing is
+   * stored and nothing is said.
+   */
+  stop(threadId, { discard = false } = {}) {
+    const stream = this.streams.get(threadId);
+    if (!stream) return;
+    if (discard) stream.discard = true;
+    stream.controller.abort();
   }
 
   /**
@@ -88,10 +98,23 @@ export class Replies {
         },
       });
     } catch (error) {
+      const stopped = error?.name === "AbortError";
+      if (stream.text && !stream.discard) {
+        // What arrived is the reply, marked: a Stop is no error; a cut-off one says why.
+        const interrupted = stopped ? "stopped" : "cut_off";
+        const partial = { text: stream.text, model: provider.model, usage: null, interrupted };
+        const ok = await this.store(threadId, userNodeId, mode, provider, partial, stream);
+        if (ok && !stopped) {
+          const again = () => this.generate(threadId, userNodeId, "regenerate", provider);
+          this.events.failed(threadId, "The reply was cut off; the text that arrived is kept.", error, again, "Retry");
+        }
+        return;
+      }
       this.streams.delete(threadId);
       this.events.changed(threadId);
-      if (error?.name === "AbortError") {
-        this.events.failed(threadId, "Reply stopped; nothing was saved.", null, retry, "Retry");
+      if (stream.discard) return;
+      if (stopped) {
+        this.events.noted(threadId, "Stopped before any reply arrived; nothing was saved.", retry, "Retry");
       } else {
         this.events.failed(threadId, "The reply failed.", error, retry);
       }
@@ -100,12 +123,14 @@ export class Replies {
     await this.store(threadId, userNodeId, mode, provider, result, stream);
   }
 
+  /** Store `result` (`interrupted` set when it ended early); true once stored. */
   async store(threadId, userNodeId, mode, provider, result, stream) {
     const payload = {
       content: [{ type: "text", text: result.text }],
       model: result.model || provider.model,
       connectionId: provider.connectionId,
     };
+    if (result.interrupted) payload.interrupted = result.interrupted;
     const usage = toUsage(result.usage);
     if (usage) payload.usage = usage;
     let stored;
@@ -118,10 +143,11 @@ export class Replies {
       // The text is kept on the retry: storing it again does not ask the provider twice.
       const again = () => this.retryStore(threadId, userNodeId, mode, provider, result);
       this.events.failed(threadId, "The reply could not be saved.", error, again);
-      return;
+      return false;
     }
     if (this.streams.get(threadId) === stream) this.streams.delete(threadId);
     this.events.changed(threadId, { nodeId: stored?.nodeId, el: stream.el, mode, userNodeId });
+    return true;
   }
 
   async retryStore(threadId, userNodeId, mode, provider, result) {

@@ -350,7 +350,7 @@ export async function deleteThread(t) {
     `“${t.title || "Untitled"}” and all its messages, branches and attachments will be deleted. This cannot be undone.`,
   );
   if (!ok) return;
-  app.chat.replies.stop(t.id);
+  app.chat.replies.stop(t.id, { discard: true });
   app.chat.deleting.add(t.id); // its live view going away is not news from elsewhere
   try {
     const result = await cmd("thread.delete", { threadId: t.id });

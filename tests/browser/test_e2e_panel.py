@@ -29,6 +29,7 @@ from panelot.testing import (
     last_id,
     new_thread,
     open_panel,
+    open_thread,
     send_message,
     to_list,
     wait_reply,
@@ -193,24 +194,122 @@ def test_send_streams_then_stores_one_assistant_node(
     )
 
 
-def test_stopping_mid_stream_writes_no_node(panel: Page, store: PanelotStore) -> None:
+def test_stop_keeps_the_streamed_text_as_one_stopped_reply(
+    panel: Page,
+    store: PanelotStore,
+    panelot_stub: StubProvider,
+    panelot_module_context: ExtensionContext,
+) -> None:
     page = panel
     thread_id = new_thread(page)
-    page.fill("#input", "please be slow")
-    page.press("#input", "Enter")
-    page.wait_for_selector("[data-streaming] .msg-body >> text=word2")
-    assert page.is_visible("#stop") and page.is_hidden("#send")
-    shot(page, "panel-streaming")
-    page.click("#stop")
+    # Every chunk but the final one is sent; that one waits: Stop lands mid-stream.
+    panelot_stub.release = threading.Event()
+    try:
+        page.fill("#input", "Tell me about pressing stop")
+        page.press("#input", "Enter")
+        page.wait_for_selector("[data-streaming] .msg-body >> text=pressing stop")
+        streamed = page.inner_text("[data-streaming] .msg-body").strip()
+        assert page.is_visible("#stop") and page.is_hidden("#send")
+        shot(page, "panel-streaming")
+        page.click("#stop")
+        # The mark is drawn from the stored node only (the live snapshot has it).
+        page.wait_for_selector("#messages .msg.assistant [data-interrupted='stopped']")
+    finally:
+        panelot_stub.release.set()
+        panelot_stub.release = None
     page.wait_for_selector("[data-streaming]", state="detached")
-    assert "nothing was saved" in page.inner_text("#chat-error")
+    shot(page, "panel-stopped")
+    assert page.is_hidden("#chat-error"), "a user's Stop is not an error"
+    assert page.is_visible("#send") and page.is_hidden("#stop")
+    raw = store.raw_nodes(thread_id)
+    assert [n["type"] for n in raw] == ["user_message", "assistant_message"]  # one node
+    reply = raw[1]["payload"]
+    assert reply["content"] == [{"type": "text", "text": streamed}]
+    assert reply["interrupted"] == "stopped" and reply["model"] == "stub-model"
+    shown = page.locator("#messages .msg.assistant").last
+    assert shown.locator(".msg-body").inner_text().strip() == streamed
+    assert shown.locator(".msg-interrupted").inner_text().strip() == "Stopped"
+
+    # A fresh panel page (a reload) shows it the same way, from storage.
+    context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
+    other = open_panel(context, extension_id)
+    try:
+        open_thread(other, thread_id)
+        again = other.locator(f"#messages [data-node-id='{raw[1]['id']}']")
+        assert again.locator(".msg-body").inner_text().strip() == streamed
+        assert again.locator("[data-interrupted='stopped']").inner_text().strip() == "Stopped"
+        assert other.is_hidden("#chat-error")
+    finally:
+        other.close()
+
+    # The next request sends the stopped reply as what the assistant said.
+    before = len(panelot_stub.requests)
+    send_message(page, "go on")
+    sent = panelot_stub.requests[before]["body"]["messages"]
+    assert [(m["role"], m["content"]) for m in sent[-3:]] == [
+        ("user", "Tell me about pressing stop"),
+        ("assistant", streamed),
+        ("user", "go on"),
+    ]
+
+
+def test_stop_before_any_text_saves_nothing_and_says_so_calmly(
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+) -> None:
+    page = panel
+    configure_provider(page, panelot_stub.url("stall"))  # headers, then nothing
+    try:
+        thread_id = new_thread(page)
+        page.fill("#input", "are you there")
+        page.press("#input", "Enter")
+        page.wait_for_selector("[data-streaming] .typing")  # no text will come
+        page.click("#stop")
+        page.wait_for_selector("#chat-error.info:not([hidden])")
+        assert not page.eval_on_selector("#chat-error", "(el) => el.classList.contains('error')")
+        assert "nothing was saved" in page.inner_text("#chat-error-text")
+        assert page.is_visible("#chat-retry")
+        assert page.is_hidden("[data-streaming]") and page.is_visible("#send")
+        assert [n["type"] for n in store.raw_nodes(thread_id)] == ["user_message"]
+    finally:
+        configure_provider(page, panelot_stub.base_url)  # the module's tests share the panel
+
+
+def test_a_stream_that_breaks_off_keeps_its_text_marked_cut_off_and_retry_works(
+    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+) -> None:
+    page = panel
+    thread_id = new_thread(page)
+    panelot_stub.breaks = 1  # this reply streams half its words, then the connection closes
+    try:
+        page.fill("#input", "Tell me something that breaks off midway")
+        page.press("#input", "Enter")
+        page.wait_for_selector("#messages .msg.assistant [data-interrupted='cut_off']")
+    finally:
+        panelot_stub.breaks = 0
+    page.wait_for_selector("#chat-error:not([hidden])")
+    shot(page, "panel-cut-off")
+    assert "cut off" in page.inner_text("#chat-error-text")
     assert page.is_visible("#chat-retry")
-    page.wait_for_timeout(400)  # let any late write land
-    nodes = store.raw_nodes(thread_id)
-    assert [n["type"] for n in nodes] == ["user_message"]
-    assert [
-        n["type"] for n in store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
-    ] == ["user_message"]
+    raw = store.raw_nodes(thread_id)
+    assert [n["type"] for n in raw] == ["user_message", "assistant_message"]
+    cut = raw[1]
+    text = cut["payload"]["content"][0]["text"]
+    assert cut["payload"]["interrupted"] == "cut_off"
+    assert text.startswith("Reply ") and "midway" not in text  # the first half only
+    shown = page.locator(f"#messages [data-node-id='{cut['id']}']")
+    assert shown.locator(".msg-body").inner_text().strip() == text.strip()
+    assert shown.locator(".msg-interrupted").inner_text().strip() == "Cut off"
+    retry = shown.locator("[data-action=regenerate]")
+    assert retry.inner_text().strip() == "Retry"
+
+    retry.click()  # a new version beside the cut-off one, as Regenerate makes
+    fresh = wait_reply(page, cut["id"])
+    assert page.is_hidden("#chat-error")
+    nodes = store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    assert [n["id"] for n in nodes] == [raw[0]["id"], fresh]
+    assert nodes[1]["siblingCount"] == 2 and "interrupted" not in nodes[1]["payload"]
+    assert "midway" in nodes[1]["payload"]["content"][0]["text"]
+    assert page.locator(f"#messages [data-node-id='{fresh}'] .msg-interrupted").count() == 0
 
 
 def test_a_reply_streaming_turns_regenerate_off_without_redrawing_the_messages(

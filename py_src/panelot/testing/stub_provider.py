@@ -9,6 +9,10 @@ one ``chat.completion.chunk`` per word, a final chunk with ``usage``, then
 * it contains ``markdown``: a reply with a heading, a list and a code block;
 * otherwise ``Reply <n> to: <text>``, ``n`` counting the requests so far.
 
+While :attr:`StubProvider.breaks` is above 0, a reply breaks off: it streams the first
+half of its chunks, then closes the connection with no final chunk and no ``[DONE]``
+(each such reply counts ``breaks`` down by one, so a retry afterwards succeeds).
+
 A base URL with a mode before ``/v1`` (:meth:`StubProvider.url`) misbehaves on purpose,
 whatever the message:
 
@@ -118,6 +122,8 @@ class StubProvider:
         self.release: threading.Event | None = None
         """When set to an Event, a reply's last chunk waits until the Event is set: a test
         can then look at the panel mid-stream, however slow the machine."""
+        self.breaks = 0
+        """How many of the next replies break off midway (see the module's docstring)."""
         self.requests: list[dict[str, Any]] = []
         self.closed: list[int] = []
         self.lock = threading.Condition()
@@ -240,6 +246,12 @@ class StubProvider:
         else:
             words = [w + " " for w in f"Reply {n} to: {text}".split(" ")]
             words[-1] = words[-1].rstrip()
+        with self.lock:
+            broken = self.breaks > 0
+            if broken:
+                self.breaks -= 1
+        if broken:
+            words = words[: max(1, len(words) // 2)]
         _start_stream(handler)
         model = str(body.get("model") or "stub-model")
         try:
@@ -247,6 +259,9 @@ class StubProvider:
                 handler.wfile.write(_chunk(model, {"content": word}))
                 handler.wfile.flush()
                 time.sleep(delay)
+            if broken:  # the connection closes here: no final chunk, no [DONE]
+                handler.close_connection = True
+                return
             release = self.release
             if release is not None:
                 release.wait(HOLD_SECONDS)

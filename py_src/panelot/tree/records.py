@@ -138,7 +138,13 @@ class UserMessage:
 
 @dataclass(slots=True)
 class AssistantMessage:
-    """The final assistant message of a turn (streaming deltas are never nodes)."""
+    """The final assistant message of a turn (streaming deltas are never nodes).
+
+    ``interrupted`` (an extension field; absent: the provider finished the reply) says
+    the reply ended early and ``content`` holds the text that had arrived: ``"stopped"``
+    by the user, ``"cut_off"`` when the stream broke off. Such a reply keeps some text
+    (:func:`payload_from_wire` refuses one without); later requests send it as any reply.
+    """
 
     content: list[ContentBlock]
     model: str
@@ -146,6 +152,7 @@ class AssistantMessage:
     reasoning: str | None = None
     provider_state: ProviderState | None = None
     usage: Usage | None = None
+    interrupted: Literal["stopped", "cut_off"] | None = None
     deleted: bool | None = None
 
 
@@ -296,7 +303,21 @@ def payload_from_wire(
     payload: Payload = decode(cls, data, path)
     if isinstance(payload, AssistantMessage) and isinstance(data, dict):
         check_provider_state(data.get("providerState"), f"{path}.providerState")
+        _check_interrupted(payload, path)
     return payload
+
+
+def _check_interrupted(payload: AssistantMessage, path: str) -> None:
+    """An interrupted reply is the text that arrived: it needs some (else nothing is kept)."""
+    if payload.interrupted is None:
+        return
+    if not any(isinstance(b, TextBlock) and b.text for b in payload.content):
+        where = f"{path}.interrupted"
+        raise ValidationError(
+            f"{where}: an interrupted reply must keep the text that arrived "
+            "(a non-empty text block); with none, store no reply",
+            field=where,
+        )
 
 
 def node_from_wire(data: Any, path: str = "node") -> ThreadNode:
