@@ -169,11 +169,12 @@ export function connect(db, ok, fail, complete, abort) {
 
 /**
  * Starts a transaction over the comma-separated `tables`, tagged with `txId`: one call
- * from Python instead of five. The handlers are dropped when it ends.
+ * from Python instead of five. `durability` is IndexedDB's option ("default", "strict"
+ * or "relaxed"). The handlers are dropped when it ends.
  */
-export function begin(db, tables, mode, txId) {
+export function begin(db, tables, mode, txId, durability) {
   const h = db.__panelot;
-  const tx = db.transaction(tables.split(","), mode);
+  const tx = db.transaction(tables.split(","), mode, { durability });
   tx.__panelot = h;
   tx.__panelotTx = txId;
   tx.oncomplete = () => {
