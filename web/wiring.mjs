@@ -189,6 +189,17 @@ export function begin(db, tables, mode, txId, durability) {
   return tx;
 }
 
+/**
+ * Takes the Web Lock `name` (one queue for every page and the service worker of the
+ * extension) and resolves, once it is granted, with the function that releases it. The
+ * settings' read-check-write runs in Python in between (panelot.settings.chrome).
+ */
+export function holdLock(name) {
+  return new Promise((granted, refused) => {
+    navigator.locks.request(name, () => new Promise((release) => granted(release))).catch(refused);
+  });
+}
+
 /** Commits `tx`; false when it was already committing or finished. */
 export function commit(tx) {
   try {
