@@ -51,7 +51,8 @@ function scaled(n) {
   return [v, i];
 }
 
-const BYTE_UNITS = ["B", "KB", "MB", "GB", "TB"];
+// Powers of 1024, so labelled as such (KiB, MiB: a "MB" would be 10^6 bytes).
+const BYTE_UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
 /** Human bytes. */
 export function bytes(n) {
@@ -60,7 +61,7 @@ export function bytes(n) {
   return `${v < 10 && i > 0 ? v.toFixed(1) : Math.round(v)} ${BYTE_UNITS[i]}`;
 }
 
-/** Human bytes with one decimal from KB up ("52.3 MB", "812.0 KB", "7 B"): a file's size. */
+/** Human bytes with one decimal from KiB up ("52.3 MiB", "812.0 KiB", "7 B"): a file's size. */
 export function fileSize(n) {
   if (n === null || n === undefined) return "?";
   const [v, i] = scaled(n);

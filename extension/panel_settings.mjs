@@ -76,13 +76,15 @@ function fillStorage(app, section) {
     return;
   }
   const usage = h("p", { id: "attachment-usage", class: "status" });
+  const freed = h("p", { id: "storage-freed", class: "status", hidden: true });
   const filled = [
     usage,
     h("p", {
       class: "note",
       text: "Over budget, the oldest attachments outside the open conversation are removed first; their messages keep a placeholder.",
     }),
-    h("div", { class: "row" }, cleanupButton(app)),
+    h("div", { class: "row" }, cleanupButton(app, freed)),
+    freed,
   ];
   stops.push(
     live(
@@ -97,7 +99,10 @@ function fillStorage(app, section) {
   );
 }
 
-/** The usage line, meter and warning of a storage estimate. */
+/**
+ * The usage line, meter and warning of a storage estimate. `usage` is already less what
+ * a clean-up freed and the browser still counts (`lagging`, said in the line's title).
+ */
 function estimateParts(est) {
   const pct = est.percent ?? 0;
   const bar = h("div");
@@ -107,6 +112,7 @@ function estimateParts(est) {
       id: "storage-usage",
       class: `status ${est.warn ? "warn" : ""}`,
       text: `${bytes(est.usage)} used of ${est.quota ? bytes(est.quota) : "unknown"}${est.percent !== null ? ` (${est.percent}%)` : ""}`,
+      title: est.lagging ? `The browser still reports ${bytes(est.reported)}: it has not yet counted ${bytes(est.lagging)} freed.` : "",
     }),
     h("div", { class: `meter${est.warn ? " warn" : ""}` }, bar),
     est.warn
@@ -119,8 +125,13 @@ function estimateParts(est) {
   ];
 }
 
-/** "Clean up attachments now": attachment.evict (the live figures show the result). */
-function cleanupButton(app) {
+/**
+ * "Clean up attachments now": attachment.evict, down to the budget and, with storage over
+ * 80% full, down to 70% (Python decides on the stored sizes and the estimate less what
+ * earlier clean-ups freed, so a second click does not evict again on a lagging figure).
+ * `freed` shows what it freed; the live figures show the rest.
+ */
+function cleanupButton(app, freed) {
   return h("button", {
     id: "attachment-cleanup",
     type: "button",
@@ -129,15 +140,12 @@ function cleanupButton(app) {
       click: async () => {
         try {
           const args = app.chat.threadId ? { activeThreadId: app.chat.threadId } : {};
-          // Storage over 80% full: also free enough to get it back under 70%.
-          const est = app.caps.estimate ? await q("storage.estimate").catch(() => null) : null;
-          if (est?.warn && est.quota) {
-            const now = await q("attachment.usage");
-            const target = Math.max(0, Math.floor(now.total - (est.usage - 0.7 * est.quota)));
-            if (target < now.budget) args.budget = target;
-          }
+          if (app.caps.estimate) args.storagePercent = 70;
           const r = await cmd("attachment.evict", args);
-          toast(`Removed ${plural(r.evicted?.length ?? r.evicted ?? 0, "attachment")}, freed ${bytes(r.freed ?? 0)}`);
+          const removed = plural(r.evicted?.length ?? r.evicted ?? 0, "attachment");
+          freed.textContent = `Freed ${bytes(r.freed ?? 0)} (${removed} removed)`;
+          freed.hidden = false;
+          toast(`Removed ${removed}, freed ${bytes(r.freed ?? 0)}`);
         } catch (error) {
           toastError(error, "Clean-up failed:");
         }

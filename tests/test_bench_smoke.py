@@ -20,6 +20,8 @@ WORKLOADS = (
     "append",
     "append_bus",
     "bulk",
+    "append_strict",
+    "bulk_strict",
     "context",
     "walk",
     "list",

@@ -169,11 +169,12 @@ export function connect(db, ok, fail, complete, abort) {
 
 /**
  * Starts a transaction over the comma-separated `tables`, tagged with `txId`: one call
- * from Python instead of five. The handlers are dropped when it ends.
+ * from Python instead of five. `durability` is IndexedDB's option ("default", "strict"
+ * or "relaxed"). The handlers are dropped when it ends.
  */
-export function begin(db, tables, mode, txId) {
+export function begin(db, tables, mode, txId, durability) {
   const h = db.__panelot;
-  const tx = db.transaction(tables.split(","), mode);
+  const tx = db.transaction(tables.split(","), mode, { durability });
   tx.__panelot = h;
   tx.__panelotTx = txId;
   tx.oncomplete = () => {
@@ -186,6 +187,17 @@ export function begin(db, tables, mode, txId) {
     h.abort(txId, e ? e.name : undefined, e ? e.message : undefined);
   };
   return tx;
+}
+
+/**
+ * Takes the Web Lock `name` (one queue for every page and the service worker of the
+ * extension) and resolves, once it is granted, with the function that releases it. The
+ * settings' read-check-write runs in Python in between (panelot.settings.chrome).
+ */
+export function holdLock(name) {
+  return new Promise((granted, refused) => {
+    navigator.locks.request(name, () => new Promise((release) => granted(release))).catch(refused);
+  });
 }
 
 /** Commits `tx`; false when it was already committing or finished. */

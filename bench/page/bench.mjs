@@ -107,8 +107,9 @@ const heapFigures = (before, end, retained) => ({
 
 // --- Dexie and plain IndexedDB ----------------------------------------------------------
 
-async function openDexie(name) {
-  const db = new Dexie(name);
+async function openDexie(name, durability = undefined) {
+  // chromeTransactionDurability: Dexie passes it to every IDBDatabase.transaction call.
+  const db = new Dexie(name, durability ? { chromeTransactionDurability: durability } : {});
   db.version(1).stores(STORES);
   await db.open();
   return db;
@@ -192,7 +193,8 @@ bench.measure = async (name, impl, run, quick, profile = false) => {
     } else if (impl === "python") {
       out = await measurePython(name, args, dbName, profile, "on", memory, input);
     } else if (impl === "dexie") {
-      out = await measureJs(openDexie, workload.dexie, args, dbName, memory, input);
+      const open = (n) => openDexie(n, workload.durability);
+      out = await measureJs(open, workload.dexie, args, dbName, memory, input);
     } else if (impl === "raw") {
       out = await measureJs(openNative, workload.raw, args, dbName, memory, input);
     } else throw new Error(`unknown implementation ${impl}`);

@@ -19,6 +19,9 @@
 //   input   optional: async ({seed, args, ...}) => a JS value made before the database
 //           is seeded (untimed), handed to setup(db, args, input) (Python: args["input"])
 //   memory  optional: true to record the JS heap (and Python's wasm heap) around run()
+//   durability  optional: "strict" opens every read-write transaction of run() so on
+//           all three sides (Dexie's chromeTransactionDurability, raw IndexedDB's option,
+//           Python's chrome_transaction_durability in workloads.py); see strictly()
 //
 // Only run() is timed, from the call until its promise (or coroutine) resolves. check()
 // returns a JSON value that must be equal for all three implementations of a run.
@@ -687,6 +690,28 @@ export const SHARED_CHECKS = {
 };
 
 // --- workloads --------------------------------------------------------------------------
+
+/**
+ * `workload` again, named `<name>_strict`, with every read-write transaction of its run()
+ * committed with durability "strict" (reported committed once flushed to disk) instead
+ * of Chrome's default (relaxed since Chrome 121): what strict costs, on all three sides.
+ */
+function strictly(workload) {
+  const raw = workload.raw;
+  return {
+    ...workload,
+    name: `${workload.name}_strict`,
+    durability: "strict",
+    raw: {
+      ...raw,
+      run: (db, args, ctx) => {
+        // The plain IDBDatabase's transactions, each opened with {durability: "strict"}.
+        const strictDb = { transaction: (stores, mode) => db.transaction(stores, mode, { durability: "strict" }) };
+        return raw.run(strictDb, args, ctx);
+      },
+    },
+  };
+}
 
 export const WORKLOADS = [
   {
@@ -1395,3 +1420,7 @@ export const WORKLOADS = [
     },
   },
 ];
+
+// What strict durability costs: append (one transaction per message) and bulk (one
+// transaction of 10,000 nodes) again, with every read-write transaction strict.
+WORKLOADS.push(...["append", "bulk"].map((n) => strictly(WORKLOADS.find((w) => w.name === n))));

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from panelot.idb import Database, Transaction
+from panelot.idb import Database, Durability, Transaction
 from panelot.idb.observe import LiveQuery
 from panelot.schema import PANELOT_VERSIONS
 from panelot.store import PanelotStore
@@ -41,6 +41,8 @@ class Workload:
     run: Run
     setup: Setup | None = None
     check: Check | None = None
+    durability: Durability = "default"
+    """The connection's ``chrome_transaction_durability`` (the ``*_strict`` workloads)."""
 
 
 async def _store(db: Database, args: Args) -> PanelotStore:
@@ -385,6 +387,8 @@ WORKLOADS: dict[str, Workload] = {
     "append": Workload(append_run, check=append_check),
     "append_bus": Workload(append_bus_run, _store, append_bus_check),
     "bulk": Workload(bulk_run, check=bulk_check),
+    "append_strict": Workload(append_run, check=append_check, durability="strict"),
+    "bulk_strict": Workload(bulk_run, check=bulk_check, durability="strict"),
     "context": Workload(context_run, _store, context_check),
     "walk": Workload(walk_run, check=result_check),
     "list": Workload(list_run, _store, ids_check),
@@ -425,10 +429,15 @@ BLOCK = 50
 # --- the entry points bench.mjs calls -----------------------------------------------------
 
 
-async def _open(db_name: str, observe: bool = True) -> Database:
+async def _open(
+    db_name: str, observe: bool = True, durability: Durability = "default"
+) -> Database:
     from panelot.idb.browser import BrowserFactory  # Pyodide only
 
-    return await Database(db_name, PANELOT_VERSIONS, observe=observe).open(BrowserFactory())
+    db = Database(
+        db_name, PANELOT_VERSIONS, observe=observe, chrome_transaction_durability=durability
+    )
+    return await db.open(BrowserFactory())
 
 
 def _thread_nodes(thread_id: str) -> Callable[[Transaction], Awaitable[list[Any]]]:
@@ -478,7 +487,7 @@ async def measure(
         return json.dumps(await _interleaved(name, db_name, args))
     if input is not None:
         args["input"] = input
-    db = await _open(db_name, observe=variant != "off")
+    db = await _open(db_name, observe=variant != "off", durability=workload.durability)
     live: LiveQuery[list[Any]] | None = None
     try:
         ctx = await workload.setup(db, args) if workload.setup else None

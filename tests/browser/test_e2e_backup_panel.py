@@ -83,8 +83,8 @@ def contents(rows: dict[str, int]) -> str:
 
 
 def file_size(n: int) -> str:
-    """panel_dom.mjs ``fileSize``: one decimal from KB up."""
-    units = ["B", "KB", "MB", "GB", "TB"]
+    """panel_dom.mjs ``fileSize``: one decimal from KiB up."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
     value, i = float(n), 0
     while value >= 1024 and i < len(units) - 1:
         value /= 1024

@@ -7,7 +7,7 @@
   when attached ("The model will only see this file's name"), by the runtime's rule
   (``file.readable``); a file over the size limit is refused with what the limit is for.
 * Settings -> Retention has a control for the ``retention`` setting group.
-* Tool-result details stored as an attachment show "Details (N KB) — Load"; Load reads
+* Tool-result details stored as an attachment show "Details (N KiB) — Load"; Load reads
   them with ``node.details`` and shows the JSON as text.
 
 The stub provider (panelot/testing/stub_provider.py) records every request it gets, so the tests
@@ -363,7 +363,7 @@ def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotS
     tool.locator("summary").click()
     head = tool.locator(".tool-details")
     kib = int(size / 1024 + 0.5)  # as the panel rounds it
-    assert head.inner_text().replace("\n", " ").strip() == f"Details ({kib} KB) — Load"
+    assert head.inner_text().replace("\n", " ").strip() == f"Details ({kib} KiB) — Load"
     assert "needle-7f3a" not in tool.inner_text()  # nothing loaded yet
     tool.locator("[data-action=load-details]").click()
     page.wait_for_selector(f".msg[data-node-id='{node_id}'] .tool-details[data-state=loaded]")

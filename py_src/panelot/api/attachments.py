@@ -5,7 +5,8 @@ Commands (each with its receipt, in the same transaction as its effect)::
     attachment.put     {threadId, kind, mime, dataBase64, meta?, trust?, provenance?,
                         sourceRef?, nodeId?}             -> {attachmentId, size}
     attachment.attach  {attachmentId, nodeId?, runId?}   -> {attachmentId, refs}
-    attachment.evict   {budget?, activeThreadId?}        -> {evicted, freed, total}
+    attachment.evict   {budget?, activeThreadId?, storagePercent?}
+                                                         -> {evicted, freed, total}
     thread.archive_old {days, activeThreadId?, sparedThreadIds?}
                                           -> {archived: [{threadId, summaryId, nodes,
                                                           attachments}]}
@@ -20,7 +21,8 @@ chooses the victims and runs step 1 (marks); the receipt's transaction runs step
     attachment.usage   {}                    -> {total, count, budget}
     attachment.resolve {threadId, leafId?, kinds?} -> {attachments: {id: {mime, size,
                                                   dataBase64} | {evicted: true}}}
-    storage.estimate   {}                    -> {usage, quota, percent, warn}
+    storage.estimate   {}                    -> {usage, quota, percent, warn, reported,
+                                                 lagging}  (usage: reconciled, see quota)
     node.details       {nodeId}              -> a tool result's details
     retention.preview  {days, activeThreadId?, sparedThreadIds?}
                                              -> {threadIds, threads, messages}
@@ -43,7 +45,13 @@ from typing import Any, Literal, TypedDict
 
 from panelot.attachments.eviction import current_budget, delete_marked, evict, step_one
 from panelot.attachments.eviction import plan_eviction as _plan
-from panelot.attachments.quota import storage_estimate
+from panelot.attachments.quota import (
+    WARN_PERCENT,
+    note_freed,
+    reconcile,
+    reported_usage,
+    storage_estimate,
+)
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
     MAX_PUT_BYTES,
@@ -161,21 +169,54 @@ async def _attach(tx: Transaction, call: Call[AttachmentAttach]) -> Attached:
 
 @dataclass(frozen=True, slots=True)
 class AttachmentEvict:
-    """``attachment.evict``: down to ``budget`` (the setting's when absent)."""
+    """``attachment.evict``: down to ``budget`` (the setting's when absent).
+
+    With ``storage_percent``, when the storage in use is over :data:`WARN_PERCENT` of
+    the quota (the reconciled estimate: what this context's earlier clean-ups freed is
+    not counted again), also free enough to bring it down to that share.
+    """
 
     budget: int | None = None
     active_thread_id: str | None = None
+    storage_percent: float | None = None
+
+
+async def _excess(env: Env, percent: float | None) -> tuple[int | None, int]:
+    """``(reported usage, bytes to free)``: the storage over ``percent`` of the quota.
+
+    The reported usage is ``None`` without a quota (no browser: nothing lags there).
+    """
+    if percent is not None and not 0 <= percent <= 100:
+        raise ValidationError(
+            "payload.storagePercent: must be from 0 to 100", field="payload.storagePercent"
+        )
+    reported, quota = await reported_usage(env.db)
+    if not quota:
+        return None, 0
+    usage, _ = reconcile(reported)
+    if percent is None or usage * 100.0 / quota <= WARN_PERCENT:
+        return reported, 0
+    return reported, max(0, int(usage - percent / 100.0 * quota))
 
 
 async def _evict_prepare(env: Env, p: AttachmentEvict) -> None:
-    """Choose the victims and run step 1 (marks), before the receipt's transaction."""
+    """Choose the victims and run step 1 (marks), before the receipt's transaction.
+
+    Step 1 already releases the victims' bytes (their records lose their Blob), so what
+    it freed is recorded then (:func:`~panelot.attachments.quota.note_freed`).
+    """
     if p.budget is not None and p.budget < 0:
         raise ValidationError("payload.budget: must be at least 0", field="payload.budget")
     budget = current_budget() if p.budget is None else p.budget
     active = p.active_thread_id
-    plan = await env.db.transaction("r", ["attachments"], lambda tx: _plan(tx, budget, active))
+    reported, free = await _excess(env, p.storage_percent)
+    plan = await env.db.transaction(
+        "r", ["attachments"], lambda tx: _plan(tx, budget, active, free=free)
+    )
     if plan["ids"]:
         await step_one(env.db, plan["ids"])
+        if reported is not None:
+            note_freed(reported, plan["freed"])
         FAULTS.hit("attachment.evict.between")
 
 

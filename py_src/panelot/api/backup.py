@@ -87,6 +87,7 @@ COMMANDS: dict[str, Handler[Any]] = {
         tables=tuple(t for t in PANELOT_V1_STORES if t != "commandReceipts"),
         run=_restore,
         prepare=_take,
+        durability="strict",
     ),
 }
 """The restore command."""

@@ -39,6 +39,7 @@ COMMANDS: dict[str, Handler[Any]] = {
         tables=("threads", "nodes", "attachments"),
         run=_write,
         prepare=_plan,
+        durability="strict",
     ),
 }
 """The legacy import command."""

@@ -32,9 +32,10 @@ from typing import Any, TypedDict, TypeVar
 from panelot.bus import Call, Env, Handler, Query
 from panelot.codec import Raw, encode
 from panelot.errors import ConflictError
+from panelot.faults import FAULTS
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
-from panelot.settings.service import group_named
+from panelot.settings.service import Settings, group_named
 
 __all__ = ["COMMANDS", "QUERIES", "external"]
 
@@ -116,27 +117,35 @@ class CredentialRef:
 async def _settings_set(env: Env, p: SettingsSet) -> GroupSaved:
     group = group_named(p.group)
     settings = env.services.settings
+    async with settings.backend.exclusive():  # no other context reads or writes meanwhile
+        await _check_and_set(settings, group.name, p)
+    return {"group": group.name, "version": group.version}
+
+
+async def _check_and_set(settings: Settings, name: str, p: SettingsSet) -> None:
     if p.expect is not None:  # the value the caller read and changed: refuse if it moved
-        current, _ = await settings.read(group.name)
+        current, _ = await settings.read(name)
         if encode(current) != p.expect:
             raise ConflictError(
-                f"payload.expect: the {group.name} settings changed since they were read",
+                f"payload.expect: the {name} settings changed since they were read",
                 field="payload.expect",
             )
+    await FAULTS.gate("settings.set.checked")  # a test holds a writer here (a race)
     try:
-        await settings.set(group.name, p.value)
+        await settings.set(name, p.value)
     except ValidationError as exc:  # the service names a field in its group: name it here
         inner = exc.field or ""
-        if inner.startswith(f"{group.name}."):
-            exc.field = f"payload.value.{inner[len(group.name) + 1 :]}"
+        if inner.startswith(f"{name}."):
+            exc.field = f"payload.value.{inner[len(name) + 1 :]}"
             exc.message = exc.message.replace(inner, exc.field, 1)
         raise
-    return {"group": group.name, "version": group.version}
 
 
 async def _settings_reset(env: Env, p: SettingsReset) -> GroupReset:
     group = group_named(p.group)
-    await env.services.settings.reset(group.name)
+    settings = env.services.settings
+    async with settings.backend.exclusive():
+        await settings.reset(group.name)
     return {"group": group.name}
 
 

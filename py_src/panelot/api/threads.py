@@ -193,6 +193,7 @@ COMMANDS: dict[str, Handler[Any]] = {
         undo=_unmark,
         status="acknowledged",
         admits_deleting=True,
+        durability="strict",
     ),
 }
 """The thread commands."""

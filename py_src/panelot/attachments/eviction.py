@@ -110,15 +110,19 @@ async def plan_eviction(
     budget: int,
     active_thread_id: str | None = None,
     spared: Collection[str] = (),
+    free: int = 0,
 ) -> dict[str, Any]:
     """Choose what to evict, oldest first, skipping the active and ``spared`` threads.
 
-    Returns ``{total, ids, freed, leftovers}``: ``leftovers`` counts records already
-    marked ``deleting``, which are not in ``total`` (step 2 deletes them).
+    Down to ``budget``, and by at least ``free`` bytes (the excess of the storage in use
+    over its target), both decided on the records' stored sizes as this transaction
+    reads them. Returns ``{total, ids, freed, leftovers}``: ``leftovers`` counts records
+    already marked ``deleting``, which are not in ``total`` (step 2 deletes them).
     """
     rows = await sized_rows(tx, by_created=True)
     leftovers = sum(1 for r in rows if r.get("deleting"))
     total = sum(record_size(r) for r in rows if not r.get("deleting"))
+    budget = min(budget, max(0, total - free)) if free > 0 else budget
     ids: list[str] = []
     freed = 0
     for row in rows:

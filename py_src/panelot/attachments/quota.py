@@ -5,39 +5,119 @@ with a ``QuotaExceededError``; the browser core turns it into the project's
 :class:`~panelot.idb.errors.QuotaExceededError`, and since the whole transaction
 (the command's effect and its receipt) is rolled back, nothing is half-written. The
 caller can evict attachments (:func:`panelot.attachments.eviction.evict`) and retry.
+
+The browser's estimate lags: after an eviction freed 40 MiB, Chromium may report the
+old usage for minutes (deleted Blobs of an on-disk profile). So this context keeps what
+its clean-ups freed (:func:`note_freed`, the store's own byte accounting: the records'
+``size``) and takes from the reported usage what the browser has not caught up with yet
+(:func:`reconcile`). The estimate then shows the freed space at once, and a second
+clean-up decides on the reconciled figure, not on the stale one, so it does not evict
+again. The record is this context's (another page's clean-up is seen once the browser
+reports it), kept only where the browser gives the figures (elsewhere the usage is the
+stored total, which never lags: ``attachment.evict`` records nothing), and for at most
+:data:`LAG_LIMIT_S` (writes meanwhile can hide the browser catching up).
 """
 
 from __future__ import annotations
 
 import sys
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from panelot.attachments.records import attachment_total
 from panelot.idb import Database
 
-__all__ = ["WARN_PERCENT", "estimate_from", "storage_estimate"]
+__all__ = [
+    "LAG_LIMIT_S",
+    "WARN_PERCENT",
+    "estimate_from",
+    "forget_freed",
+    "note_freed",
+    "reconcile",
+    "reported_usage",
+    "storage_estimate",
+]
 
 WARN_PERCENT = 80.0
 """Above this share of the quota in use, ``warn`` is true (the data settings page warns)."""
 
 
-def estimate_from(usage: int, quota: int | None) -> dict[str, Any]:
-    """The estimate's shape from raw figures; ``percent``/``warn`` need a known quota."""
+LAG_LIMIT_S = 15 * 60.0
+"""How long a clean-up's freed bytes may be taken off a browser figure that still counts them."""
+
+
+@dataclass(slots=True)
+class _Freed:
+    """Bytes freed here that the reported usage may not show yet."""
+
+    baseline: int = 0
+    """The reported usage just before the clean-ups counted in ``freed``."""
+    freed: int = 0
+    at: float = 0.0
+    """When (``time.monotonic()``) the last clean-up was recorded."""
+
+
+_freed = _Freed()
+
+
+def reconcile(reported: int) -> tuple[int, int]:
+    """``(usage, lagging)``: the reported usage less what it has not caught up with yet.
+
+    The browser has caught up with as much as its figure fell below the baseline; the
+    rest of what was freed is still counted in ``reported`` (``lagging``). Once nothing
+    lags, the record is dropped.
+    """
+    if not _freed.freed:
+        return reported, 0
+    if time.monotonic() - _freed.at > LAG_LIMIT_S:
+        forget_freed()
+        return reported, 0
+    lagging = max(0, _freed.freed - max(0, _freed.baseline - reported))
+    if lagging == 0:
+        forget_freed()
+    return max(0, reported - lagging), lagging
+
+
+def note_freed(reported_before: int, freed: int) -> None:
+    """Record a clean-up that freed ``freed`` bytes; the browser reported ``reported_before``."""
+    if freed <= 0:
+        return
+    _, lagging = reconcile(reported_before)
+    _freed.baseline = reported_before
+    _freed.freed = lagging + freed
+    _freed.at = time.monotonic()
+
+
+def forget_freed() -> None:
+    """Drop the record of freed bytes (the browser has caught up; tests)."""
+    _freed.baseline = _freed.freed = 0
+    _freed.at = 0.0
+
+
+def estimate_from(usage: int, quota: int | None, reported: int | None = None) -> dict[str, Any]:
+    """The estimate's shape from raw figures; ``percent``/``warn`` need a known quota.
+
+    ``usage`` is the reconciled figure, ``reported`` the browser's (the same when absent)
+    and ``lagging`` the bytes freed that the browser still counts.
+    """
     percent = round(usage * 100.0 / quota, 2) if quota else None
+    reported = usage if reported is None else reported
     return {
         "usage": usage,
         "quota": quota,
         "percent": percent,
         "warn": percent is not None and percent > WARN_PERCENT,
+        "reported": reported,
+        "lagging": max(0, reported - usage),
     }
 
 
-async def storage_estimate(db: Database | None = None) -> dict[str, Any]:
-    """``navigator.storage.estimate()`` as ``{usage, quota, percent, warn}``.
+async def reported_usage(db: Database | None = None) -> tuple[int, int | None]:
+    """``(usage, quota)`` as the browser reports them now (``navigator.storage.estimate()``).
 
-    Outside a browser (the memory core) there is no quota: ``usage`` is the
-    attachments' total size in ``db`` (0 without one), ``quota`` and ``percent`` are
-    ``None`` and ``warn`` is false.
+    Outside a browser (the memory core) there is no quota: the usage is the attachments'
+    total size in ``db`` (0 without one), which never lags, and the quota ``None``.
     """
     if sys.platform == "emscripten":
         import js
@@ -45,8 +125,19 @@ async def storage_estimate(db: Database | None = None) -> dict[str, Any]:
         storage = getattr(js.navigator, "storage", None)
         if storage is not None:
             raw = await storage.estimate()
-            return estimate_from(int(raw.usage or 0), int(raw.quota or 0) or None)
+            return int(raw.usage or 0), int(raw.quota or 0) or None
     usage = 0
     if db is not None:
         usage = (await db.transaction("r", ["attachments"], attachment_total))["total"]
-    return estimate_from(usage, None)
+    return usage, None
+
+
+async def storage_estimate(db: Database | None = None) -> dict[str, Any]:
+    """The storage estimate, ``{usage, quota, percent, warn, reported, lagging}``.
+
+    ``usage`` is the browser's figure reconciled with this context's clean-ups (see the
+    module docstring); ``reported`` is the browser's own.
+    """
+    reported, quota = await reported_usage(db)
+    usage, _ = reconcile(reported)
+    return estimate_from(usage, quota, reported)

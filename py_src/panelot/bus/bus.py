@@ -154,7 +154,7 @@ class CommandBus:
         if handler.extra_tables is not None:
             tables += handler.extra_tables(payload)
         if handler.prepare is None:
-            return await env.db.transaction("rw", tables, body)
+            return await env.db.transaction("rw", tables, body, durability=handler.durability)
         replay = await env.db.transaction(
             "r",
             ["commandReceipts"],
@@ -164,7 +164,7 @@ class CommandBus:
             return replay["response"]
         prepared = await handler.prepare(env, payload)
         try:
-            return await env.db.transaction("rw", tables, body)
+            return await env.db.transaction("rw", tables, body, durability=handler.durability)
         except PanelotError:
             if handler.undo is not None:
                 await handler.undo(env, payload)

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from panelot.bus.env import Env
 from panelot.clock import Clock
-from panelot.idb import Transaction
+from panelot.idb import Durability, Transaction
 
 __all__ = ["Call", "Handler", "Query", "Staged"]
 
@@ -69,6 +69,8 @@ class Handler(Generic[P]):
     handed to ``run`` as ``call.prepared``, and ``undo`` reverses it if the transaction
     then fails. ``status`` is what the receipt records. A command for a thread marked
     ``deleting`` is refused unless ``admits_deleting`` (only ``thread.delete``).
+    ``durability`` is its transaction's (``"strict"`` where the caller goes on to do
+    something irreversible once the command has answered; see docs/reliability.md).
     """
 
     payload: type[P]
@@ -79,6 +81,7 @@ class Handler(Generic[P]):
     status: str = "completed"
     extra_tables: Callable[[P], tuple[str, ...]] | None = None
     admits_deleting: bool = False
+    durability: Durability = "default"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,9 +21,11 @@ from panelot.idb.upgrade import SchemaDiff
 
 __all__ = [
     "Batch",
+    "DURABILITIES",
     "Count",
     "Core",
     "CoreFactory",
+    "Durability",
     "GetMany",
     "Mode",
     "Mutate",
@@ -37,6 +39,16 @@ __all__ = [
 T = TypeVar("T")
 Mode: TypeAlias = Literal["r", "rw"]
 """A transaction mode: ``"r"`` (readonly) or ``"rw"`` (readwrite), as in Dexie."""
+
+Durability: TypeAlias = Literal["default", "strict", "relaxed"]
+"""When IndexedDB may report a read-write transaction committed (``IDBTransaction.durability``).
+
+``"strict"``: only once the data is flushed to disk; ``"relaxed"``: once the write is
+in the operating system's hands; ``"default"``: the browser's choice (relaxed in Chrome
+since version 121). Dexie's ``chromeTransactionDurability``."""
+
+DURABILITIES: tuple[Durability, ...] = ("default", "strict", "relaxed")
+"""Every :data:`Durability`."""
 
 QueryWant: TypeAlias = Literal["values", "primaryKeys", "records", "entries"]
 
@@ -167,8 +179,17 @@ class Core(Protocol):
         """
         ...
 
-    async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
-        """Drive ``body`` inside one native transaction; commit when it returns, abort on error."""
+    async def run(
+        self,
+        mode: Mode,
+        tables: Sequence[str],
+        body: Coroutine[Any, Any, T],
+        durability: Durability = "default",
+    ) -> T:
+        """Drive ``body`` inside one native transaction; commit when it returns, abort on error.
+
+        ``durability`` is the native transaction's (``IDBDatabase.transaction``'s option).
+        """
         ...
 
     def describe(self) -> dict[str, Any]:

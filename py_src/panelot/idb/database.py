@@ -12,6 +12,12 @@ The body is an ``async def`` that receives the transaction. It may await any num
 of operations of that transaction, one after another; it must not await anything
 else (see :class:`~panelot.idb.errors.PrematureCommitError`). If it raises, the
 transaction is aborted and nothing it wrote remains.
+
+Durability: a read-write transaction is reported committed as the browser chooses
+(``"default"``: relaxed in Chrome since version 121, before the data is flushed) unless
+the database's ``chrome_transaction_durability`` (Dexie's ``chromeTransactionDurability``)
+or the transaction's own ``durability`` says ``"strict"`` (reported committed once it is
+on disk) or ``"relaxed"``.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from panelot.idb.core import Core, CoreFactory, Mode, Request
+from panelot.idb.core import DURABILITIES, Core, CoreFactory, Durability, Mode, Request
 from panelot.idb.driver import gather, in_body
 from panelot.idb.errors import (
     AbortError,
@@ -41,9 +47,19 @@ from panelot.idb.observe.track import Observed, Recorder, reading, reusing
 from panelot.idb.schema import SchemaVersion, TableSpec
 from panelot.idb.table import Table
 
-__all__ = ["Database", "Transaction"]
+__all__ = ["Database", "Transaction", "check_durability"]
 
 T = TypeVar("T")
+
+
+def check_durability(value: object, option: str) -> Durability:
+    """Return ``value`` as a :data:`~panelot.idb.core.Durability`, or raise naming ``option``."""
+    for durability in DURABILITIES:
+        if value == durability and isinstance(value, str):
+            return durability
+    raise InvalidArgumentError(
+        f"{option} must be 'default', 'strict' or 'relaxed', not {value!r}", field=option
+    )
 
 
 async def _body(body: Callable[[Transaction], Awaitable[T]], tx: Transaction) -> T:
@@ -53,10 +69,14 @@ async def _body(body: Callable[[Transaction], Awaitable[T]], tx: Transaction) ->
 class Transaction:
     """One running transaction, handed to a transaction body."""
 
-    def __init__(self, db: Database, mode: Mode, tables: Sequence[str]) -> None:
+    def __init__(
+        self, db: Database, mode: Mode, tables: Sequence[str], durability: Durability = "default"
+    ) -> None:
         self.db = db
         self.mode: Mode = mode
         self.tables = tuple(tables)
+        self.durability: Durability = durability
+        """The durability the native transaction was opened with."""
 
     def table(self, name: str) -> Table:
         """Return ``name`` bound to this transaction; it must be in the transaction's scope."""
@@ -93,9 +113,24 @@ class Transaction:
 class Database:
     """A named database with Dexie-style versioned declarations."""
 
-    def __init__(self, name: str, versions: Sequence[SchemaVersion], observe: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        versions: Sequence[SchemaVersion],
+        observe: bool = True,
+        *,
+        chrome_transaction_durability: Durability = "default",
+    ) -> None:
         self.name = name
         self.versions = list(versions)
+        self.chrome_transaction_durability = check_durability(
+            chrome_transaction_durability, "chrome_transaction_durability"
+        )
+        """The durability of every transaction that names none (Dexie's
+        ``chromeTransactionDurability``): ``"default"``, ``"strict"`` or ``"relaxed"``."""
+        self.durability_log: list[tuple[Mode, tuple[str, ...], Durability]] | None = None
+        """When a list (a test sets it), each committed read-write transaction appends
+        its mode, tables and durability: what tests check the domain asks for."""
         self.observe = observe
         """Record and publish what each read-write transaction changes (the default).
 
@@ -216,10 +251,21 @@ class Database:
         mode: Mode,
         tables: str | Sequence[str],
         body: Callable[[Transaction], Awaitable[T]],
+        *,
+        durability: Durability | None = None,
     ) -> T:
-        """Run ``body(tx)`` in one transaction over ``tables``; return what it returns."""
+        """Run ``body(tx)`` in one transaction over ``tables``; return what it returns.
+
+        ``durability`` overrides the database's ``chrome_transaction_durability`` for
+        this transaction: ``"strict"`` where something irreversible follows the commit.
+        """
         if mode not in ("r", "rw"):
             raise ValueError(f"mode must be 'r' or 'rw', not {mode!r}")
+        chosen = (
+            self.chrome_transaction_durability
+            if durability is None
+            else check_durability(durability, "durability")
+        )
         if in_body():
             raise PrematureCommitError(
                 "a transaction was started inside another transaction's body; "
@@ -231,7 +277,7 @@ class Database:
                 raise NotFoundError(  # out of a transaction's scope
                     f"no table named {name!r} in {self.name} for this transaction", field=name
                 )
-        tx = Transaction(self, mode, names)
+        tx = Transaction(self, mode, names, chosen)
         reads = reading.get()
         if reads is not None and mode == "rw":
             raise ReadOnlyError(
@@ -249,17 +295,20 @@ class Database:
         core = self.core if not self.core.versionchanged else await self.ready()
         if mode == "r":
             if reads is None:
-                return await core.run(mode, names, run_body())
+                return await core.run(mode, names, run_body(), chosen)
             recorder = Recorder(self.name, core.tables, reads=True, into=reads)
             reuse = reusing.get()
             if reuse is not None:
                 reuse.bind(core, self.name, core.tables)
-            return await core.run(mode, names, Observed(run_body(), recorder, reuse))
+            return await core.run(mode, names, Observed(run_body(), recorder, reuse), chosen)
         if not self.observe:
-            return await core.run(mode, names, run_body())
-        recorder = Recorder(self.name, core.tables, reads=False)
-        result: T = await core.run(mode, names, Observed(run_body(), recorder))
-        self.feed.committed(recorder.into)  # after the commit; an abort raised above
+            result: T = await core.run(mode, names, run_body(), chosen)
+        else:
+            recorder = Recorder(self.name, core.tables, reads=False)
+            result = await core.run(mode, names, Observed(run_body(), recorder), chosen)
+            self.feed.committed(recorder.into)  # after the commit; an abort raised above
+        if self.durability_log is not None:
+            self.durability_log.append((mode, tx.tables, chosen))
         return result
 
     def live_query(

@@ -12,6 +12,12 @@ The contract (:class:`StorageBackend`), shared by both implementations:
   *any* context on the same area, with ``changes = {key: Change(old, new)}`` (``ABSENT``
   for a missing side). Writing a value identical to the stored one fires nothing, as
   ``chrome.storage.onChanged`` does. It returns an unsubscribe function.
+* ``exclusive()`` is an async context manager holding the area's settings lock
+  (:data:`SETTINGS_LOCK`) across every context: ``chrome.storage.local`` has no
+  transactions, so a read-check-write (``settings.set`` with ``expect``) runs inside it.
+  The Chrome backend takes the Web Lock of that name (``navigator.locks``, shared by the
+  extension's pages and its service worker); the memory backend an asyncio lock of its
+  area. It is not re-entrant.
 
 :class:`MemoryStorageBackend` keeps the values in a :class:`MemoryArea` (JSON text,
 so values are copied like structured clone and must be JSON). Like Chrome's
@@ -33,7 +39,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -46,6 +53,7 @@ __all__ = [
     "Listener",
     "MemoryArea",
     "MemoryStorageBackend",
+    "SETTINGS_LOCK",
     "StorageBackend",
     "Unsubscribe",
     "check_keys",
@@ -74,6 +82,9 @@ class Change:
 Listener = Callable[[dict[str, Change]], None]
 Unsubscribe = Callable[[], None]
 
+SETTINGS_LOCK = "panelot-settings"
+"""The name of the Web Lock that serializes settings writes across the extension's contexts."""
+
 
 class StorageBackend(Protocol):
     """An async key-value area with change events (see the module docstring)."""
@@ -92,6 +103,10 @@ class StorageBackend(Protocol):
 
     def subscribe(self, listener: Listener) -> Unsubscribe:
         """Call ``listener`` on every change; return the function that stops it."""
+        ...
+
+    def exclusive(self) -> AbstractAsyncContextManager[None]:
+        """Hold the settings lock of the area, in every context, for the ``async with``."""
         ...
 
 
@@ -126,6 +141,16 @@ class MemoryArea:
         self.listeners: list[Listener] = []
         self.quota_bytes = quota_bytes
         """The most the area may hold (keys plus JSON values), or None for no limit."""
+        self.waiting = 0
+        """How many ``exclusive()`` callers wait for the lock now (tests watch it)."""
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+
+    def lock(self) -> asyncio.Lock:
+        """The area's settings lock (one per event loop: tests run several loops)."""
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        return self._lock[1]
 
     def bytes_in_use(self, data: Mapping[str, str] | None = None) -> int:
         """What the area (or ``data``) holds: the length of every key and JSON value."""
@@ -201,6 +226,20 @@ class MemoryStorageBackend:
                 self.area.listeners.remove(listener)
 
         return unsubscribe
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold the area's lock: every backend over this area waits for it."""
+        lock = self.area.lock()
+        self.area.waiting += 1
+        try:
+            await lock.acquire()
+        finally:
+            self.area.waiting -= 1
+        try:
+            yield
+        finally:
+            lock.release()
 
     def dump(self) -> dict[str, Any]:
         """Every stored value (tests only: a real area offers no such read)."""

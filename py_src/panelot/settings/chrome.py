@@ -9,6 +9,10 @@ every call (never cached), so a test that wraps it in the page sees every read.
 per subscription, filtered to the ``"local"`` area; the returned function removes the
 listener and destroys its proxy.
 
+``exclusive`` holds the Web Lock :data:`~panelot.settings.backend.SETTINGS_LOCK`
+(``navigator.locks``: one queue for every page and the service worker of the
+extension), through the ``holdLock`` helper of ``panelot_js`` (``web/wiring.mjs``).
+
 A call that Chrome rejects (a full area: "QUOTA_BYTES quota exceeded"; a disk error)
 raises the project's error instead of a bare ``JsException``: QuotaExceededError when
 the message names the quota, UnknownError otherwise. A rejected ``set`` writes none of
@@ -18,11 +22,19 @@ its items (Chrome applies a ``set`` as a whole), so the previous values stay rea
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from panelot.idb.errors import PanelotError, QuotaExceededError, UnknownError, ValidationError
-from panelot.settings.backend import ABSENT, Change, Listener, Unsubscribe, check_keys
+from panelot.settings.backend import (
+    ABSENT,
+    SETTINGS_LOCK,
+    Change,
+    Listener,
+    Unsubscribe,
+    check_keys,
+)
 
 __all__ = ["ChromeStorageBackend", "chrome_storage_available", "storage_error"]
 
@@ -103,6 +115,22 @@ class ChromeStorageBackend:
 
         keys_js = js.JSON.parse(json.dumps(check_keys(keys)))
         await _call("remove", lambda: _local().remove(keys_js))
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        """Hold the Web Lock ``panelot-settings`` (every context of the extension waits)."""
+        import panelot_js  # registered by web/runtime.mjs
+        from pyodide.ffi import JsException
+
+        try:
+            release = await panelot_js.holdLock(SETTINGS_LOCK)
+        except JsException as exc:
+            message = str(getattr(exc, "message", "") or exc)
+            raise UnknownError(f"the settings lock was refused ({message})") from None
+        try:
+            yield
+        finally:
+            release()
 
     def subscribe(self, listener: Listener) -> Unsubscribe:
         """Add an ``onChanged`` listener for the local area; return its remover."""

@@ -171,7 +171,7 @@ async def case_storage_estimate_shape(ctx: Ctx) -> None:
     tid = await store.create_thread("A")
     await put(store, tid, b"x" * 1000)
     est = await store.query("storage.estimate", {})
-    assert set(est) == {"usage", "quota", "percent", "warn"}
+    assert set(est) == {"usage", "quota", "percent", "warn", "reported", "lagging"}
     assert isinstance(est["warn"], bool) and est["usage"] >= 0
     if ctx.kind == "browser":
         assert est["quota"] > 0 and 0 <= est["percent"] <= 100

@@ -57,6 +57,7 @@ from panelot.idb.browser.pack import snapshot_values
 from panelot.idb.core import (
     Batch,
     Count,
+    Durability,
     GetMany,
     Mode,
     Mutate,
@@ -206,15 +207,28 @@ class BrowserCore:
 
         asyncio.get_event_loop().call_soon(destroy)
 
-    async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
-        """Drive ``body`` inside one IndexedDB transaction; return its result after commit."""
+    async def run(
+        self,
+        mode: Mode,
+        tables: Sequence[str],
+        body: Coroutine[Any, Any, T],
+        durability: Durability = "default",
+    ) -> T:
+        """Drive ``body`` inside one IndexedDB transaction; return its result after commit.
+
+        ``durability`` goes to ``IDBDatabase.transaction(stores, mode, {durability})``.
+        """
         if self._db is None:
             body.close()
             raise DatabaseClosedError(f"{self.name}: the database connection is closed")
         tx_id = self._next_id = self._next_id + 1
         try:
             native = self._begin(
-                self._db, ",".join(tables), "readwrite" if mode == "rw" else "readonly", tx_id
+                self._db,
+                ",".join(tables),
+                "readwrite" if mode == "rw" else "readonly",
+                tx_id,
+                durability,
             )
         except JsException as exc:
             body.close()

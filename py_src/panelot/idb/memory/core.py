@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from panelot.idb.core import (
     Batch,
     Count,
+    Durability,
     GetMany,
     Mode,
     Mutate,
@@ -247,8 +248,17 @@ class MemoryCore:
         """Close the connection; later transactions fail with DatabaseClosedError."""
         self._closed = True
 
-    async def run(self, mode: Mode, tables: Sequence[str], body: Coroutine[Any, Any, T]) -> T:
-        """Drive ``body`` as one transaction; roll every write back if it fails."""
+    async def run(
+        self,
+        mode: Mode,
+        tables: Sequence[str],
+        body: Coroutine[Any, Any, T],
+        durability: Durability = "default",
+    ) -> T:
+        """Drive ``body`` as one transaction; roll every write back if it fails.
+
+        ``durability`` is accepted and has no effect: memory is never flushed.
+        """
         if self._closed or self._db.replaced:
             body.close()
             raise DatabaseClosedError(f"{self.name}: the database connection is closed")

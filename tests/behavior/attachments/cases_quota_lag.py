@@ -1,0 +1,40 @@
+"""The storage estimate reconciled with this context's clean-ups (the browser's lags)."""
+
+from __future__ import annotations
+
+from behavior import Ctx
+from panelot.attachments.quota import forget_freed, note_freed, reconcile
+
+
+async def case_reconcile_takes_off_what_the_browser_still_counts(ctx: Ctx) -> None:
+    forget_freed()
+    try:
+        assert reconcile(1000) == (1000, 0)
+        note_freed(1000, 300)  # a clean-up freed 300 bytes; the browser said 1000
+        assert reconcile(1000) == (700, 300)  # the browser's figure has not moved
+        assert reconcile(800) == (700, 100)  # it caught up with 200
+        note_freed(800, 50)  # a second clean-up: 100 still lag, 50 more freed
+        assert reconcile(800) == (650, 150)
+        assert reconcile(650) == (650, 0)  # caught up: the record is dropped
+        assert reconcile(900) == (900, 0)  # later growth is the browser's own figure
+        note_freed(900, 0)  # nothing freed: nothing recorded
+        assert reconcile(900) == (900, 0)
+    finally:
+        forget_freed()
+
+
+async def case_evict_storage_percent_is_checked_and_spares_without_a_quota(ctx: Ctx) -> None:
+    store = await ctx.store()
+    bad = await store.send(
+        {"type": "attachment.evict", "clientId": "c", "submissionId": "bad",
+         "payload": {"storagePercent": 150}}
+    )  # fmt: skip
+    assert bad["status"] == "failed" and bad["error"]["field"] == "payload.storagePercent", bad
+    tid = await store.create_thread("A")
+    put = await store.command(
+        "attachment.put",
+        {"threadId": tid, "kind": "file", "mime": "text/plain", "dataBase64": "eHh4"},
+    )
+    out = await store.command("attachment.evict", {"storagePercent": 70})
+    assert out["evicted"] == 0  # within the budget, and the storage is not over 80%
+    assert await store.db.table("attachments").get(put["attachmentId"]) is not None
