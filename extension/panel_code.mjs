@@ -16,6 +16,7 @@ const COPY_RESET_MS = 1500;
 
 let hljs = null;
 let loading = null;
+let failed = false;
 /** Complete blocks shown before highlight.js arrived, highlighted when it does. */
 const pending = new Set();
 /** `${language}\0${text}` -> highlighted DocumentFragment (cloned for each use), LRU. */
@@ -29,6 +30,7 @@ function loadHighlighter(purify) {
       pending.clear();
     },
     (error) => {
+      failed = true;
       pending.clear();
       console.warn("highlight.js did not load: code shows without highlighting.", error);
     },
@@ -79,7 +81,7 @@ export function codeBlock(code, purify) {
     const complete = code.dataset.closed === "1";
     if (hljs) {
       if (complete) highlight(code, purify);
-    } else {
+    } else if (!failed) {
       loadHighlighter(purify);
       if (complete) pending.add(code);
     }
