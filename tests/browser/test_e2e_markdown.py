@@ -32,6 +32,7 @@ from panelot.testing import (
     last_id,
     new_thread,
     open_thread,
+    wait_ready,
     wait_reply,
 )
 
@@ -227,6 +228,55 @@ def test_a_streaming_reply_renders_and_highlights_its_complete_blocks(
         panelot_stub.release = None
     wait_reply(page, before_id)
     assert page.locator(".msg.assistant .code-block code.hljs").count() == 1
+
+
+def open_panel_without(context: ExtensionContext, *files: str) -> Page:
+    """A fresh panel on the list whose requests for ``vendor/<file>`` answer 404."""
+    page = context.context.new_page()
+    page.set_viewport_size({"width": 400, "height": 720})
+    page.add_init_script("localStorage.removeItem('panelot.lastThread')")
+    for name in files:
+        page.route(f"**/vendor/{name}", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(context.url("sidepanel.html"))
+    wait_ready(page, panel=True)
+    return page
+
+
+def test_without_the_libraries_replies_show_as_plain_text(
+    panelot_module_context: ExtensionContext,
+) -> None:
+    page = open_panel_without(panelot_module_context, "marked.esm.js")
+    try:
+        store = PanelotStore(page)
+        thread_id = store.send("thread.create", {"title": "Plain"})["threadId"]
+        store.seed_turn(thread_id, "no libraries", RICH_REPLY)
+        open_thread(page, thread_id)
+        body = page.locator(".msg.assistant .msg-body")
+        assert body.locator(".md-plain").text_content() == RICH_REPLY  # as text, whole
+        assert body.locator("table, a, img").count() == 0
+    finally:
+        page.close()
+
+
+def test_without_highlight_js_code_blocks_show_plain(
+    panelot_module_context: ExtensionContext,
+) -> None:
+    page = open_panel_without(panelot_module_context, "highlight.min.js")
+    try:
+        store = PanelotStore(page)
+        thread_id = store.send("thread.create", {"title": "No highlighting"})["threadId"]
+        store.seed_turn(thread_id, "code, no highlighting", CODE_REPLY)
+        with page.expect_console_message(lambda m: "highlight.js did not load" in m.text):
+            open_thread(page, thread_id)  # the first code block asks for highlight.js
+        blocks = page.locator(".msg.assistant .code-block")
+        assert blocks.locator(".code-lang").all_inner_texts() == ["python", "text"]
+        assert blocks.first.locator("pre code").text_content() == CODE
+        # A reply shown after the failure is plain too.
+        store.seed_turn(thread_id, "more code", CODE_REPLY)
+        page.locator(".msg.assistant .code-block").nth(2).wait_for()
+        assert page.locator(".msg.assistant code.hljs, .msg.assistant code span").count() == 0
+    finally:
+        page.close()
 
 
 # ---- the renderer in a light page of the extension -------------------------------------
