@@ -511,13 +511,35 @@ def export_import_module() -> bytes:
     return source.replace(bare, "import Dexie from './dexie.mjs';").encode()
 
 
+#: The side panel's Markdown libraries (package.json ``dependencies``): for each npm
+#: package, its self-contained ES module (no imports) and the name it has in ``vendor/``.
+PANEL_VENDOR = {
+    "marked": ("lib/marked.esm.js", "marked.esm.js"),
+    "dompurify": ("dist/purify.es.mjs", "purify.es.mjs"),
+    "@highlightjs/cdn-assets": ("es/highlight.min.js", "highlight.min.js"),
+}
+
+
+def panel_vendor_plan() -> Plan:
+    """Plan the extension's ``vendor/``: each library of PANEL_VENDOR and its licence."""
+    plan: Plan = {}
+    for package, (source, name) in PANEL_VENDOR.items():
+        root = NODE_MODULES / package
+        if not (root / source).is_file():
+            sys.exit(f"[build] {root / source} is missing: run `python3 build.py setup` (npm ci)")
+        plan[f"vendor/{name}"] = root / source
+        plan[f"vendor/{name.split('.')[0]}.LICENSE"] = root / "LICENSE"
+    return plan
+
+
 def build() -> None:
     """Assemble dist/extension and dist/web."""
     own_wheel = build_own_wheel()
     wheels = runtime_wheels(own_wheel)
     shared = merge_plans(pyodide_plan(), wheels_plan(wheels), snapshot_plan(wheels))
     web = tree_plan(ROOT / "web")
-    sync_tree(DIST / "extension", merge_plans(tree_plan(ROOT / "extension"), web, shared))
+    extension = merge_plans(tree_plan(ROOT / "extension"), web, shared, panel_vendor_plan())
+    sync_tree(DIST / "extension", extension)
     # Test/benchmark-only vendor modules: never part of dist/extension.
     vendor: Plan = {
         "vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs",

@@ -26,6 +26,10 @@ DEXIE_IMPORT = re.compile(r"""(?:from|import)\s*\(?\s*["'][^"']*dexie""", re.IGN
 TEXT_SUFFIXES = {".js", ".mjs", ".html", ".json", ".css"}
 #: Pyodide's own code mentions CDN URLs it never uses with a bundled indexURL.
 PYODIDE_CORE = {"pyodide/pyodide.mjs", "pyodide/pyodide.asm.mjs", "pyodide/pyodide-lock.json"}
+#: The panel's vendored Markdown libraries name URLs in comments and messages (their
+#: sites, XML namespaces), never to load from: tests/browser/test_e2e_markdown.py checks
+#: that the panel requests nothing outside the extension.
+PANEL_VENDOR = {"vendor/marked.esm.js", "vendor/purify.es.mjs", "vendor/highlight.min.js"}
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +66,17 @@ def test_extension_has_no_dexie(extension: Path) -> None:
         assert not DEXIE_IMPORT.search(path.read_text(errors="replace")), path
 
 
+def test_extension_bundles_the_markdown_libraries(extension: Path) -> None:
+    assert sorted(p.relative_to(extension).as_posix() for p in extension.glob("vendor/*")) == [
+        "vendor/highlight.LICENSE",
+        "vendor/highlight.min.js",
+        "vendor/marked.LICENSE",
+        "vendor/marked.esm.js",
+        "vendor/purify.LICENSE",
+        "vendor/purify.es.mjs",
+    ]
+
+
 def test_web_has_dexie() -> None:
     assert (require_dist(DIST_WEB) / "vendor" / "dexie.mjs").is_file()
 
@@ -70,7 +85,7 @@ def test_own_files_have_no_remote_urls(extension: Path) -> None:
     offenders = []
     for path in extension.rglob("*"):
         rel = path.relative_to(extension).as_posix()
-        if path.suffix in TEXT_SUFFIXES and rel not in PYODIDE_CORE:
+        if path.suffix in TEXT_SUFFIXES and rel not in PYODIDE_CORE | PANEL_VENDOR:
             if URL.search(path.read_text(errors="replace")):
                 offenders.append(rel)
     assert offenders == []
