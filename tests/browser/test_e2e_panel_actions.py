@@ -338,8 +338,16 @@ def test_copy_puts_the_exact_message_text_on_the_clipboard(
     user = page.locator(".msg.user").first
     user.hover()
     user.locator("[data-action=copy]").click()
-    page.wait_for_function(
-        "(want) => navigator.clipboard.readText().then(t => t === want)", arg=question
+    # wait_for_function would take the predicate's promise itself as truthy: poll in the page.
+    page.evaluate(
+        """async (want) => {
+            for (const end = Date.now() + 10000; Date.now() < end; ) {
+                if ((await navigator.clipboard.readText()) === want) return;
+                await new Promise((ok) => setTimeout(ok, 20));
+            }
+            throw new Error(`the clipboard never held ${JSON.stringify(want)}`);
+        }""",
+        question,
     )
     assert page.evaluate("() => navigator.clipboard.readText()") == question
 
