@@ -200,6 +200,10 @@ def _block_text(block: Any) -> str:
     return f"[{block.get('type')}: {label}{state}]"
 
 
+#: How the Markdown export marks a reply that ended early (the node's ``interrupted``).
+_INTERRUPTED = {"stopped": "stopped", "cut_off": "cut off"}
+
+
 def thread_markdown(loaded: LoadedThread) -> str:
     """Markdown of the visible path: a title, then each message under a role heading."""
     lines = [f"# {loaded.thread.title or 'Untitled'}", ""]
@@ -207,8 +211,10 @@ def thread_markdown(loaded: LoadedThread) -> str:
         kind, payload = node["type"], node["payload"]
         if kind in ("user_message", "assistant_message"):
             role = "User" if kind == "user_message" else "Assistant"
+            ended = _INTERRUPTED.get(str(payload.get("interrupted")))
+            heading = f"## {role} ({ended})" if ended else f"## {role}"
             body = "\n\n".join(_block_text(b) for b in _content(payload))
-            lines += [f"## {role}", "", body, ""]
+            lines += [heading, "", body, ""]
         elif kind == "tool_call":
             lines += [f"**Tool call** `{payload.get('toolName')}` ({payload.get('itemId')})", ""]
         elif kind == "tool_result":

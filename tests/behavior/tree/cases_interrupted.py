@@ -52,6 +52,9 @@ async def case_an_interrupted_reply_is_stored_and_sent_as_what_the_assistant_sai
     shown = (await store.snapshot(tid))["nodes"]
     assert [n["id"] for n in shown] == [q1["nodeId"], cut["nodeId"]]
     assert shown[1]["payload"]["interrupted"] == "cut_off" and shown[1]["siblingCount"] == 2
+    # The Markdown export says how the shown reply ended.
+    md = (await store.query("thread.export", {"threadId": tid, "format": "markdown"}))["markdown"]
+    assert "## Assistant (cut off)\n\nOnce\n" in md and "## Assistant\n" not in md
     # A thread's export and import keep the mark.
     data = (await store.query("thread.export", {"threadId": tid}))["data"]
     again = await store.command("thread.import", {"data": data})
