@@ -139,7 +139,8 @@ function cleanupButton(app, freed) {
     on: {
       click: async () => {
         try {
-          const args = app.chat.threadId ? { activeThreadId: app.chat.threadId } : {};
+          const args = { sparedThreadIds: await sparedThreadIds() };
+          if (app.chat.threadId) args.activeThreadId = app.chat.threadId;
           if (app.caps.estimate) args.storagePercent = 70;
           const r = await cmd("attachment.evict", args);
           const removed = plural(r.evicted?.length ?? r.evicted ?? 0, "attachment");

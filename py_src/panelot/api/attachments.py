@@ -5,7 +5,7 @@ Commands (each with its receipt, in the same transaction as its effect)::
     attachment.put     {threadId, kind, mime, dataBase64, meta?, trust?, provenance?,
                         sourceRef?, nodeId?}             -> {attachmentId, size}
     attachment.attach  {attachmentId, nodeId?, runId?}   -> {attachmentId, refs}
-    attachment.evict   {budget?, activeThreadId?, storagePercent?}
+    attachment.evict   {budget?, activeThreadId?, storagePercent?, sparedThreadIds?}
                                                          -> {evicted, freed, total}
     thread.archive_old {days, activeThreadId?, sparedThreadIds?}
                                           -> {archived: [{threadId, summaryId, nodes,
@@ -171,6 +171,9 @@ async def _attach(tx: Transaction, call: Call[AttachmentAttach]) -> Attached:
 class AttachmentEvict:
     """``attachment.evict``: down to ``budget`` (the setting's when absent).
 
+    The attachments of ``active_thread_id`` and of every id of ``spared_thread_ids``
+    (what the open pages show and what a panel will reopen) are left alone.
+
     With ``storage_percent``, when the storage in use is over :data:`WARN_PERCENT` of
     the quota (the reconciled estimate: what this context's earlier clean-ups freed is
     not counted again), also free enough to bring it down to that share.
@@ -179,6 +182,7 @@ class AttachmentEvict:
     budget: int | None = None
     active_thread_id: str | None = None
     storage_percent: float | None = None
+    spared_thread_ids: list[str] | None = None
 
 
 async def _excess(env: Env, percent: float | None) -> tuple[int | None, int]:
@@ -209,9 +213,10 @@ async def _evict_prepare(env: Env, p: AttachmentEvict) -> None:
         raise ValidationError("payload.budget: must be at least 0", field="payload.budget")
     budget = current_budget() if p.budget is None else p.budget
     active = p.active_thread_id
+    spared = frozenset(p.spared_thread_ids or ())
     reported, free = await _excess(env, p.storage_percent)
     plan = await env.db.transaction(
-        "r", ["attachments"], lambda tx: _plan(tx, budget, active, free=free)
+        "r", ["attachments"], lambda tx: _plan(tx, budget, active, spared, free=free)
     )
     if plan["ids"]:
         await step_one(env.db, plan["ids"])

@@ -55,6 +55,22 @@ async def case_evicting_many_marks_every_node_and_spares_the_rest(ctx: Ctx) -> N
     assert check["ok"], check
 
 
+async def case_evicting_spares_every_named_thread(ctx: Ctx) -> None:
+    store = await ctx.store()
+    s = await _scene(store)
+    active, spared, other = s["tids"]
+    out = await store.command(
+        "attachment.evict", {"budget": 0, "activeThreadId": active, "sparedThreadIds": [spared]}
+    )
+    victims = [i for i in range(COUNT) if i % 3 == 2]
+    assert out["evicted"] == len(victims) and out["freed"] == 100 * len(victims), out
+    left = await store.db.table("attachments").to_list()
+    assert sorted(r["id"] for r in left) == sorted(
+        s["ids"][i] for i in range(COUNT) if i % 3 != 2
+    ), other
+    assert await _evicted_flags(store, s["nodes"]) == [i % 3 == 2 for i in range(COUNT)]
+
+
 async def case_many_tombstones_keep_the_metadata_without_the_blob(ctx: Ctx) -> None:
     store = await ctx.store()
     s = await _scene(store)
