@@ -7,8 +7,6 @@ import { icon } from "./panel_icons.mjs";
 import { toast } from "./panel_ui.mjs";
 
 const $ = (id) => document.getElementById(id);
-/** The largest file a message may carry (each file; it crosses to storage in one command). */
-const MAX_ATTACHMENT = 20 * 1024 * 1024;
 /** The chip's note on a file the model gets only the name of. */
 export const NAME_ONLY = "The model will only see this file's name";
 /** Titles a thread has before its first message; the first line of it replaces them. */
@@ -20,6 +18,13 @@ export class Composer {
     this.chat = chat;
     this.app = chat.app;
     this.pending = []; // files chosen but not yet sent
+    // The largest file a message may carry, as the runtime says (`file.readable`'s
+    // `maxUploadBytes`; message.send refuses a larger one); null while it cannot say.
+    this.maxUpload = null;
+    this.maxUploadKnown = q("file.readable", { name: "file" }).then(
+      (r) => (this.maxUpload = r.maxUploadBytes ?? null),
+      () => null,
+    );
     this.input = $("input");
     this.bind();
   }
@@ -111,12 +116,14 @@ export class Composer {
   /**
    * Add chosen files to the next message. Each chip then says what the model will get:
    * a file it cannot read (not text, or not UTF-8) is noted as reaching it by name only.
+   * A file over the runtime's limit is refused at once (and by message.send anyway).
    */
-  addFiles(files) {
+  async addFiles(files) {
+    const max = this.maxUpload ?? (await this.maxUploadKnown); // known: no wait
     const added = [];
     for (const file of files) {
-      if (file.size > MAX_ATTACHMENT) {
-        toast(`${file.name} was not attached: a file sent with a message can be at most ${bytes(MAX_ATTACHMENT)}.`, 6000);
+      if (max !== null && file.size > max) {
+        toast(`${file.name} was not attached: a file sent with a message can be at most ${bytes(max)}.`, 6000);
         continue;
       }
       const image = file.type.startsWith("image/");

@@ -285,7 +285,12 @@ export class MessageView {
 
   attachment(b) {
     const label = b.name || (b.type === "image" ? "image" : "file");
-    if (b.evicted || b.state === "evicted" || !b.attachmentId) {
+    if (!b.attachmentId) {
+      // Never stored: the legacy import writes an image whose bytes its data did not hold
+      // with an empty attachmentId (eviction keeps the id of what it removed).
+      return h("span", { class: "evicted", dataset: { missing: "1" }, text: `${label} (not available: it was not in the imported data)` });
+    }
+    if (b.evicted || b.state === "evicted") {
       return h("span", { class: "evicted", text: `${label} (removed to save space)` });
     }
     if (b.type === "image") {

@@ -157,6 +157,18 @@ function cleanupButton(app, freed) {
 
 // ---- data: export / import --------------------------------------------------------------
 
+/** What the legacy import could not bring over of its images, in plain words ("" if all). */
+function legacyImageNotes(r) {
+  const missing = r.imagesWithoutBytes ?? 0;
+  const links = r.externalImages ?? 0;
+  let out = "";
+  if (missing) {
+    out += ` ${plural(missing, "image")} could not be imported: the old data did not hold ${missing === 1 ? "it" : "them"}.`;
+  }
+  if (links) out += ` ${plural(links, "web image")} ${links === 1 ? "is" : "are"} kept as a link.`;
+  return out;
+}
+
 function dataSection(app, rerender) {
   const state = h("p", { class: "status", id: "data-status" });
   const fileInput = h("input", { id: "import-file", type: "file", accept: ".json,application/json", hidden: true });
@@ -189,7 +201,8 @@ function dataSection(app, rerender) {
       const skipped = r.skippedThreads ? ` (${plural(r.skippedThreads, "conversation")} already here, skipped)` : "";
       status(
         state,
-        `Legacy import: ${plural(r.threads, "conversation")}, ${plural(r.messages, "message")}, ${plural(r.images, "image")}${skipped}.`,
+        `Legacy import: ${plural(r.threads, "conversation")}, ${plural(r.messages, "message")}, ${plural(r.images, "image")}${skipped}.` +
+          legacyImageNotes(r),
         "ok",
       );
     } catch (error) {

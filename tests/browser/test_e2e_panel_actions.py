@@ -5,8 +5,9 @@
   attempt loads normally and Retry brings up the app.
 * Drag-and-drop and paste attach images; the stored attachments hold the exact bytes.
 * Copy puts a message's exact source text on the (real) clipboard.
-* The legacy (browsa) import button, twice; the attachment clean-up button, over budget
-  and after an interrupted eviction.
+* The legacy (browsa) import button, twice; what it says of images it could not bring
+  over, and how such an image shows; the attachment clean-up button, over budget and
+  after an interrupted eviction.
 * "Summarize and remove old messages…" asks first, saying how many conversations and
   messages it removes; it summarizes an old thread, sparing the open and pinned ones; the
   summarized thread shows its summary (and says its messages were removed), exports it,
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, Route
 
-from behavior.legacy.browsa_fixture import KEYS, png, storage
+from behavior.legacy.browsa_fixture import DATED_KEYS, KEYS, dated_storage, png, storage
 from browser_harness import (
     READY_TIMEOUT_MS,
     query,
@@ -418,6 +419,50 @@ def test_legacy_import_button_imports_once(panel: Page, store: PanelotStore) -> 
         assert query(page, "attachment.usage")["count"] == 3
     finally:
         page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
+        wipe(page)
+
+
+MISSING = "image (not available: it was not in the imported data)"
+"""How the chat shows an image an import brought without its bytes."""
+
+
+def test_legacy_import_says_which_images_it_could_not_bring_over(
+    panel: Page, store: PanelotStore
+) -> None:
+    """Images the old data did not hold are counted in the status line and shown as such.
+
+    Not as "removed to save space", which is what eviction says of what it removed.
+    """
+    page = panel
+    wipe(page)
+    page.evaluate("(keys) => chrome.storage.local.remove(keys)", DATED_KEYS)
+    page.evaluate("(items) => chrome.storage.local.set(items)", dated_storage())
+    try:
+        before = len(sidepanel_receipts(page, "legacy.import"))
+        open_settings(page)
+        page.click("#legacy-import")
+        page.wait_for_selector("#data-status.ok")  # a fresh Settings: this import's status
+        receipts = sidepanel_receipts(page, "legacy.import")
+        assert len(receipts) == before + 1
+        r = receipts[-1]["response"]
+        assert (r["images"], r["imagesWithoutBytes"], r["externalImages"]) == (5, 5, 1)
+        assert page.inner_text("#data-status") == (
+            f"Legacy import: {r['threads']} conversations, {r['messages']} messages, 5 images."
+            " 5 images could not be imported: the old data did not hold them."
+            " 1 web image is kept as a link."
+        )
+        open_thread(page, r["threadIds"]["sessions"]["s-images"])
+        page.wait_for_function(
+            "() => document.querySelectorAll('.msg.user .attachments img').length === 5"
+            " && document.querySelectorAll('.msg.user .evicted').length === 5"
+        )
+        shown = page.eval_on_selector_all(
+            ".msg.user .evicted", "(es) => es.map(e => e.textContent)"
+        )
+        assert shown == [MISSING] * 5
+        shot(page, "panel-legacy-images-missing")
+    finally:
+        page.evaluate("(keys) => chrome.storage.local.remove(keys)", DATED_KEYS)
         wipe(page)
 
 

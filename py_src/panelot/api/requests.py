@@ -6,9 +6,12 @@ cut to the newest turns within ``contextBudget`` characters
 (:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
 off; ``contextBudget`` null sends the whole path.
 
-Query ``file.readable`` ``{name, mime?}`` → ``{readable, maxChars}``: whether a request
-carries an attached file's text (when its bytes are UTF-8), or only its name. The panel
-asks it when a file is attached, so the rule stays :func:`panelot.request.file_text.is_text_like`.
+Query ``file.readable`` ``{name, mime?}`` → ``{readable, maxChars, maxUploadBytes}``:
+whether a request carries an attached file's text (when its bytes are UTF-8), or only its
+name. The panel asks it when a file is attached, so the rule stays
+:func:`panelot.request.file_text.is_text_like`; ``maxUploadBytes`` is the largest file
+``message.send`` takes (:data:`panelot.attachments.records.MAX_SEND_BYTES`), which the
+composer checks a chosen file against.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from panelot.attachments.records import MAX_SEND_BYTES
 from panelot.bus import Env, Query
 from panelot.request.build import build_request
 from panelot.request.context import request_context_of
@@ -56,7 +60,11 @@ class ReadableArgs:
 
 
 async def _readable(env: Env, a: ReadableArgs) -> dict[str, Any]:
-    return {"readable": is_text_like(a.mime, a.name), "maxChars": FILE_TEXT_CHARS}
+    return {
+        "readable": is_text_like(a.mime, a.name),
+        "maxChars": FILE_TEXT_CHARS,
+        "maxUploadBytes": MAX_SEND_BYTES,
+    }
 
 
 QUERIES: dict[str, Query[Any]] = {

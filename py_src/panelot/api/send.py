@@ -9,7 +9,7 @@ What the side panel's composer sends. Payload::
      content: [block...],             text blocks, and {type: "image"|"file", upload: i}
                                       for the i-th upload
      attachedContext?,
-     uploads?: [{mime, dataBase64, name?}],
+     uploads?: [{mime, dataBase64, name?}],     each at most MAX_SEND_BYTES (20 MiB)
      autoTitle?: {title, when: [titles]}}      set the title only while it is one of these
 
 Response ``{threadId, nodeId, seq, leafId, title, attachments: [{attachmentId, size}]}``.
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from panelot.attachments.eviction import current_budget, evict
-from panelot.attachments.records import ATTACHMENT_TABLES, MAX_PUT_BYTES, attach, put_attachment
+from panelot.attachments.records import ATTACHMENT_TABLES, MAX_SEND_BYTES, attach, put_attachment
 from panelot.bus import Call, Env, Handler
 from panelot.codec import Raw
 from panelot.idb import Transaction
@@ -110,9 +110,12 @@ def _check_uploads(uploads: list[Upload]) -> None:
     if len(uploads) > MAX_UPLOADS:
         raise _fail("uploads", f"must be a list of at most {MAX_UPLOADS} files")
     for i, up in enumerate(uploads):
-        if len(up.data_base64) > MAX_PUT_BYTES * 4 // 3 + 4:
+        size = _size(up.data_base64)
+        if size > MAX_SEND_BYTES:
             raise _fail(
-                f"uploads[{i}].dataBase64", f"must be base64 of at most {MAX_PUT_BYTES} bytes"
+                f"uploads[{i}].dataBase64",
+                f"a file sent with a message can be at most {MAX_SEND_BYTES} bytes"
+                f" ({MAX_SEND_BYTES // 2**20} MiB); this one is {size} bytes",
             )
         if not 0 < len(up.mime) <= 200:
             raise _fail(f"uploads[{i}].mime", "must be a string of 1 to 200 characters")

@@ -31,6 +31,7 @@ __all__ = [
     "ATTACHMENT_TABLES",
     "KINDS",
     "MAX_PUT_BYTES",
+    "MAX_SEND_BYTES",
     "PROVENANCES",
     "TRUST_LEVELS",
     "attach",
@@ -48,6 +49,13 @@ ATTACHMENT_TABLES = ("threads", "nodes", "attachments")
 
 MAX_PUT_BYTES = 64 * 1024 * 1024
 """Largest attachment a command takes as base64 (decoded size)."""
+
+MAX_SEND_BYTES = 20 * 1024 * 1024
+"""Largest file a message may carry (each upload of ``message.send``, decoded size).
+
+The side panel reads it from the ``file.readable`` query (``maxUploadBytes``) and refuses
+a larger file when it is chosen; ``message.send`` refuses one from any caller.
+"""
 
 KINDS = ("image", "file", "page_snapshot", "screenshot", "page_text")
 """Allowed ``kind`` values."""

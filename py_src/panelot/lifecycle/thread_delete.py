@@ -11,8 +11,9 @@
 If step 3 fails, IndexedDB rolls it back whole and the mark of step 1 is lifted again:
 nothing of the thread is lost. Runs cancelled in step 1 stay cancelled. If the page
 dies between the steps, the next start lifts marks older than
-:data:`STALE_DELETE_MS` (:func:`release_stale_deletes`), so the thread is back as it
-was; replaying the command runs the whole delete again.
+:data:`STALE_DELETE_MS` or dated in the future (:func:`release_stale_deletes`), so the
+thread is back as it was; replaying the command runs the whole delete again. A backup
+restore copies a mark as it is, and the next start lifts it the same way.
 """
 
 from __future__ import annotations
@@ -99,12 +100,18 @@ async def cascade_delete(tx: Transaction, thread_id: str) -> dict[str, Any]:
 
 
 async def release_stale_deletes(db: Database, now: int) -> list[str]:
-    """On start-up, lift ``deleting`` marks left by an interrupted delete; return the ids."""
+    """On start-up, lift ``deleting`` marks left by an interrupted delete; return the ids.
+
+    A mark is stale when it is older than :data:`STALE_DELETE_MS`, has no time, or is
+    dated after ``now``: no delete running here set it (a backup restored from a machine
+    whose clock ran ahead), and waiting for it to age would leave the thread refusing
+    every command until the clock caught up.
+    """
 
     def stale(thread: Any) -> bool:
         since = thread.get("deletingSince") if isinstance(thread, dict) else None
         return bool(thread.get("deleting")) and (
-            not isinstance(since, int) or now - since > STALE_DELETE_MS
+            not isinstance(since, int) or now - since > STALE_DELETE_MS or since > now
         )
 
     rows = await (

@@ -16,6 +16,12 @@ node its ``ts``, so the list reads as it did where the file was made (a copy sit
 its original, not on top of the list). A thread whose ``updatedAt`` is missing or not a
 time (:func:`~panelot.clock.stamp_from`) takes the newest of its nodes' ``ts`` and its
 ``createdAt``, the time it was last written to; ``createdAt`` itself is required.
+
+An import makes a new thread: of the thread record it keeps what the user gave it (title,
+times, tags, pinned, archived, folder, preset) and drops the state of the database it came
+from (:data:`NOT_IMPORTED`): it never arrives marked ``deleting``, its ``scopeOrigins``
+start empty, its ``stats`` are counted from its nodes, and its ``parentThreadId`` is kept
+only when that thread comes in the same bundle (under its fresh id).
 """
 
 from __future__ import annotations
@@ -51,10 +57,12 @@ __all__ = [
     "MAX_IMPORT_CHARS",
     "MAX_IMPORT_NODES",
     "MAX_NODE_CHARS",
+    "NOT_IMPORTED",
     "export_thread",
     "import_thread",
     "precheck_bundle",
     "precheck_import",
+    "stats_of",
     "tree_problems",
 ]
 
@@ -185,18 +193,52 @@ def tree_problems(
     return problems
 
 
+NOT_IMPORTED = ("deleting", "deletingSince", "scopeOrigins", "parentThreadId", "stats")
+"""Thread fields an import does not take from the file (see :func:`_fresh_ids`)."""
+
+
+def stats_of(nodes: list[dict[str, Any]]) -> dict[str, Any]:
+    """A thread's ``stats`` as appending its nodes (wire form) in seq order counts them.
+
+    Every assistant message is a turn (tombstones too: deleting does not uncount one);
+    its ``usage`` adds its tokens and cost, as :func:`panelot.tree.nodes.append_node` does.
+    """
+    turns, tokens, cost = 0, 0, 0.0
+    for node in sorted(nodes, key=seq_order):
+        if node["type"] != "assistant_message":
+            continue
+        turns += 1
+        usage = node["payload"].get("usage")
+        if usage is not None:
+            tokens += usage["inputTokens"] + usage["outputTokens"]
+            cost = round(cost + (usage.get("costUsd") or 0.0), 10)
+    return {"turns": turns, "totalTokens": tokens, "costUsd": cost}
+
+
 def _fresh_ids(
-    thread: dict[str, Any], nodes: list[dict[str, Any]]
+    thread: dict[str, Any], nodes: list[dict[str, Any]], thread_id: str, threads: dict[str, str]
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The thread and its nodes under fresh ids, links remapped, times kept."""
+    """The thread and its nodes under fresh ids, links remapped, times kept.
+
+    An import makes a new thread, so it keeps only what the user gave the thread
+    (title, times, leaf, tags, pinned, archived, folder, preset): it never arrives
+    being deleted (``deleting``, ``deletingSince``), carries no origins approved
+    elsewhere (``scopeOrigins``), its ``stats`` are counted from its nodes, and its
+    ``parentThreadId`` is kept only when that thread comes in the same import
+    (``threads``: the fresh id of the first imported thread of each id in the file).
+    """
     ids = {n["id"]: new_id() for n in nodes}
-    thread_id = new_id()
     remapped = [
         {**n, "id": ids[n["id"]], "threadId": thread_id, "parentId": ids.get(n["parentId"])}
         for n in nodes
     ]
     leaf = thread.get("leafId")
-    fresh = {**thread, "id": thread_id, "leafId": ids[leaf] if leaf else None}
+    fresh = {k: v for k, v in thread.items() if k not in NOT_IMPORTED}
+    fresh.update(id=thread_id, leafId=ids[leaf] if leaf else None, stats=stats_of(nodes))
+    fresh["scopeOrigins"] = []
+    parent = threads.get(thread.get("parentThreadId") or "")
+    if parent is not None:
+        fresh["parentThreadId"] = parent
     return fresh, remapped
 
 
@@ -204,8 +246,12 @@ async def _write(tx: Transaction, checked: list[tuple[dict[str, Any], list[Any]]
     """Write checked threads under fresh ids, all in ``tx``; return ``[(id, nodes)]``."""
     written = []
     threads, rows = [], []
-    for thread, nodes in checked:
-        fresh, remapped = _fresh_ids(thread, nodes)
+    fresh_ids = [new_id() for _ in checked]
+    by_file_id: dict[str, str] = {}
+    for (thread, _), thread_id in zip(checked, fresh_ids, strict=True):
+        by_file_id.setdefault(thread["id"], thread_id)
+    for (thread, nodes), thread_id in zip(checked, fresh_ids, strict=True):
+        fresh, remapped = _fresh_ids(thread, nodes, thread_id, by_file_id)
         threads.append(fresh)
         rows += remapped
         written.append((fresh["id"], len(remapped)))

@@ -204,3 +204,38 @@ async def case_a_new_chat_reuses_an_empty_one(ctx: Ctx) -> None:
     ] == third["threadId"]
     other = await store.command("thread.create", {"title": "Other", "reuseEmpty": True})
     assert other["threadId"] not in (first["threadId"], third["threadId"], pinned)
+
+
+async def case_a_file_over_the_message_limit_is_refused_from_any_caller(ctx: Ctx) -> None:
+    """``message.send`` holds each upload to MAX_SEND_BYTES, as the panel's composer does."""
+    from panelot.attachments.records import MAX_SEND_BYTES
+
+    assert MAX_SEND_BYTES == 20 * 1024 * 1024
+    store = await ctx.store()
+    answer_ = await store.query("file.readable", {"name": "disk.iso"})
+    assert answer_["maxUploadBytes"] == MAX_SEND_BYTES  # what the panel checks against
+    before = await dump(store)
+    over = {
+        "thread": {"title": "too big"},
+        "content": [{"type": "text", "text": "x"}, {"type": "file", "upload": 1}],
+        "uploads": [
+            {"mime": "text/plain", "dataBase64": b64(NOTES), "name": "notes.txt"},
+            {"mime": "text/plain", "dataBase64": b64(bytes(MAX_SEND_BYTES + 1)), "name": "a.iso"},
+        ],
+    }
+    over["content"].insert(1, {"type": "file", "upload": 0})
+    out = await send(store, over, "over")
+    assert out["status"] == "failed" and out["error"]["name"] == "ValidationError", out
+    assert out["error"]["field"] == "payload.uploads[1].dataBase64", out["error"]
+    message = out["error"]["message"]
+    assert f"at most {MAX_SEND_BYTES} bytes (20 MiB)" in message, message
+    assert f"this one is {MAX_SEND_BYTES + 1} bytes" in message, message
+    assert await dump(store) == before  # no thread, no file, no message, no receipt
+    at_limit = {
+        "thread": {"title": "just fits"},
+        "content": [{"type": "file", "upload": 0}],
+        "uploads": [{"mime": "text/plain", "dataBase64": b64(bytes(MAX_SEND_BYTES)), "name": "b"}],
+    }
+    ok = await send(store, at_limit, "at-limit")
+    assert ok["status"] == "completed", ok
+    assert [a["size"] for a in ok["response"]["attachments"]] == [MAX_SEND_BYTES]

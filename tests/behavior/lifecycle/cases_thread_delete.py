@@ -248,3 +248,34 @@ async def case_commands_with_a_first_step_are_refused_too(ctx: Ctx) -> None:
     assert await store.db.table("attachments").count() == 0
     done = await store.command("thread.delete", {"threadId": tid})  # delete itself still runs
     assert done["threadId"] == tid
+
+
+async def case_a_restored_delete_mark_is_lifted_at_the_next_start(ctx: Ctx) -> None:
+    """A restore copies delete marks as they are; the next start lifts stale ones.
+
+    Stale includes a mark dated after now (a backup from a machine whose clock ran
+    ahead), which would otherwise keep its thread refusing every command for that long.
+    """
+    from panelot.lifecycle.thread_delete import STALE_DELETE_MS
+
+    a = await ctx.store()
+    died = await a.create_thread("its delete died before the backup")
+    ahead = await a.create_thread("marked where the clock ran a day ahead")
+    marks = {died: ctx.now - STALE_DELETE_MS - 1, ahead: ctx.now + 86_400_000}
+    for tid, since in marks.items():
+        await a.db.table("threads").update(tid, {"deleting": True, "deletingSince": since})
+    backup = await a.export_backup(settings=False)
+    b = await ctx.store()
+    out = await b.restore_backup(backup.file, settings=False, submission_id="restore")
+    assert out["status"] == "completed", out
+    for tid, since in marks.items():  # a faithful copy, marks included
+        got = await b.query("thread.get", {"threadId": tid})
+        assert (got["deleting"], got["deletingSince"]) == (True, since), got
+    name = b.db.name
+    b.close()
+    again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    ctx.dbs.append(again.db)
+    for tid in marks:
+        got = await again.query("thread.get", {"threadId": tid})
+        assert "deleting" not in got and "deletingSince" not in got, got
+        assert (await again.append(tid, "user_message", text("mine again")))["seq"] == 1

@@ -109,7 +109,8 @@ async def case_file_readable_answers_by_the_same_rule(ctx: Ctx) -> None:
     store = await ctx.store()
     for mime, name in [("text/plain", "notes.txt"), ("", "main.rs"), ("application/json", "a")]:
         answer = await store.query("file.readable", {"name": name, "mime": mime})
-        assert answer == {"readable": True, "maxChars": FILE_TEXT_CHARS}, (mime, name)
+        assert answer["readable"] is True, (mime, name)
+        assert answer["maxChars"] == FILE_TEXT_CHARS, (mime, name)
     for mime, name in [
         ("application/x-msdownload", "setup.exe"),
         ("application/octet-stream", "setup.exe"),

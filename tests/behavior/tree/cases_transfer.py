@@ -240,3 +240,46 @@ async def case_an_import_without_a_usable_updated_at_takes_its_newest_time(ctx: 
     del d["thread"]["createdAt"], d["thread"]["updatedAt"]
     said = await _refused_import(store, d, "no-created")
     assert "createdAt" in said, said
+
+
+async def case_an_import_never_arrives_being_deleted_nor_with_state_from_elsewhere(
+    ctx: Ctx,
+) -> None:
+    """The file's delete mark, approved origins, parent link and stats are not taken."""
+    store = await ctx.store()
+    tid = await store.create_thread("kept", tags=["t"], folderId="work")
+    patch = {"preset": "p1", "pinned": True}
+    await store.command("thread.update", {"threadId": tid, "patch": patch})
+    await store.append(tid, "user_message", text("q"))
+    await store.append(tid, "assistant_message", answer("a", tokens=5, cost=0.25))
+    await store.append(tid, "assistant_message", answer("b", tokens=7, cost=0.5))
+    data = (await store.query("thread.export", {"threadId": tid}))["data"]
+    counted = data["thread"]["stats"]
+    assert counted == {"turns": 2, "totalTokens": 24, "costUsd": 0.75}
+    data["thread"].update(
+        deleting=True,
+        deletingSince=ctx.now,
+        scopeOrigins=["https://approved.elsewhere.test"],
+        parentThreadId="a-thread-of-another-database",
+        stats={"turns": 99, "totalTokens": 1, "costUsd": 12.5},
+        archived=True,
+    )
+    out = await store.command("thread.import", {"data": data})
+    meta = await store.query("thread.get", {"threadId": out["threadId"]})
+    assert "deleting" not in meta and "deletingSince" not in meta, meta
+    assert "parentThreadId" not in meta and meta["scopeOrigins"] == [], meta
+    assert meta["stats"] == counted, meta
+    kept = ("title", "tags", "pinned", "archived", "folderId", "preset", "createdAt", "updatedAt")
+    assert {k: meta[k] for k in kept} == {k: data["thread"][k] for k in kept}
+    # not stuck: commands on it are admitted
+    ok = await store.append(out["threadId"], "user_message", text("still mine"))
+    assert ok["seq"] == 4
+    # a bundle keeps a parent link to a thread it brings along, under its fresh id
+    child = copy.deepcopy(data)
+    child["thread"].update(id="child-in-file", parentThreadId=data["thread"]["id"])
+    child["nodes"] = [{**n, "threadId": "child-in-file"} for n in child["nodes"]]
+    bundle = {"format": "panelot.all", "version": 1, "threads": [data, child]}
+    both = await store.command("thread.import", {"data": bundle})
+    parent_id, child_id = both["threadIds"]
+    got = await store.query("thread.get", {"threadId": child_id})
+    assert got["parentThreadId"] == parent_id != tid, got
