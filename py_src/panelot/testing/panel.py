@@ -268,11 +268,16 @@ def open_thread(page: Page, thread_id: str) -> None:
 def new_thread(page: Page) -> str:
     """Open an empty conversation with the panel's + button; return its id (from the app).
 
-    Going back to the list closes the open conversation first, so the wait sees this
-    click's thread arrive even when + reuses an empty "New chat".
+    Going back to the list (from Settings too) closes the open conversation first, so
+    the wait sees this click's thread arrive even when + reuses an empty "New chat".
     """
-    if page.evaluate("() => window.panelotApp.view") != "threads":
+    # Settings opened from a conversation goes back to it first, then to the list.
+    for _ in range(3):
+        view = page.evaluate("() => window.panelotApp.view")
+        if view == "threads":
+            break
         page.click("#nav-back")
+        page.wait_for_function("(was) => window.panelotApp.view !== was", arg=view)
     page.wait_for_function("() => window.panelotApp.chat.threadId === null")
     page.click("#nav-new")
     page.wait_for_function(
