@@ -37,6 +37,7 @@ from panelot.tree.records import (
     thread_from_wire,
     thread_to_wire,
 )
+from panelot.tree.shown import count_in
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -176,7 +177,15 @@ def _fresh_ids(
         for n in nodes
     ]
     leaf = thread.get("leafId")
-    fresh = {**thread, "id": thread_id, "leafId": ids[leaf] if leaf else None, "updatedAt": now}
+    new_leaf = ids[leaf] if leaf else None
+    counts = count_in({n["id"]: n for n in remapped}, new_leaf)
+    fresh = {
+        **thread,
+        "id": thread_id,
+        "leafId": new_leaf,
+        "updatedAt": now,
+        "shown": encode(counts),
+    }
     return fresh, remapped
 
 
