@@ -146,3 +146,57 @@ async def case_shown_of_an_import_and_of_a_leaf_moved_by_other_code(ctx: Ctx) ->
     assert "shown" not in await _listed(store, tid)
     await _say(store, tid, "again")
     await _check(store, tid, 2, 3)
+
+
+def _long_export(count: int, swap: int | None = None) -> dict[str, Any]:
+    """A ``panelot.thread`` export: a path of ``count`` alternating messages.
+
+    Message 3 has a second version (an assistant message); the leaf ends the long path.
+
+    ``swap``: the node at that index gets a seq above its child's (out of order, as
+    other code may store them).
+    """
+    nodes: list[dict[str, Any]] = []
+    parent = None
+    for i in range(count):
+        kind = "assistant_message" if i % 2 else "user_message"
+        payload = answer(f"a{i}") if i % 2 else text(f"u{i}")
+        nodes.append({"id": f"n{i}", "threadId": "t", "parentId": parent, "seq": i + 1,
+                      "ts": 1, "type": kind, "payload": payload})  # fmt: skip
+        parent = f"n{i}"
+    nodes.append({"id": "v3", "threadId": "t", "parentId": "n2", "seq": count + 1, "ts": 1,
+                  "type": "assistant_message", "payload": answer("v3")})  # fmt: skip
+    if swap is not None:
+        nodes[swap]["seq"] = count + 10
+    thread = {
+        "id": "t", "title": "long", "createdAt": 1, "updatedAt": 1, "leafId": parent,
+        "tags": [], "pinned": False, "archived": False,
+        "stats": {"turns": 0, "totalTokens": 0, "costUsd": 0}, "scopeOrigins": [],
+    }  # fmt: skip
+    return {"format": "panelot.thread", "version": 1, "exportedAt": 1, "thread": thread,
+            "nodes": nodes}  # fmt: skip
+
+
+async def case_shown_over_long_paths_read_by_windows(ctx: Ctx) -> None:
+    """Walks longer than a few gets read links by seq windows; out-of-order seqs too."""
+    store = await ctx.store()
+    for swap in (None, 300, 1):
+        data = _long_export(1200, swap)
+        tid = (await store.command("thread.import", {"data": data}))["threadId"]
+        await _check(store, tid, 600, 1200)
+        snap = await store.snapshot(tid)
+        ids = [n["id"] for n in snap["nodes"]]
+        fourth = ids[3]  # the reply at the branch point, beside "v3"
+        version = next(v for v in snap["nodes"][3]["siblings"] if v != fourth)
+        # Switch far up (a two-sided walk over ~1,200 nodes), and back.
+        await store.command("branch.switch", {"threadId": tid, "nodeId": version})
+        await _check(store, tid, 2, 4)
+        await store.command("branch.switch", {"threadId": tid, "nodeId": fourth})
+        await _check(store, tid, 600, 1200)
+        # Counts that no longer hold: the next switch counts the whole path afresh.
+        raw = await store.db.table("threads").get(tid)
+        await store.db.table("threads").put({k: v for k, v in raw.items() if k != "shown"})
+        await store.command("branch.switch", {"threadId": tid, "nodeId": ids[-1]})
+        await _check(store, tid, 600, 1200)
+        await store.command("branch.switch", {"threadId": tid, "nodeId": version})
+        await _check(store, tid, 2, 4)
