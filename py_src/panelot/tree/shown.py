@@ -95,7 +95,7 @@ class _Fallback(Exception):
     """The two-sided walk met something unusual: count the new path whole."""
 
 
-STEPS_BY_GET = 8
+STEPS_BY_GET = 3
 """Nodes a walk reads one get each before it reads the thread's links by seq windows."""
 FIRST_WINDOW = 256
 """The seqs the first window of links spans; each next one spans twice as many."""
@@ -199,9 +199,12 @@ async def _two_sided(reader: _Reader, memo: ShownCount, new_leaf: str | None) ->
 
     Nodes passed on the old side leave the counts, nodes on the new side enter them.
     """
+    cache = reader.cache
 
     async def get(node_id: str, below: float | None) -> tuple[dict[str, Any], int | float]:
-        raw = await reader.get(node_id, below)
+        raw = cache.get(node_id)  # most steps: no await
+        if raw is None:
+            raw = await reader.get(node_id, below)
         if not isinstance(raw, dict) or raw.get("threadId") != reader.thread_id:
             raise _Fallback
         seq = numeric_seq(raw.get("seq"))
