@@ -233,7 +233,7 @@ async function confirmRestore(app, peek, file) {
     h("p", {
       id: "restore-settings",
       text: peek.settings
-        ? "Your settings (provider, retention, appearance) will be replaced by the backup's too."
+        ? "Your settings (Provider and Retention) will be replaced by the backup's too."
         : "The backup has no settings: yours stay as they are.",
     }),
     h("p", {

@@ -140,6 +140,13 @@ export class Chat {
     document.addEventListener("click", (event) => {
       if (!event.target.closest("#chat-menu")) $("chat-menu").open = false;
     });
+    // Escape closes the open menu and gives the focus back to its button.
+    document.addEventListener("keydown", (event) => {
+      const menu = $("chat-menu");
+      if (event.key !== "Escape" || !menu.open) return;
+      menu.open = false;
+      menu.querySelector("summary").focus();
+    });
   }
 
   async menu(action) {
@@ -353,7 +360,11 @@ export class Chat {
       if (at >= 0) nodes = nodes.slice(0, at + 1);
     }
     const more = !!this.snapshot.hasMore;
-    const count = `${nodes.length}${more ? "+" : ""} message${nodes.length === 1 && !more ? "" : "s"}`;
+    // How many messages the branch shows: Python's count of the whole visible path
+    // (thread `shown`), else what is loaded ("+" while more is above it).
+    const total = t.shown?.messages;
+    const n = total ?? nodes.length;
+    const count = `${n}${total == null && more ? "+" : ""} message${n === 1 && (total != null || !more) ? "" : "s"}`;
     const summary = this.summary?.threadId === this.threadId ? this.summary : null;
     const removed = summary && !nodes.length ? "Messages removed by retention, summary kept" : count;
     $("chat-meta").textContent = `${removed} · updated ${ago(t.updatedAt)}`;

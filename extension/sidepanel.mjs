@@ -179,6 +179,7 @@ function watchThreads() {
       (all) => {
         app.allThreads = all;
         fillFilters();
+        if (!empty.hidden) renderThreads(); // the empty message counts the archived ones
       },
       (error) => toastError(error, "Could not list the conversations:"),
     );
@@ -245,27 +246,47 @@ function renderThreads() {
   for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
   reconcile(list, els);
   empty.hidden = shown.length > 0;
-  if (!shown.length) {
-    empty.textContent = needle
-      ? "No conversation title matches your search."
-      : app.filter.archived === "archived"
-        ? "No archived conversations."
-        : "No conversations yet. Press + to start one.";
-  }
+  if (!shown.length) replace(empty, emptyMessage(needle));
+}
+
+/** What an empty list says; with every conversation archived, the way to them. */
+function emptyMessage(needle) {
+  if (needle) return "No conversation title matches your search.";
+  if (app.filter.archived === "archived") return "No archived conversations.";
+  const filtered = app.filter.folder || app.filter.tag;
+  const archived = (app.allThreads ?? []).filter((t) => t.archived).length;
+  if (app.filter.archived !== "active" || filtered || !archived) return "No conversations yet. Press + to start one.";
+  const show = () => {
+    fArchived.value = app.filter.archived = "archived";
+    watchThreads();
+  };
+  return [
+    archived === 1 ? "Your only conversation is archived. " : `All ${archived} conversations are archived. `,
+    h("button", { id: "show-archived", class: "link", type: "button", text: "Show archived", on: { click: show } }),
+  ];
 }
 app.renderThreads = renderThreads;
 
 function threadItem(t) {
+  // What the current branch shows (`shown`, counted in Python); absent: not known.
+  const turns = t.shown?.turns;
+  const parts = [
+    h("span", { class: "thread-time", text: ago(t.updatedAt) }),
+    t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
+    // No leaf but turns written: retention removed the messages and kept a summary.
+    t.leafId === null && t.stats?.turns
+      ? h("span", { class: "thread-turns", text: "summarized" })
+      : turns
+        ? h("span", { class: "thread-turns", text: `${turns} turn${turns === 1 ? "" : "s"}` })
+        : null,
+    t.tags?.length ? h("span", { class: "tags" }, (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag }))) : null,
+    t.archived ? h("span", { text: "archived" }) : null,
+  ].filter(Boolean);
   const sub = h(
     "span",
     { class: "thread-sub" },
     t.pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("star", { filled: true, size: 11 })) : null,
-    h("span", { text: ago(t.updatedAt) }),
-    t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
-    // Turns but no leaf: retention removed the messages and kept a summary.
-    t.stats?.turns ? h("span", { text: t.leafId === null ? "summarized" : `${t.stats.turns} turn${t.stats.turns === 1 ? "" : "s"}` }) : null,
-    (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag })),
-    t.archived ? h("span", { text: "archived" }) : null,
+    parts.flatMap((part, i) => (i ? [" · ", part] : [part])),
   );
   const act = (name, title, fn, filled = false) =>
     h("button", {

@@ -313,6 +313,15 @@ def test_cancelling_the_confirmation_changes_nothing(
     restores = count(page, "restore")
     restore(page, path)
     page.wait_for_selector("#dialog[open][data-kind=restore]")
+    # The settings it names are sections of Settings (there is no "appearance").
+    said = page.inner_text("#restore-settings")
+    named = re.fullmatch(r"Your settings \((.+)\) will be replaced by the backup's too\.", said)
+    assert named, said
+    sections = page.eval_on_selector_all(
+        "#view-settings h2", "els => els.map((e) => e.textContent)"
+    )
+    for name in re.split(r", | and ", named.group(1)):
+        assert any(s.lower().startswith(name.lower()) for s in sections), (name, sections)
     page.click("#dialog-cancel")
     assert wait_restore(page, restores) == "cancelled"
     assert page.inner_text("#backup-status") == "Restore cancelled: nothing was changed."

@@ -45,6 +45,7 @@ from panelot.tree.nodes import (
     updated_thread,
 )
 from panelot.tree.records import thread_to_wire
+from panelot.tree.shown import counts_held
 from panelot.tree.transfer import export_thread, import_thread
 from panelot.tree.views import context_of, markdown_of, snapshot_of, window_of
 
@@ -276,7 +277,7 @@ async def _list(env: Env, a: ListArgs) -> list[dict[str, Any]]:
 
 async def _get(env: Env, a: ThreadArgs) -> dict[str, Any]:
     thread = await env.db.transaction("r", TREE_TABLES, lambda tx: get_thread(tx, a.thread_id))
-    return thread_to_wire(thread)
+    return counts_held(thread_to_wire(thread))
 
 
 async def _context(env: Env, a: ContextArgs) -> dict[str, Any]:

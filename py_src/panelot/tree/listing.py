@@ -7,6 +7,7 @@ from typing import Any
 
 from panelot.idb import Database
 from panelot.idb.errors import ValidationError
+from panelot.tree.shown import counts_held
 
 __all__ = ["list_threads"]
 
@@ -79,6 +80,9 @@ async def list_threads(
     booleans, so ``pinned``/``archived`` are filtered in memory over the ``updatedAt``
     order rather than read through their (inert) indexes. The filters look at every
     thread; the full shape check only at those listed (and any it leaves out).
+
+    A row's ``shown`` (what its current branch shows, :mod:`panelot.tree.shown`) is
+    returned only while it holds; a row without it has no known count.
     """
     if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
         raise ValidationError("limit: must be a non-negative integer", field="limit")
@@ -90,5 +94,5 @@ async def list_threads(
         if len(out) >= wanted:
             break
         if _listable(row):
-            out.append(row)
+            out.append(counts_held(row))
     return out

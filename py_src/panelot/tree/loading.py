@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.clock import Clock, now_ms
+from panelot.codec import encode
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
 from panelot.tree.cache import ThreadCache, thread_cache
@@ -22,6 +23,7 @@ from panelot.tree.nodes import TREE_TABLES, append_node, thread_of
 from panelot.tree.path_memo import indexed, walked
 from panelot.tree.reading import load_nodes, load_thread_records
 from panelot.tree.records import ThreadMeta, thread_from_wire
+from panelot.tree.shown import count_in
 from panelot.tree.tombstones import live_leaf
 
 __all__ = ["LoadedThread", "check_thread", "load_thread", "repair_thread", "revive_leaf"]
@@ -132,7 +134,8 @@ async def revive_leaf(tx: Transaction, thread_id: str) -> LoadedThread:
     moved = live_leaf(loaded.index, loaded.thread.leaf_id)
     if moved == loaded.thread.leaf_id:
         return loaded
-    await tx.table("threads").update(thread_id, {"leafId": moved})
+    shown = encode(count_in(loaded.index.nodes, moved))
+    await tx.table("threads").update(thread_id, {"leafId": moved, "shown": shown})
     return await _read(tx, thread_id)
 
 

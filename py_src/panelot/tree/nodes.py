@@ -17,6 +17,7 @@ from panelot.tree.descent import children, is_shown, is_tombstone, newest_descen
 from panelot.tree.reading import checked_id, last_node, top_seq
 from panelot.tree.records import (
     AssistantMessage,
+    ShownCount,
     ThreadMeta,
     ThreadNode,
     check_thread_bounds,
@@ -25,6 +26,7 @@ from panelot.tree.records import (
     thread_from_wire,
     thread_to_wire,
 )
+from panelot.tree.shown import shown_after
 
 __all__ = [
     "LEAF",
@@ -93,6 +95,7 @@ async def create_thread(
         tags=list(tags or []),
         folder_id=folder_id,
         preset=preset,
+        shown=ShownCount(None),
     )
     await tx.table("threads").add(thread_to_wire(thread))
     return thread
@@ -120,13 +123,15 @@ async def append_node(
     thread = thread_from_wire(raw_thread)
     typed = payload_from_wire(node_type, payload)
     parent = thread.leaf_id if parent_id == LEAF else parent_id
-    if parent is not None and not (last is not None and last.get("id") == parent):
+    known = {last["id"]: last} if isinstance(last, dict) and isinstance(last.get("id"), str) else {}
+    if parent is not None and parent not in known:
         raw_parent = await tx.table("nodes").get(checked_id(parent, "parentId"))
         if raw_parent is None or raw_parent.get("threadId") != thread_id:
             raise ValidationError(
                 f"parentId: node {parent!r} does not exist in thread {thread_id!r}",
                 field="parentId",
             )
+        known[parent] = raw_parent
     now = clock()
     node = ThreadNode(
         id=new_id(),
@@ -137,6 +142,8 @@ async def append_node(
         type=node_type,  # type: ignore[arg-type]
         payload=typed,
     )
+    wire = encode(node)
+    thread.shown = await shown_after(tx, thread, node.id, {**known, node.id: wire})
     thread.leaf_id, thread.updated_at = node.id, now
     if isinstance(typed, AssistantMessage):
         usage = typed.usage
@@ -145,9 +152,7 @@ async def append_node(
         if usage is not None:
             stats.total_tokens += usage.input_tokens + usage.output_tokens
             stats.cost_usd = round(stats.cost_usd + (usage.cost_usd or 0.0), 10)
-    await tx.gather(
-        tx.table("nodes").add(encode(node)), tx.table("threads").put(thread_to_wire(thread))
-    )
+    await tx.gather(tx.table("nodes").add(wire), tx.table("threads").put(thread_to_wire(thread)))
     return node
 
 
@@ -260,6 +265,7 @@ async def switch_branch(
     if not is_shown(raw_node):
         await _refuse_stranding(tx, thread_id, raw_node)
     current = await newest_descendant(tx, thread_id, raw_node)
+    thread.shown = await shown_after(tx, thread, current, {node_key: raw_node})
     thread.leaf_id, thread.updated_at = current, clock()
     await tx.table("threads").put(thread_to_wire(thread))
     return current

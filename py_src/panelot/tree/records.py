@@ -36,6 +36,7 @@ __all__ = [
     "TextBlock",
     "ThreadMeta",
     "ThreadNode",
+    "ShownCount",
     "ThreadStats",
     "ToolCall",
     "ToolResult",
@@ -260,11 +261,30 @@ class ThreadNode:
 
 @dataclass(slots=True)
 class ThreadStats:
-    """Usage statistics of a thread."""
+    """What the thread's turns have cost, every node ever appended counted.
+
+    ``turns`` counts every assistant message ever appended (regenerated versions and
+    tombstoned ones included), ``total_tokens`` and ``cost_usd`` add up their usage: what
+    was spent, not what the current branch shows (that is :class:`ShownCount`).
+    """
 
     turns: int = 0
     total_tokens: int = 0
     cost_usd: float = 0.0
+
+
+@dataclass(slots=True)
+class ShownCount:
+    """Extension field ``shown``: what the visible path ending at ``leaf_id`` shows.
+
+    ``messages`` counts its shown nodes (what ``thread.snapshot`` lists), ``turns`` its
+    live user messages. It holds only while ``leaf_id`` is the thread's leaf
+    (:mod:`panelot.tree.shown`).
+    """
+
+    leaf_id: str | None
+    turns: int = 0
+    messages: int = 0
 
 
 @dataclass(slots=True)
@@ -287,6 +307,8 @@ class ThreadMeta:
     deleting: bool | None = None
     deleting_since: int | None = None
     """Extension field: set while ``thread.delete`` runs; such a thread refuses commands."""
+    shown: ShownCount | None = None
+    """Extension field: the visible path's counts (:mod:`panelot.tree.shown`)."""
 
 
 def payload_from_wire(

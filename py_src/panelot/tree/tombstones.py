@@ -28,11 +28,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from panelot.codec import encode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.tree.descent import is_shown, is_tombstone, newest_live_in, versions_in
 from panelot.tree.integrity import TreeIndex, index_nodes, walk_to_root
 from panelot.tree.reading import load_thread_records
+from panelot.tree.shown import count_in
 
 __all__ = ["delete_message", "live_leaf", "off_a_hidden_tail", "pair_group"]
 
@@ -158,8 +160,9 @@ async def delete_message(tx: Transaction, thread_id: str, node_id: str) -> dict[
     writes: list[Awaitable[Any]] = []
     if changed:
         writes.append(tx.table("nodes").bulk_put([stored[m] for m in changed]))
-    if moved != leaf:
-        writes.append(tx.table("threads").update(thread_id, {"leafId": moved}))
+    shown = encode(count_in(index.nodes, moved))
+    if moved != leaf or shown != raw_thread.get("shown"):
+        writes.append(tx.table("threads").update(thread_id, {"leafId": moved, "shown": shown}))
     await tx.gather(*writes)
     return {"deleted": changed, "leafId": moved}
 

@@ -49,6 +49,7 @@ from panelot.tree.records import (
     thread_from_wire,
     thread_to_wire,
 )
+from panelot.tree.shown import count_in
 
 __all__ = [
     "BUNDLE_FORMAT",
@@ -223,8 +224,8 @@ def _fresh_ids(
     An import makes a new thread, so it keeps only what the user gave the thread
     (title, times, leaf, tags, pinned, archived, folder, preset): it never arrives
     being deleted (``deleting``, ``deletingSince``), carries no origins approved
-    elsewhere (``scopeOrigins``), its ``stats`` are counted from its nodes, and its
-    ``parentThreadId`` is kept only when that thread comes in the same import
+    elsewhere (``scopeOrigins``), its ``stats`` and ``shown`` are counted from its nodes,
+    and its ``parentThreadId`` is kept only when that thread comes in the same import
     (``threads``: the fresh id of the first imported thread of each id in the file).
     """
     ids = {n["id"]: new_id() for n in nodes}
@@ -233,8 +234,10 @@ def _fresh_ids(
         for n in nodes
     ]
     leaf = thread.get("leafId")
+    new_leaf = ids[leaf] if leaf else None
     fresh = {k: v for k, v in thread.items() if k not in NOT_IMPORTED}
-    fresh.update(id=thread_id, leafId=ids[leaf] if leaf else None, stats=stats_of(nodes))
+    fresh.update(id=thread_id, leafId=new_leaf, stats=stats_of(nodes))
+    fresh["shown"] = encode(count_in({n["id"]: n for n in remapped}, new_leaf))
     fresh["scopeOrigins"] = []
     parent = threads.get(thread.get("parentThreadId") or "")
     if parent is not None:

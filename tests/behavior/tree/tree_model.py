@@ -11,6 +11,7 @@ the page, on real IndexedDB. :func:`check_tree` then reports every broken invari
 * the UI shows exactly the shown nodes of the context's path, and that path is the
   leaf's path without tombstones;
 * the context's tool calls and results are paired as providers require;
+* the thread's ``shown`` counts (live user messages, shown nodes) are the snapshot's;
 * every window of the UI snapshot (``thread.snapshot`` with ``limit``, paged up with
   ``before``) is exactly the full snapshot's entries at those places, in every view.
 """
@@ -134,6 +135,10 @@ async def check_windows(store: PanelotStore, tid: str) -> list[str]:
     """How the windows of the current view differ from the full snapshot's slices."""
     problems: list[str] = []
     full = list((await store.snapshot(tid))["nodes"])
+    shown = (await store.query("thread.get", {"threadId": tid})).get("shown")
+    turns = sum(1 for n in full if n["type"] == "user_message")
+    if shown is None or (shown["turns"], shown["messages"]) != (turns, len(full)):
+        problems.append(f"shown {shown} is not {turns} turns, {len(full)} messages")
     for limit in sorted({0, 1, 2, 3, len(full) - 1, len(full), len(full) + 1} - {-1}):
         window = await store.query("thread.snapshot", {"threadId": tid, "limit": limit})
         expected = full[max(len(full) - limit, 0) :]
