@@ -128,12 +128,18 @@ async def _thread_id(s: PanelotStore, thread_id: str) -> str:
 
 
 async def threads(archived: bool | None = False) -> Rows:
-    """The thread list (``archived=None``: all), pinned first, then newest activity."""
+    """The thread list (``archived=None``: all), pinned first, then newest activity.
+
+    ``turns``: those the current branch shows (``shown``; empty while not counted);
+    ``written``: every reply ever written (``stats.turns``).
+    """
     rows = await _store().query("thread.list", {"archived": archived})
     for row in rows:
         row["updated"] = _time(row.get("updatedAt"))
-        row["turns"] = (row.get("stats") or {}).get("turns")
-    return Rows(rows, ["id", "title", "updated", "pinned", "archived", "tags", "turns"])
+        row["turns"] = (row.get("shown") or {}).get("turns")
+        row["written"] = (row.get("stats") or {}).get("turns")
+    columns = ["id", "title", "updated", "pinned", "archived", "tags", "turns", "written"]
+    return Rows(rows, columns)
 
 
 def _summary(node: dict[str, Any], limit: int = 48) -> str:
