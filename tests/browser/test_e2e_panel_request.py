@@ -166,7 +166,7 @@ def test_a_file_the_model_cannot_read_is_noted_when_attached(
     )
     page.wait_for_selector("#toast:not([hidden]) >> text=disk.iso was not attached")
     assert page.inner_text("#toast") == (
-        "disk.iso was not attached: a file sent with a message can be at most 20 MB."
+        "disk.iso was not attached: a file sent with a message can be at most 20 MiB."
     )
     assert page.eval_on_selector_all("#pending li", "(lis) => lis.length") == 0
 
