@@ -65,3 +65,22 @@ export async function hasQuery(name) {
   }
   return known.get(name);
 }
+
+/**
+ * Count `shown` for the threads without counts that hold (records written before it
+ * existed, leaves moved by Dexie code), in the background: a batch per call, a pause
+ * between calls. The list shows each count as its live query delivers the change. Stops
+ * when none remain, when a call counts nothing (those left were skipped: the next panel
+ * tries again), or on an error (logged). See docs/tree.md.
+ */
+export async function countShown({ limit = 20, pauseMs = 250 } = {}) {
+  try {
+    for (;;) {
+      const { counted, remaining } = await cmd("thread.count_shown", { limit });
+      if (remaining === 0 || counted === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  } catch (error) {
+    console.warn("thread.count_shown", error);
+  }
+}

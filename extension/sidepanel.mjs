@@ -5,7 +5,7 @@
 import { STAGES, bootRuntime } from "./runtime.mjs";
 import { h, replace, reconcile, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
-import { cmd, q, live, hasQuery } from "./panel_store.mjs";
+import { cmd, q, live, hasQuery, countShown } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
 import { Chat } from "./panel_chat.mjs";
 import { reopenThreadId, setReopen } from "./presence.mjs";
@@ -463,6 +463,7 @@ try {
   await refreshThreads();
   await reopenLast();
   document.body.dataset.ready = "1";
+  countShown(); // not awaited: counts missing from older records, after the list shows
 } catch (error) {
   document.getElementById("error").textContent = String(error?.message ?? error);
   document.getElementById("failure").hidden = false;

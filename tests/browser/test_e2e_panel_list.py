@@ -4,6 +4,9 @@
   every reply ever written: a chat regenerated twice still shows "1 turn". The time and
   the count read "now · 1 turn"; the header says how many messages the branch holds, all
   of them, also on a thread longer than the panel's window of 50.
+* A thread record without ``shown`` (written before it existed, or by Dexie code) gets
+  its count after the panel opens: the panel counts such threads in the background
+  (``thread.count_shown``) and the row follows through its live query.
 * With every conversation archived, the list says so, and "Show archived" shows them;
   the message sits under the filters, not at the bottom of the panel.
 * The thread-actions menu closes with Escape.
@@ -26,8 +29,10 @@ from panelot.testing import (
     open_thread,
     send_message,
     to_list,
+    wait_ready,
     wait_reply,
 )
+from panelot.testing.store import DB_NAME
 
 ROW = "#thread-list [data-thread-id='{}']"
 
@@ -76,6 +81,53 @@ def test_the_list_counts_the_turns_the_branch_shows(panel: Page, store: PanelotS
     page.wait_for_function(
         "(sel) => document.querySelector(sel)?.textContent === 'now · 2 turns'", arg=sub
     )
+
+
+#: Rewrites a thread record without ``shown`` with IndexedDB itself, as a record written
+#: before the field existed: no change is announced, so no live query sees it.
+_STRIP_SHOWN = """async ([dbName, id]) => {
+  const db = await new Promise((resolve, reject) => {
+    const req = indexedDB.open(dbName);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction("threads", "readwrite");
+      const threads = tx.objectStore("threads");
+      const get = threads.get(id);
+      get.onsuccess = () => {
+        const { shown, ...record } = get.result;
+        threads.put(record);
+      };
+      tx.oncomplete = () => resolve(true);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error);
+    });
+  } finally {
+    db.close();
+  }
+}"""
+
+
+def test_a_thread_without_shown_gets_its_count_after_the_panel_opens(
+    panel: Page, store: PanelotStore
+) -> None:
+    page = panel
+    show_active(page)
+    seeded = store.seed_thread("Where do owls sleep?", "And bats?", title="Owls")
+    store.seed_regenerate(seeded.thread_id, seeded.user_ids[1], "Bats hang in caves.")
+    shown = store.query("thread.get", {"threadId": seeded.thread_id})["shown"]
+    assert (shown["turns"], shown["messages"]) == (2, 4)
+    page.evaluate(_STRIP_SHOWN, [DB_NAME, seeded.thread_id])
+    assert "shown" not in store.query("thread.get", {"threadId": seeded.thread_id})
+    page.reload()  # as after an upgrade: the list starts from the stored records
+    wait_ready(page, panel=True)
+    sub = f"{ROW.format(seeded.thread_id)} .thread-sub"
+    page.wait_for_function(
+        "(sel) => document.querySelector(sel)?.textContent.endsWith(' · 2 turns')", arg=sub
+    )
+    assert store.query("thread.get", {"threadId": seeded.thread_id})["shown"] == shown
 
 
 def seed_long(store: PanelotStore, count: int) -> str:

@@ -6,6 +6,7 @@ Commands (payload → response)::
     thread.update  {threadId, patch, expect?} → {thread}
     thread.import  {data} → {threadId, nodes} | {threadIds, threads, nodes}
     thread.delete  {threadId} → {threadId, deleted: {nodes, attachments, runs, ...}}
+    thread.count_shown {limit?} → {counted, remaining}
 
 Queries (args → result)::
 
@@ -34,6 +35,7 @@ from panelot.lifecycle.summaries import (
     with_summary,
 )
 from panelot.lifecycle.thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
+from panelot.tree.backfill import Counted, check_limit, count_unheld, write_counted
 from panelot.tree.listing import list_threads
 from panelot.tree.loading import check_thread
 from panelot.tree.nodes import (
@@ -182,6 +184,35 @@ async def _delete(tx: Transaction, call: Call[ThreadDelete]) -> dict[str, Any]:
     return await cascade_delete(tx, call.payload.thread_id)
 
 
+@dataclass(frozen=True, slots=True)
+class CountShown:
+    """``thread.count_shown``: count ``shown`` for up to ``limit`` threads lacking it."""
+
+    limit: int | None = None
+
+
+class CountedShown(TypedDict):
+    """Threads whose ``shown`` was written, and those still without counts that hold."""
+
+    counted: int
+    remaining: int
+
+
+async def _count_unheld(env: Env, p: CountShown) -> Counted:
+    """Count outside the command's read-write transaction (read-only, bounded)."""
+    return await count_unheld(env.db, check_limit(p.limit))
+
+
+async def _count_shown(tx: Transaction, call: Call[CountShown]) -> Staged:
+    counted: Counted = call.prepared
+    writes = await write_counted(tx, counted)
+    response: CountedShown = {
+        "counted": len(writes),
+        "remaining": counted.unheld - len(writes),
+    }
+    return Staged(response, tuple(writes))
+
+
 COMMANDS: dict[str, Handler[Any]] = {
     "thread.create": Handler(payload=ThreadCreate, tables=("threads",), run=_create),
     "thread.update": Handler(payload=ThreadUpdate, tables=("threads",), run=_update),
@@ -195,6 +226,9 @@ COMMANDS: dict[str, Handler[Any]] = {
         status="acknowledged",
         admits_deleting=True,
         durability="strict",
+    ),
+    "thread.count_shown": Handler(
+        payload=CountShown, tables=("threads",), run=_count_shown, prepare=_count_unheld
     ),
 }
 """The thread commands."""

@@ -32,7 +32,7 @@ from panelot.tree.descent import LINKS, is_shown
 from panelot.tree.integrity import numeric_seq
 from panelot.tree.records import ShownCount, ThreadMeta
 
-__all__ = ["count_in", "counts_held", "share", "shown_after", "shown_of"]
+__all__ = ["count_in", "count_path", "counts_held", "share", "shown_after", "shown_of"]
 
 
 def share(raw: Any) -> tuple[int, int]:
@@ -172,6 +172,15 @@ async def _count_path(reader: _Reader, leaf_id: str | None) -> ShownCount:
         turns, messages = turns + t, messages + m
         current, below = raw.get("parentId"), numeric_seq(raw.get("seq"))
     return ShownCount(leaf_id, turns, messages)
+
+
+async def count_path(tx: Transaction, thread_id: str, leaf_id: str | None) -> ShownCount:
+    """The counts of the path from ``leaf_id`` of thread ``thread_id``, read in ``tx``.
+
+    What a first count costs (:func:`shown_after` without counts that hold): a few gets,
+    then the thread's links in widening windows of seqs.
+    """
+    return await _count_path(_Reader(tx, thread_id, {}), leaf_id)
 
 
 async def shown_after(
