@@ -55,3 +55,14 @@ def test_a_character_outside_the_alphabet_refuses_the_body(
         "image/png",
         data,
     )
+
+
+def test_a_lone_surrogate_in_the_body_refuses_it() -> None:
+    """A lone surrogate is read as U+FFFD, as TextEncoder writes it: no error.
+
+    Found by build.py fuzz (a stray character drawn as a lone surrogate raised
+    UnicodeEncodeError): U+FFFD is outside the alphabet, so the base64 body is refused,
+    and a plain body keeps U+FFFD's bytes.
+    """
+    assert parse_data_url("data:image/png;base64,\ud800AA") == ("image/png", None)
+    assert parse_data_url("data:text/plain,a\udc00b") == ("text/plain", "a\ufffdb".encode())

@@ -28,6 +28,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from panelot.surrogates import replace_lone_surrogates
+
 __all__ = [
     "PAGE_CONTEXT_PREFIX",
     "PlannedImage",
@@ -99,7 +101,8 @@ def parse_data_url(url: str) -> tuple[str | None, bytes | None] | None:
     mime = meta.split(";", 1)[0].strip(_WHITESPACE).lower() or None
     if not comma:
         return mime, None
-    data = urllib.parse.unquote_to_bytes(body)
+    # A URL is UTF-8 encoded as TextEncoder does: a lone surrogate becomes U+FFFD.
+    data = urllib.parse.unquote_to_bytes(replace_lone_surrogates(body))
     if _BASE64_PARAM.search(meta.strip(_WHITESPACE)) is None:
         return mime, data
     return mime, forgiving_base64(data.decode("latin-1"))
