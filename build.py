@@ -478,7 +478,7 @@ BUILT_DIRS = ("pyodide", "wheels", "snapshot", "vendor")
 
 
 def extension_plan() -> Plan:
-    """Plan dist/extension: extension/ and web/ side by side at its root, and the built dirs.
+    """Plan dist/extension's own files: extension/ and web/ side by side, the panel's vendor/.
 
     extension/ names each web/ file its own code imports with a symbolic link
     (``extension/runtime.mjs -> ../web/runtime.mjs``), so its imports resolve in the source
@@ -487,7 +487,8 @@ def extension_plan() -> Plan:
     """
     source = ROOT / "extension"
     for path in sorted(source.rglob("*")):
-        if path.is_symlink() and path.resolve() != ROOT / "web" / path.relative_to(source):
+        web_file = ROOT / "web" / path.relative_to(source)
+        if path.is_symlink() and path.resolve() != web_file.resolve():
             sys.exit(f"[build] {path.relative_to(ROOT)} must link to the web/ file of its name")
     return merge_plans(tree_plan(source), tree_plan(ROOT / "web"), panel_vendor_plan())
 

@@ -103,3 +103,19 @@ def test_dist_extension_holds_the_source_folders_and_the_built_dirs() -> None:
     sources = {p.name for folder in SOURCES.values() for p in folder.iterdir()}
     assert names - sources <= BUILT_DIRS
     assert sources <= names
+
+
+def test_the_build_copies_a_link_as_its_web_file_and_refuses_any_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build = load_build()
+    monkeypatch.setattr(build, "ROOT", tmp_path)
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "a.mjs").write_text("export const a = 1;\n")
+    (tmp_path / "extension").mkdir()
+    (tmp_path / "extension" / "a.mjs").symlink_to("../web/a.mjs")
+    plan = build.extension_plan()
+    assert plan["a.mjs"] == (tmp_path / "web" / "a.mjs").resolve()
+    (tmp_path / "extension" / "b.mjs").symlink_to("../web/a.mjs")
+    with pytest.raises(SystemExit, match="extension/b.mjs must link to the web/ file of its name"):
+        build.extension_plan()
