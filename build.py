@@ -449,23 +449,48 @@ def snapshot_plan(wheels: Sequence[Path]) -> Plan:
 
 
 def tree_plan(source: Path) -> Plan:
-    """Plan every file of a source directory at the root of the output."""
+    """Plan every file of a source directory at the root of the output.
+
+    A symbolic link is planned as the file it names (see ``extension_plan``).
+    """
     return {
-        path.relative_to(source).as_posix(): path
+        path.relative_to(source).as_posix(): path.resolve()
         for path in sorted(source.rglob("*"))
         if path.is_file()
     }
 
 
 def merge_plans(*plans: Plan) -> Plan:
-    """Merge plans, refusing two sources for the same destination."""
+    """Merge plans, refusing two different sources for the same destination."""
     merged: Plan = {}
     for plan in plans:
-        clash = merged.keys() & plan.keys()
+        clash = {rel for rel in merged.keys() & plan.keys() if merged[rel] != plan[rel]}
         if clash:
             sys.exit(f"[build] two sources for {sorted(clash)}")
         merged.update(plan)
     return merged
+
+
+#: The folders the build makes inside dist/extension and dist/web, next to the source files:
+#: not in the source tree, so an import of ``./pyodide/...`` or ``./vendor/...`` in extension/
+#: or web/ names a built file (pyodide_plan, wheels_plan, snapshot_plan, the vendor plans).
+BUILT_DIRS = ("pyodide", "wheels", "snapshot", "vendor")
+
+
+def extension_plan() -> Plan:
+    """Plan dist/extension's own files: extension/ and web/ side by side, the panel's vendor/.
+
+    extension/ names each web/ file its own code imports with a symbolic link
+    (``extension/runtime.mjs -> ../web/runtime.mjs``), so its imports resolve in the source
+    tree as they do in dist/extension. Each link must name a file of web/; every web/ file
+    is copied anyway (the debugging console, the harness page the crash tests open).
+    """
+    source = ROOT / "extension"
+    for path in sorted(source.rglob("*")):
+        web_file = ROOT / "web" / path.relative_to(source)
+        if path.is_symlink() and path.resolve() != web_file.resolve():
+            sys.exit(f"[build] {path.relative_to(ROOT)} must link to the web/ file of its name")
+    return merge_plans(tree_plan(source), tree_plan(ROOT / "web"), panel_vendor_plan())
 
 
 def sync_tree(dest: Path, plan: Plan) -> None:
@@ -538,8 +563,7 @@ def build() -> None:
     wheels = runtime_wheels(own_wheel)
     shared = merge_plans(pyodide_plan(), wheels_plan(wheels), snapshot_plan(wheels))
     web = tree_plan(ROOT / "web")
-    extension = merge_plans(tree_plan(ROOT / "extension"), web, shared, panel_vendor_plan())
-    sync_tree(DIST / "extension", extension)
+    sync_tree(DIST / "extension", merge_plans(extension_plan(), shared))
     # Test/benchmark-only vendor modules: never part of dist/extension.
     vendor: Plan = {
         "vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs",

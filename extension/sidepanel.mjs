@@ -2,6 +2,9 @@
 // All storage goes through window.panelot.send / .query / .live (panel_store.mjs). The
 // thread list and the open conversation are live queries: what another panel, the
 // service worker or Dexie code commits shows here without a reload.
+//
+// runtime.mjs and presence.mjs are links to web/: build.py puts extension/ and web/ side
+// by side at the root of dist/extension, so these paths hold in both trees.
 import { STAGES, bootRuntime } from "./runtime.mjs";
 import { h, replace, reconcile, ago } from "./panel_dom.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";

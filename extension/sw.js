@@ -6,6 +6,9 @@
 // loses its state when idle, so each alarm that finds retention on starts Python again
 // (from the memory snapshot when it restores); when the setting is off it returns
 // before loading anything.
+//
+// runtime.mjs and presence.mjs are links to web/, and pyodide/ is built next to them
+// (build.py: extension/ and web/ share the root of dist/extension).
 import createPyodideModule from "./pyodide/pyodide.asm.mjs";
 import { loadRuntime } from "./runtime.mjs";
 import { sparedThreadIds } from "./presence.mjs";

@@ -1,4 +1,4 @@
-"""The console's rewriting of helper calls into awaited calls (panelot.autoawait)."""
+"""The console's rewriting of helper calls into awaited calls (panelot.console.autoawait)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import ast
 import pytest
 
 from loops import run_async
-from panelot import autoawait
-from panelot.autoawait import await_helpers
+from panelot.console import autoawait
+from panelot.console.autoawait import await_helpers
 
 NAMES = {"threads", "tree", "context"}
 

@@ -1,10 +1,10 @@
-"""The console's tracebacks, trimmed to the typed code (panelot.usertraceback)."""
+"""The console's tracebacks, trimmed to the typed code (panelot.console.tracebacks)."""
 
 from __future__ import annotations
 
 import pytest
 
-from panelot.usertraceback import format_error
+from panelot.console.tracebacks import format_error
 
 
 def _lookup(threads: list[str], wanted: str) -> str:

@@ -1,5 +1,7 @@
 // Boots Pyodide, installs the bundled wheels and opens the Panelot store.
 // Shared by the extension pages and the plain-page harness (dist/web).
+// pyodide/ is not in the source tree: build.py copies it from node_modules next to this
+// file in dist/extension and dist/web (BUILT_DIRS), with wheels/ and snapshot/.
 import { loadPyodide } from "./pyodide/pyodide.mjs";
 import * as panelotJs from "./wiring.mjs";
 import * as panelotCrypto from "./crypto.mjs";

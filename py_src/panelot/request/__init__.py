@@ -1,1 +1,8 @@
-"""request."""
+"""The model request of a thread: its context within budget, slimmed, with files and images.
+
+:mod:`.build` is the entry point (``build_request``: the slimmed request of a thread's
+path); it takes the newest turns within the context budget (:mod:`.context`,
+:mod:`.history`), applies the pure slimming plan of :mod:`.slimming`, sends attached
+text files as their text (:mod:`.file_text`) and images as thumbnails
+(:mod:`.thumbnails`). The ``thread.request`` query is in :mod:`panelot.api.requests`.
+"""
