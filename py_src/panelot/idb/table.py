@@ -24,7 +24,7 @@ from panelot.idb.errors import (
     SchemaError,
 )
 from panelot.idb.hooks import HOOKS_LEVEL, hooks_middleware
-from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, validate_key
+from panelot.idb.keys import Key, KeyRange, compare_keys, validate_key
 from panelot.idb.modify import (
     apply_changes,
     check_changes,
@@ -32,11 +32,11 @@ from panelot.idb.modify import (
     js_falsy,
     set_by_key_path,
 )
-from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING as _NONE
 from panelot.idb.values import resolve_primary_key
 from panelot.idb.where import WhereClause, criteria_collection
+from panelot.idb.writes import prepare_write
 
 if TYPE_CHECKING:
     from panelot.idb.database import Database, Transaction
@@ -131,37 +131,7 @@ class Table:
     # -- writes -------------------------------------------------------------------------
 
     def _prepare(self, values: Sequence[Any], keys: Sequence[Key | None] | None) -> Mutate:
-        if keys is not None and len(keys) != len(values):
-            raise DataError("keys must be as many as values", field="keys")
-        snapshot = self.db.core.snapshot(values)
-        ks: list[Key | None] = []
-        # A creating hook may give a record its key: leave a missing one to the core.
-        hooked = bool(self.db.hooks.of(self.name, "creating"))
-        for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
-            try:
-                ks.append(resolve_primary_key(self.spec, v, None if keys is None else keys[i]))
-            except DataError as exc:
-                given = None if keys is None else keys[i]
-                if hooked and given is None and not _has_key(self.spec, v):
-                    ks.append(None)
-                    continue
-                raise DataError(
-                    f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
-                ) from None
-        out_of_line = self.spec.primary_key.key_path is None
-        # What the change feed announces of the write; a connection that does not
-        # observe announces nothing, so it does not pay for them.
-        observed = self.db.observe and len(values) < EXACT_WRITES
-        touched = _index_keys(self.spec, values) if observed else None
-        return Mutate(
-            self.name,
-            "put",
-            snapshot,
-            ks if out_of_line else None,
-            resolved=ks,
-            index_keys=touched,
-            source=values,
-        )
+        return prepare_write(self.db, self.spec, values, keys)
 
     async def _write(
         self, op: str, values: Sequence[Any], keys: Sequence[Key | None] | None
@@ -472,25 +442,6 @@ def _bulk_result(keys: list[Key], all_keys: bool) -> list[Key] | Key:
     if all_keys:
         return keys
     return keys[-1] if keys else None
-
-
-def _has_key(spec: TableSpec, value: Any) -> bool:
-    path = spec.primary_key.key_path
-    return isinstance(path, str) and isinstance(value, dict) and path in value
-
-
-def _index_keys(spec: TableSpec, values: Sequence[Any]) -> dict[str, list[Key]]:
-    """The keys ``values`` give each index of ``spec`` (for the change feed)."""
-    out: dict[str, list[Key]] = {}
-    for index in spec.indexes:
-        keys: list[Key] = []
-        path, multi = index.key_path, index.multi_entry
-        if path is None:
-            continue
-        for value in values:
-            keys.extend(index_keys(value, path, multi))
-        out[index.name] = keys
-    return out
 
 
 def _keys_or_raise(op: str, result: MutateResult, total: int) -> list[Key]:
