@@ -34,6 +34,7 @@ from panelot.idb.modify import (
 )
 from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING as _NONE
+from panelot.idb.state import CollectionState
 from panelot.idb.values import resolve_primary_key
 from panelot.idb.where import WhereClause, criteria_collection
 from panelot.idb.writes import prepare_write
@@ -414,7 +415,7 @@ class Table:
 
     def to_collection(self) -> Collection:
         """Return every record in primary-key order."""
-        return Collection(self, None, (KeyRange(),))
+        return Collection(self, CollectionState(self.name, None, (KeyRange(),)))
 
     def filter(self, fn: Callable[[Any], bool]) -> Collection:
         """Return the records for which ``fn(record)`` is true, in primary-key order."""
