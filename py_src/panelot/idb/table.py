@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from panelot.idb.collection import Collection
-from panelot.idb.core import Count, GetMany, Mode, Mutate, MutateResult
+from panelot.idb.core import Core, Count, Durability, GetMany, Mode, Mutate, MutateResult
 from panelot.idb.errors import (
     BulkError,
     ConstraintError,
@@ -23,8 +23,9 @@ from panelot.idb.errors import (
     InvalidArgumentError,
     SchemaError,
 )
-from panelot.idb.hooks import HOOKS_LEVEL, hooks_middleware
+from panelot.idb.hooks import HOOKS_LEVEL, Hooks, hooks_middleware
 from panelot.idb.keys import Key, KeyRange, compare_keys, validate_key
+from panelot.idb.middleware import Create, Middleware
 from panelot.idb.modify import (
     apply_changes,
     check_changes,
@@ -39,12 +40,62 @@ from panelot.idb.values import resolve_primary_key
 from panelot.idb.where import WhereClause, criteria_collection
 from panelot.idb.writes import prepare_write
 
-if TYPE_CHECKING:
-    from panelot.idb.database import Database, Transaction
-
-__all__ = ["IndexRef", "Table", "WhereClause"]
+__all__ = ["IndexRef", "Table", "TableDb", "TableTx", "WhereClause"]
 
 T = TypeVar("T")
+
+
+class TableTx(Protocol):
+    """What a table needs of its transaction (a :class:`~panelot.idb.database.Transaction`)."""
+
+    def table(self, name: str) -> Table:
+        """Table ``name`` bound to this transaction."""
+        ...
+
+    def check_write(self, table: str) -> None:
+        """Raise :class:`~panelot.idb.errors.ReadOnlyError` if this transaction cannot write."""
+        ...
+
+
+class TableDb(Protocol):
+    """What a table needs of its database (a :class:`~panelot.idb.database.Database`)."""
+
+    @property
+    def core(self) -> Core:
+        """The open connection."""
+        ...
+
+    @property
+    def hooks(self) -> Hooks:
+        """The tables' hooks."""
+        ...
+
+    @property
+    def observe(self) -> bool:
+        """Whether the connection announces its writes."""
+        ...
+
+    @property
+    def _middleware(self) -> list[Middleware]: ...
+
+    def spec(self, name: str) -> TableSpec:
+        """The declared spec of table ``name``."""
+        ...
+
+    def use(self, create: Create, *, name: str = "", level: int = 0) -> object:
+        """Add a middleware over the core protocol."""
+        ...
+
+    def transaction(
+        self,
+        mode: Mode,
+        tables: str | Sequence[str],
+        body: Callable[[TableTx], Awaitable[T]],
+        *,
+        durability: Durability | None = None,
+    ) -> Awaitable[T]:
+        """Run ``body(tx)`` in one transaction over ``tables``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +119,7 @@ def _parts(key_path: Any) -> list[str]:
 class Table:
     """One table, either standalone (auto transactions) or bound to a transaction."""
 
-    def __init__(self, db: Database, spec: TableSpec, tx: Transaction | None) -> None:
+    def __init__(self, db: TableDb, spec: TableSpec, tx: TableTx | None) -> None:
         self.db = db
         self.spec = spec
         self.name = spec.name
