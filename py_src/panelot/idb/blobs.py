@@ -6,31 +6,36 @@ In the browser a record's Blob field (an attachment's ``bytes``) holds a real JS
 its contents unless asked. The memory core stores a :class:`MemoryBlob` (the bytes
 and a MIME type) instead, so the same code and tests run in CPython.
 
-Making a Blob depends on the core (:func:`make_blob`); reading one depends only on
-the value (:func:`blob_bytes`, :func:`blob_size`), so a record read from either core
-works. Reading a JS Blob's contents is a foreign await: never do it inside a
-transaction body — read the record first, then the Blob after the transaction.
+Making a Blob depends on the core (:func:`make_blob` asks the database's core for its
+:class:`~panelot.idb.core.Blobs`); reading one depends only on the value
+(:func:`blob_bytes`, :func:`blob_size`), so a record read from either core works: a
+Blob that is no :class:`MemoryBlob` is read by the Blob kind that owns it, which the
+browser core registers (:func:`register_blobs`) when it is loaded. Reading a JS
+Blob's contents is a foreign await: never do it inside a transaction body — read the
+record first, then the Blob after the transaction.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from panelot.idb import Database
-from panelot.idb.errors import ValidationError
+from panelot.idb.errors import InvalidStateError, ValidationError
 from panelot.idb.values import EXTRA_STORABLE
+
+if TYPE_CHECKING:
+    from panelot.idb.core import Blobs, Core
 
 __all__ = [
     "BlobLike",
     "MemoryBlob",
     "blob_bytes",
+    "blob_kind",
     "blob_size",
     "is_blob",
     "js_blob",
     "make_blob",
-    "uses_js_blobs",
+    "register_blobs",
 ]
 
 
@@ -71,64 +76,58 @@ class MemoryBlob:
 EXTRA_STORABLE.append(MemoryBlob)
 
 
-_JS: dict[str, Any] = {}
-"""The helper's Blob functions and ``JsProxy``, looked up once, on first use (not at
-import: the start-up snapshot cannot hold JS objects, and a function read off a JS
-module makes a new proxy on every read)."""
+class _HasCore(Protocol):
+    """What :func:`make_blob` needs of a database: its open core."""
+
+    @property
+    def core(self) -> Core:
+        """The open connection."""
+        ...
 
 
-def _js() -> dict[str, Any]:
-    """``_JS`` filled in when running in a page with the ``panelot_js`` helper, else empty."""
-    if not _JS and sys.platform == "emscripten":
-        from pyodide.ffi import JsProxy
-
-        from panelot.idb.browser import convert as browser_convert
-
-        helper = browser_convert._ENCODER
-        if helper is not None:
-            _JS.update(proxy=JsProxy, isBlob=helper.isBlob, fromBytes=helper.blobFromBytes)
-    return _JS
+_KINDS: list[Blobs] = []
+"""The Blob kinds other than :class:`MemoryBlob` this process knows (the browser
+core's JS Blobs, registered when it is loaded)."""
 
 
-def uses_js_blobs(core: Any) -> bool:
-    """Whether ``core`` (a connection) is the browser core, whose Blobs are JS Blobs."""
-    browser = sys.modules.get("panelot.idb.browser.core")
-    return browser is not None and isinstance(core, browser.BrowserCore)
+def register_blobs(kind: Blobs) -> None:
+    """Let the value-only functions here (:func:`is_blob`...) recognise ``kind``'s Blobs."""
+    if kind not in _KINDS:
+        _KINDS.append(kind)
 
 
-def make_blob(db: Database, data: bytes, mime: str) -> Any:
+def blob_kind(value: Any) -> Blobs | None:
+    """The registered Blob kind ``value`` is a Blob of (``None`` for a MemoryBlob or no Blob)."""
+    for kind in _KINDS:
+        if kind.owns(value):
+            return kind
+    return None
+
+
+def make_blob(db: _HasCore, data: bytes, mime: str) -> Any:
     """A Blob of ``data`` for a record of ``db``: a JS Blob on the browser core.
 
     In the browser the bytes are copied once, straight from Python's buffer into the
     Blob (``panelot_js.blobFromBytes``). Creating a Blob is synchronous, so this may
     be called inside a transaction body.
     """
-    if uses_js_blobs(db.core):
-        from panelot.idb.browser.convert import wiring_helper
-
-        js_blobs = _js()
-        if not js_blobs:
-            wiring_helper()  # raises: the browser core without the helper
-        return js_blobs["fromBytes"](data, mime)
-    return MemoryBlob(bytes(data), mime)
+    return db.core.blobs.make(data, mime)
 
 
 def is_blob(value: Any) -> bool:
     """True for a :class:`MemoryBlob` or a JS Blob handle."""
     if isinstance(value, MemoryBlob):
         return True
-    js_blobs = _js()
-    if not js_blobs:
-        return False
-    return isinstance(value, js_blobs["proxy"]) and bool(js_blobs["isBlob"](value))
+    return blob_kind(value) is not None
 
 
 def blob_size(value: Any) -> int:
     """Byte size of a Blob, without reading its contents."""
     if isinstance(value, MemoryBlob):
         return value.size
-    if is_blob(value):
-        return int(value.size)
+    kind = blob_kind(value)
+    if kind is not None:
+        return kind.size(value)
     raise ValidationError("not a Blob", field="bytes")
 
 
@@ -140,10 +139,9 @@ async def blob_bytes(value: Any) -> bytes:
     """
     if isinstance(value, MemoryBlob):
         return value.data
-    if is_blob(value):
-        buffer = await value.arrayBuffer()
-        data: bytes = buffer.to_bytes()
-        return data
+    kind = blob_kind(value)
+    if kind is not None:
+        return await kind.read(value)
     raise ValidationError("not a Blob", field="bytes")
 
 
@@ -152,6 +150,6 @@ def js_blob(blob: MemoryBlob) -> Any:
 
     Only in a page with the wiring helper (the browser runtime).
     """
-    from panelot.idb.browser.convert import wiring_helper
-
-    return wiring_helper().blobFromBytes(blob.data, blob.type)
+    for kind in _KINDS:
+        return kind.make(blob.data, blob.type)
+    raise InvalidStateError("JS Blobs need the browser core, loaded in a page with panelot_js")

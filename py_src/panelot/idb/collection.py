@@ -6,7 +6,10 @@ apply as Dexie applies them (:mod:`panelot.idb.walk`): the where-clause first, t
 the filters in call order, then offsets and limits in call order, so
 ``limit(10).offset(50)`` is empty while ``offset(50).limit(10)`` is not. Unlike
 Dexie's, a collection is never changed by a call: ``c.limit(1)`` leaves ``c`` as it
-was (Dexie's ``clone()`` exists for that; here it is a plain copy).
+was (Dexie's ``clone()`` exists for that; here it is a plain copy). A collection is
+its table and its state (:class:`~panelot.idb.state.CollectionState`), a frozen value
+that running it (:mod:`panelot.idb.plan`) and changing its records
+(:mod:`panelot.idb.modify`) take.
 """
 
 from __future__ import annotations
@@ -17,33 +20,18 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from panelot.idb.errors import DataError
-from panelot.idb.keys import Key, KeyRange
+from panelot.idb.keys import Key
+from panelot.idb.modify import delete_rows, modifier, modify_rows
 from panelot.idb.plan import count_rows, rows, walked
 from panelot.idb.sorting import sort_by_path
-from panelot.idb.walk import Algorithm, Step
+from panelot.idb.state import Algo, CollectionState
+from panelot.idb.walk import Step
 
 if TYPE_CHECKING:
     from panelot.idb.table import Table
     from panelot.idb.where import WhereClause
 
 __all__ = ["Algo", "Collection"]
-
-
-@dataclass(frozen=True, slots=True)
-class Algo:
-    """A where-clause that is not one key range: how Dexie's cursor walks it.
-
-    ``kind`` is ``set`` (the keys it accepts are exactly the collection's ``ranges``:
-    ``anyOf``, ``inAnyRange`` and the clauses built on them), ``case`` (the
-    ignore-case clauses, whose jumps decide what matches), ``walk`` (ranges whose
-    jumps decide it too) or ``never`` (an empty clause). ``hull`` is the key range
-    Dexie's cursor walks; ``make`` starts one walk's algorithm for a direction
-    (``True``: backwards).
-    """
-
-    kind: Literal["set", "case", "walk", "never"]
-    hull: KeyRange
-    make: Callable[[bool], Algorithm]
 
 
 def _check_fields(method: str, fields: tuple[str, ...], dotted: bool) -> None:
@@ -69,29 +57,21 @@ class Collection:
     """Records of one table within key ranges of one index, in index order."""
 
     table: Table
-    index: str | None
-    ranges: tuple[KeyRange, ...]
-    algo: Algo | None = None
-    reversed_: bool = False
-    filters: tuple[Step, ...] = ()
-    replays: tuple[Step, ...] = ()
-    or_prev: Collection | None = None
-    fields: tuple[str, ...] | None = None
-    omitted: bool = False
-    virtual: tuple[int, int] | None = None
-    """For an index served by a longer compound index: (key length, parts dropped)."""
-    unique: bool = False
-    multi_entry: bool = False
-    raw_: bool = False
+    state: CollectionState
+    """Which records, and how: what :mod:`panelot.idb.plan` runs."""
 
     # -- refining -----------------------------------------------------------------------
 
+    def _with(self, **changes: Any) -> Collection:
+        return Collection(self.table, replace(self.state, **changes))
+
     def _is_plain(self) -> bool:
-        return self.algo is None and not self.filters and self.or_prev is None
+        s = self.state
+        return s.algo is None and not s.filters and s.or_prev is None
 
     def reverse(self) -> Collection:
         """Reverse the order (of this part only, after an ``or_``, as in Dexie)."""
-        return replace(self, reversed_=not self.reversed_)
+        return self._with(reversed_=not self.state.reversed_)
 
     def desc(self) -> Collection:
         """The same as :meth:`reverse`."""
@@ -105,19 +85,20 @@ class Collection:
         _count_arg("offset", n)
         if n <= 0:
             return self
-        plain = self._is_plain() and not self.replays
-        return replace(self, replays=(*self.replays, Step("offset", n=n, plain=plain)))
+        replays = self.state.replays
+        plain = self._is_plain() and not replays
+        return self._with(replays=(*replays, Step("offset", n=n, plain=plain)))
 
     def limit(self, n: int) -> Collection:
         """Stop after ``n`` results, at this point of the chain (none if ``n`` <= 0)."""
         _count_arg("limit", n)
-        return replace(self, replays=(*self.replays, Step("limit", n=max(n, 0))))
+        return self._with(replays=(*self.state.replays, Step("limit", n=max(n, 0))))
 
     def filter(self, fn: Callable[[Any], Any]) -> Collection:
         """Keep only records for which ``fn(record)`` is true."""
         if not callable(fn):
             raise DataError("filter() needs a function of the record", field="fn")
-        return replace(self, filters=(*self.filters, Step("filter", fn)))
+        return self._with(filters=(*self.state.filters, Step("filter", fn)))
 
     def and_(self, fn: Callable[[Any], Any]) -> Collection:
         """The same as :meth:`filter` (Dexie's ``and``)."""
@@ -128,13 +109,13 @@ class Collection:
         if not callable(fn):
             raise DataError("until() needs a function of the record", field="fn")
         step = Step("until", fn, include=bool(include_stop_entry))
-        return replace(self, filters=(*self.filters, step))
+        return self._with(filters=(*self.state.filters, step))
 
     def distinct(self) -> Collection:
         """On a multiEntry index, yield each record once (elsewhere records are unique)."""
-        if not self.multi_entry:
+        if not self.state.multi_entry:
             return self
-        return replace(self, filters=(*self.filters, Step("distinct")))
+        return self._with(filters=(*self.state.filters, Step("distinct")))
 
     def or_(self, index: str | list[str]) -> WhereClause:
         """A where-clause on another index whose records join these, each record once.
@@ -147,14 +128,14 @@ class Collection:
 
     def clone(self) -> Collection:
         """An equal collection (refinements never change a collection here)."""
-        return replace(self)
+        return Collection(self.table, self.state)
 
     def raw(self) -> Collection:
         """The records as stored: the table's ``reading`` hooks are not applied."""
-        return replace(self, raw_=True)
+        return self._with(raw_=True)
 
     def _mapper(self) -> Callable[[Any], Any] | None:
-        return None if self.raw_ else self.table.db.hooks.reader(self.table.name)
+        return None if self.state.raw_ else self.table.db.hooks.reader(self.table.name)
 
     def pick(self, *fields: str) -> Collection:
         """Read only these fields of each record (a panelot extension to Dexie).
@@ -167,7 +148,7 @@ class Collection:
         records that also hold Blobs or large payloads stay cheap.
         """
         _check_fields("pick", fields, dotted=True)
-        return replace(self, fields=fields, omitted=False)
+        return self._with(fields=fields, omitted=False)
 
     def omit(self, *fields: str) -> Collection:
         """Read every top-level field of each record *but* these (a panelot extension).
@@ -177,13 +158,13 @@ class Collection:
         its Blob (``omit("bytes")``) stays plain data.
         """
         _check_fields("omit", fields, dotted=False)
-        return replace(self, fields=fields, omitted=True)
+        return self._with(fields=fields, omitted=True)
 
     # -- running ------------------------------------------------------------------------
 
     async def _read(self, want: Literal["values", "primaryKeys", "keys"]) -> list[Any]:
         # Requests name their table; whichever transaction runs the body answers them.
-        return await self.table.run("r", lambda t: rows(self, want))
+        return await self.table.run("r", lambda t: rows(self.state, want))
 
     async def to_list(self) -> list[Any]:
         """Return the records (through the table's ``reading`` hooks, unless :meth:`raw`)."""
@@ -201,7 +182,7 @@ class Collection:
 
     async def unique_keys(self) -> list[Key]:
         """Return the distinct index keys, in index order."""
-        return await replace(self, unique=True)._read("keys")
+        return await self._with(unique=True)._read("keys")
 
     async def first(self) -> Any:
         """Return the first record, or ``None``."""
@@ -225,8 +206,8 @@ class Collection:
         """Count the records (after filters, offsets and limits)."""
 
         async def body(t: Table) -> int:
-            n = await count_rows(self)
-            return len(await walked(self, False)) if n is None else n
+            n = await count_rows(self.state)
+            return len(await walked(self.state, False)) if n is None else n
 
         return await self.table.run("r", body)
 
@@ -248,7 +229,7 @@ class Collection:
 
     async def each_unique_key(self, fn: Callable[..., Any]) -> None:
         """Call ``fn(key, cursor)`` (or ``fn(key)``) for each distinct index key."""
-        await replace(self, unique=True)._each(fn, 0)
+        await self._with(unique=True)._each(fn, 0)
 
     async def _each(self, fn: Callable[..., Any], pick: int, values: bool = False) -> None:
         if not callable(fn):
@@ -257,7 +238,7 @@ class Collection:
         read = self._mapper() if values else None
 
         async def body(t: Table) -> None:
-            for row in await walked(self, values):
+            for row in await walked(self.state, values):
                 item = row[pick] if read is None else read(row[pick])
                 if two:
                     fn(item, EachCursor(row[0], row[1]))
@@ -271,22 +252,21 @@ class Collection:
         if not isinstance(key_path, str) or not key_path:
             raise DataError("sort_by() needs a key path", field="key_path")
         native = getattr(self.table.db.core, "sort_order", None)  # V8 itself, in the browser
-        return sort_by_path(await self.to_list(), key_path, self.reversed_, native)
+        return sort_by_path(await self.to_list(), key_path, self.state.reversed_, native)
 
     async def modify(self, changes: Any) -> int:
         """Change every record, by ``{"key.path": value}`` or a function; return the count.
 
-        See :func:`panelot.idb.modify.modify_collection` for the rules.
+        See :func:`panelot.idb.modify.modify_rows` for the rules.
         """
-        from panelot.idb.modify import modify_collection
-
-        return await modify_collection(self, changes)
+        modify = modifier(changes)
+        state = self.state
+        return await self.table.run("rw", lambda t: modify_rows(state, modify, t.spec, t._prepare))
 
     async def delete(self) -> int:
         """Delete every record of the collection; return how many were deleted."""
-        from panelot.idb.modify import delete_collection
-
-        return await delete_collection(self)
+        state = self.state
+        return await self.table.run("rw", lambda t: delete_rows(state))
 
 
 class EachCursor:

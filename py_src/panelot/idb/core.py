@@ -12,15 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 from panelot.idb.errors import PanelotError
+from panelot.idb.files import ByteSource, FileParts
 from panelot.idb.keys import Key, KeyRange
 from panelot.idb.schema import SchemaVersion, TableSpec
 from panelot.idb.upgrade import SchemaDiff
 
+if TYPE_CHECKING:
+    from panelot.idb.observe.feed import ChangeFeed, Channel
+
 __all__ = [
     "Batch",
+    "Blobs",
     "DURABILITIES",
     "Count",
     "Core",
@@ -158,6 +163,38 @@ TransactionBody: TypeAlias = Callable[[Any], Coroutine[Any, Any, T]]
 """An ``async def body(tx)``: the coroutine that runs inside one transaction."""
 
 
+class Blobs(Protocol):
+    """A core's Blob values and files: what :mod:`panelot.idb.blobs` asks of each core.
+
+    The memory core's Blobs are :class:`~panelot.idb.blobs.MemoryBlob` values; the
+    browser core's are JS Blobs, held as handles.
+    """
+
+    def make(self, data: bytes, mime: str) -> Any:
+        """A new Blob of ``data`` (synchronous: may be called inside a transaction body)."""
+        ...
+
+    def owns(self, value: Any) -> bool:
+        """Whether ``value`` is a Blob of this kind."""
+        ...
+
+    def size(self, value: Any) -> int:
+        """Byte size of one of this kind's Blobs, without reading its contents."""
+        ...
+
+    async def read(self, value: Any) -> bytes:
+        """A copy of one of this kind's Blobs' contents (a foreign await in the browser)."""
+        ...
+
+    def file(self) -> FileParts:
+        """A new file to build from parts (an export's), finished as a Blob of this kind."""
+        ...
+
+    def source(self, value: Any) -> ByteSource:
+        """One of this kind's Blobs (or a File) read in ranges."""
+        ...
+
+
 class Core(Protocol):
     """An open database connection: the contract both cores fulfil."""
 
@@ -169,6 +206,8 @@ class Core(Protocol):
     """The declared tables, by name."""
     diff: SchemaDiff
     """How the opened database differs from the declaration (see :mod:`panelot.idb.upgrade`)."""
+    blobs: Blobs
+    """How this core makes, reads and builds Blobs and files."""
 
     @property
     def versionchanged(self) -> bool:
@@ -220,6 +259,10 @@ class CoreFactory(Protocol):
 
     async def delete(self, name: str) -> None:
         """Delete a whole database."""
+        ...
+
+    def channel(self, name: str, feed: ChangeFeed) -> Channel:
+        """The change channel that carries ``name``'s changes to the other connections."""
         ...
 
 

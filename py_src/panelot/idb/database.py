@@ -178,14 +178,13 @@ class Database:
         :meth:`describe`. Only a changed primary key is refused
         (:class:`~panelot.idb.errors.UpgradeError`).
 
-        If the factory has a ``channel(name, feed)`` (both cores do), the
-        connection publishes its commits on it and hears the other contexts' there.
+        The connection publishes its commits on the factory's change channel
+        (:meth:`~panelot.idb.core.CoreFactory.channel`) and hears the other contexts' there.
         """
         self._core = await factory.open(self.name, self.versions)
         self._factory = factory
-        channel = getattr(factory, "channel", None)
-        if channel is not None and self.feed.channel is None:
-            self.feed.channel = channel(self.name, self.feed)
+        if self.feed.channel is None:
+            self.feed.channel = factory.channel(self.name, self.feed)
         return self
 
     async def ready(self) -> Core:

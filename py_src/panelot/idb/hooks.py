@@ -25,19 +25,20 @@ write's outcome is known, as Dexie's ``this.onsuccess`` and ``this.onerror``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from panelot.idb.core import GetMany, Mutate, MutateResult, Query, Request
+from panelot.idb.core import Core, GetMany, Mutate, MutateResult, Query, Request
 from panelot.idb.errors import DataError
 from panelot.idb.keys import KeyRange
 from panelot.idb.modify import set_by_key_path
+from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING
+from panelot.idb.writes import prepare_write
 
 if TYPE_CHECKING:
-    from panelot.idb.database import Database
     from panelot.idb.middleware import Handler
 
-__all__ = ["EVENTS", "HookContext", "Hooks", "hooks_middleware", "object_diff"]
+__all__ = ["EVENTS", "HookContext", "HookedDb", "Hooks", "hooks_middleware", "object_diff"]
 
 Event: TypeAlias = Literal["creating", "reading", "updating", "deleting"]
 EVENTS: tuple[Event, ...] = ("creating", "reading", "updating", "deleting")
@@ -152,11 +153,34 @@ def object_diff(a: Any, b: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+class HookedDb(Protocol):
+    """What the hooks middleware needs of its :class:`~panelot.idb.database.Database`."""
+
+    @property
+    def core(self) -> Core:
+        """The open connection."""
+        ...
+
+    @property
+    def hooks(self) -> Hooks:
+        """The tables' hooks."""
+        ...
+
+    @property
+    def observe(self) -> bool:
+        """Whether the connection announces its writes."""
+        ...
+
+    def spec(self, name: str) -> TableSpec:
+        """The declared spec of table ``name``."""
+        ...
+
+
 def _objectish(v: Any) -> bool:
     return isinstance(v, dict | list | bytes | bytearray) or hasattr(v, "isoformat")
 
 
-def hooks_middleware(db: Database) -> Callable[[Handler], Handler]:
+def hooks_middleware(db: HookedDb) -> Callable[[Handler], Handler]:
     """The middleware that fires the creating, updating and deleting hooks."""
 
     def create(down: Handler) -> Handler:
@@ -183,9 +207,7 @@ def hooks_middleware(db: Database) -> Callable[[Handler], Handler]:
     return create
 
 
-async def _hooked(db: Database, down: Handler, req: Mutate) -> MutateResult:
-    from panelot.idb.table import Table
-
+async def _hooked(db: HookedDb, down: Handler, req: Mutate) -> MutateResult:
     h, t = db.hooks, req.table
     spec = db.spec(t)
     inline = spec.primary_key.key_path
@@ -229,8 +251,7 @@ async def _hooked(db: Database, down: Handler, req: Mutate) -> MutateResult:
     if req.kind == "delete":
         out: MutateResult = await down(req)
     else:
-        table = Table(db, spec, None)
-        remade = table._prepare(values, None if inline is not None else keys)
+        remade = prepare_write(db, spec, values, None if inline is not None else keys)
         remade.kind = req.kind
         out = await down(remade)
     for i, ctx in enumerate(contexts):

@@ -12,34 +12,39 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 from panelot.idb.casing import to_units
 from panelot.idb.core import GetMany, Mutate
 from panelot.idb.errors import ArgumentTypeError, DataError, ModifyError, PanelotError
 from panelot.idb.jsvalues import js_number, js_sort, same_value_zero
 from panelot.idb.keys import MAX_SAFE_INTEGER, Key, compare_keys, hashable_key
+from panelot.idb.plan import rows
+from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING as _MISSING
+from panelot.idb.state import CollectionState
 from panelot.idb.values import clone_value, resolve_primary_key
-
-if TYPE_CHECKING:
-    from panelot.idb.collection import Collection
-    from panelot.idb.table import Table
 
 __all__ = [
     "ModifyContext",
+    "Prepare",
     "PropModification",
     "add",
     "apply_changes",
-    "delete_collection",
+    "delete_rows",
     "get_by_key_path",
     "js_falsy",
-    "modify_collection",
+    "modifier",
+    "modify_rows",
     "remove",
     "replace_prefix",
     "set_by_key_path",
 ]
+
+Prepare: TypeAlias = Callable[[Sequence[Any], Sequence[Key | None] | None], Mutate]
+"""Builds the ``put`` of values (with explicit out-of-line keys) into the table being
+changed: the table's :func:`~panelot.idb.writes.prepare_write`."""
 
 
 class PropModification:
@@ -222,7 +227,11 @@ class ModifyContext:
         self.primary_key = primary_key
 
 
-def _modifier(changes: Any) -> Callable[[ModifyContext], bool]:
+def modifier(changes: Any) -> Callable[[ModifyContext], bool]:
+    """What :func:`modify_rows` does to each record: ``changes`` checked and made a function.
+
+    Raises at once for an update spec it cannot apply (before any transaction).
+    """
     if callable(changes):
         two = _arity(changes) >= 2
 
@@ -255,44 +264,43 @@ def _arity(fn: Callable[..., Any]) -> int:
     return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
 
 
-async def modify_collection(c: Collection, changes: Any) -> int:
-    """Apply ``changes`` to every record of ``c``; return how many records matched.
+async def modify_rows(
+    state: CollectionState,
+    modify: Callable[[ModifyContext], bool],
+    spec: TableSpec,
+    prepare: Prepare,
+) -> int:
+    """Apply ``modify`` to every record of ``state``; return how many records matched.
 
-    ``changes`` is an update spec or a function of the record (optionally also of a
-    :class:`ModifyContext`) that changes it in place; it returns ``False`` to leave a
-    record alone, or sets ``ctx.value = None`` to delete it. A record whose primary
+    Runs inside a read-write transaction body over ``spec``'s table; ``modify`` is
+    :func:`modifier` of an update spec or of a function of the record (optionally also
+    of a :class:`ModifyContext`) that changes it in place; it returns ``False`` to leave
+    a record alone, or sets ``ctx.value = None`` to delete it. A record whose primary
     key the change moves is added under the new key and deleted under the old. Each
     record is changed once, also when a multiEntry index lists it several times
     (Dexie changes it once per entry). Any failure raises :class:`ModifyError` and
     aborts the transaction: nothing is written (Dexie keeps what succeeded).
     """
-    modifier = _modifier(changes)
-
-    async def body(t: Table) -> int:
-        from panelot.idb.plan import rows
-
-        keys = _distinct(await rows(c, "primaryKeys"))
-        if not keys:
-            return 0
-        values = await GetMany(t.name, keys)
-        inline = t.spec.primary_key.key_path is not None
-        plan = _Plan()
-        for pkey, value in zip(keys, values, strict=True):
-            # The keys were just read in this transaction: a None is a stored null.
-            ctx = ModifyContext(value, pkey)
-            if not modifier(ctx):
-                continue
-            if ctx.value is None:
-                plan.deletes.append(pkey)
-            elif inline and compare_keys(resolve_primary_key(t.spec, ctx.value, None), pkey):
-                plan.adds.append((pkey, ctx.value))
-                plan.deletes.append(pkey)
-            else:
-                plan.puts.append((pkey, ctx.value))
-        await plan.write(t, inline)
-        return len(keys)
-
-    return await c.table.run("rw", body)
+    keys = _distinct(await rows(state, "primaryKeys"))
+    if not keys:
+        return 0
+    values = await GetMany(spec.name, keys)
+    inline = spec.primary_key.key_path is not None
+    plan = _Plan()
+    for pkey, value in zip(keys, values, strict=True):
+        # The keys were just read in this transaction: a None is a stored null.
+        ctx = ModifyContext(value, pkey)
+        if not modify(ctx):
+            continue
+        if ctx.value is None:
+            plan.deletes.append(pkey)
+        elif inline and compare_keys(resolve_primary_key(spec, ctx.value, None), pkey):
+            plan.adds.append((pkey, ctx.value))
+            plan.deletes.append(pkey)
+        else:
+            plan.puts.append((pkey, ctx.value))
+    await plan.write(spec.name, prepare, inline)
+    return len(keys)
 
 
 class _Plan:
@@ -303,16 +311,16 @@ class _Plan:
         self.adds: list[tuple[Key, Any]] = []  # (old primary key, moved record)
         self.puts: list[tuple[Key, Any]] = []
 
-    async def write(self, t: Table, inline: bool) -> None:
+    async def write(self, table: str, prepare: Prepare, inline: bool) -> None:
         failures: list[PanelotError] = []
         failed: list[Key] = []
         if self.deletes:
-            await Mutate(t.name, "delete", keys=list(self.deletes))
+            await Mutate(table, "delete", keys=list(self.deletes))
         for items, kind in ((self.adds, "add"), (self.puts, "put")):
             if not items:
                 continue
             values = [v for _, v in items]
-            req = t._prepare(values, None if inline else [k for k, _ in items])
+            req = prepare(values, None if inline else [k for k, _ in items])
             req.kind = kind  # type: ignore[assignment]
             result = await req
             for pos, err in sorted(result.failures.items()):
@@ -341,15 +349,12 @@ def _distinct(keys: list[Key]) -> list[Key]:
     return out
 
 
-async def delete_collection(c: Collection) -> int:
-    """Delete the records of ``c`` (only those it holds, also for ``order_by(index)``)."""
+async def delete_rows(state: CollectionState) -> int:
+    """Delete the records of ``state`` (only those it holds, also for ``order_by(index)``).
 
-    async def body(t: Table) -> int:
-        from panelot.idb.plan import rows
-
-        keys = _distinct(await rows(c, "primaryKeys"))
-        if keys:
-            await Mutate(t.name, "delete", keys=keys)
-        return len(keys)
-
-    return await c.table.run("rw", body)
+    Runs inside a read-write transaction body; returns how many were deleted.
+    """
+    keys = _distinct(await rows(state, "primaryKeys"))
+    if keys:
+        await Mutate(state.table, "delete", keys=keys)
+    return len(keys)

@@ -1,4 +1,7 @@
-"""Running a collection: the reads it takes, then Dexie's walk over what they returned.
+"""Running a collection's state: the reads it takes, then Dexie's walk over what they returned.
+
+What runs is the :class:`~panelot.idb.state.CollectionState`, not the collection: its
+table's name, index, ranges and refinements are all a run needs.
 
 A plain key range (no algorithm, filter or ``or``) is one read with its offsets and
 limits pushed down. Otherwise the rows the cursor would land on are read in bulk
@@ -15,15 +18,13 @@ and :func:`panelot.idb.walk.walk` replays Dexie's iteration over them:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from panelot.idb.core import Batch, Count, GetMany, Query, QueryWant
 from panelot.idb.keys import KeyRange, compare_keys, hashable_key, key_sort_key
+from panelot.idb.state import CollectionState
 from panelot.idb.values import project
 from panelot.idb.walk import Control, Cursor, Row, Stage, accept, run_stages, walk
-
-if TYPE_CHECKING:
-    from panelot.idb.collection import Collection
 
 __all__ = ["Want", "count_rows", "rows", "walked", "window"]
 
@@ -40,7 +41,7 @@ def window(steps: Sequence[Any]) -> tuple[int, int | None]:
     return start, length
 
 
-def _plain(c: Collection) -> bool:
+def _plain(c: CollectionState) -> bool:
     """Rows are exactly the reads of ``c.ranges`` in order: no walk needed.
 
     True without filters, ``or`` or unique keys, when the clause is one range or a
@@ -55,7 +56,7 @@ def _plain(c: Collection) -> bool:
     )
 
 
-def _view(c: Collection, rows: list[Any], want: QueryWant) -> list[Row]:
+def _view(c: CollectionState, rows: list[Any], want: QueryWant) -> list[Row]:
     """Rows as ``(key, primary key, value)``, keys as the (virtual) index gives them."""
     if want == "entries":
         out: list[Row] = [(k, p, None) for k, p in rows]
@@ -92,13 +93,13 @@ def _lower_pk(a: Row, b: Row) -> bool:
     return compare_keys(a[1], b[1]) < 0
 
 
-def _query(c: Collection, rng: KeyRange, want: QueryWant, limit: int | None = None) -> Query:
+def _query(c: CollectionState, rng: KeyRange, want: QueryWant, limit: int | None = None) -> Query:
     fields = c.fields if want in ("values", "records") else None
     omit = fields is not None and c.omitted
-    return Query(c.table.name, c.index, rng, want, c.reversed_, limit, fields, omit)
+    return Query(c.table, c.index, rng, want, c.reversed_, limit, fields, omit)
 
 
-async def _read(c: Collection, ranges: Sequence[KeyRange], want: QueryWant) -> list[Row]:
+async def _read(c: CollectionState, ranges: Sequence[KeyRange], want: QueryWant) -> list[Row]:
     if not ranges:
         return []
     order = list(reversed(ranges)) if c.reversed_ else list(ranges)
@@ -109,7 +110,7 @@ async def _read(c: Collection, ranges: Sequence[KeyRange], want: QueryWant) -> l
     return _view(c, found, want)
 
 
-async def _accepted(c: Collection, values: bool) -> list[Row]:
+async def _accepted(c: CollectionState, values: bool) -> list[Row]:
     """The rows the collection's own algorithm accepts, in walking order (no ``or``)."""
     want: QueryWant = "records" if values else "entries"
     algo = c.algo
@@ -119,7 +120,7 @@ async def _accepted(c: Collection, values: bool) -> list[Row]:
     accepted = accept(rows, c.reversed_, algo.make(c.reversed_))
     if not values or not accepted:
         return accepted
-    found = await GetMany(c.table.name, [r[1] for r in accepted])
+    found = await GetMany(c.table, [r[1] for r in accepted])
     if c.fields is not None:
         found = [project(v, c.fields, c.omitted) for v in found]
     return [(k, p, v) for (k, p, _), v in zip(accepted, found, strict=True)]
@@ -128,7 +129,7 @@ async def _accepted(c: Collection, values: bool) -> list[Row]:
 Want = Literal["values", "primaryKeys", "keys"]
 
 
-async def rows(c: Collection, want: Want) -> list[Any]:
+async def rows(c: CollectionState, want: Want) -> list[Any]:
     """What the collection yields, in Dexie's order: its values, primary keys or keys."""
     if _plain(c):
         start, length = window(c.replays)
@@ -149,7 +150,7 @@ async def rows(c: Collection, want: Want) -> list[Any]:
     return [r[pick] for r in await walked(c, want == "values")]
 
 
-async def walked(c: Collection, values: bool) -> list[Row]:
+async def walked(c: CollectionState, values: bool) -> list[Row]:
     """The rows a collection that is not a plain range yields, walked as Dexie walks."""
     out: list[Row] = []
 
@@ -159,8 +160,8 @@ async def walked(c: Collection, values: bool) -> list[Row]:
     if c.or_prev is None:
         own = await _accepted(c, values or bool(c.filters))
         return run_stages(own, [s.stage() for s in (*c.filters, *c.replays)])
-    parts: list[Collection] = []
-    part: Collection | None = c
+    parts: list[CollectionState] = []
+    part: CollectionState | None = c
     while part is not None:
         parts.append(part)
         part = part.or_prev
@@ -171,14 +172,14 @@ async def walked(c: Collection, values: bool) -> list[Row]:
     _build(c, collect, cursors, raw)
     walk(cursors)
     if values and not need and out:
-        found = await GetMany(c.table.name, [r[1] for r in out])
+        found = await GetMany(c.table, [r[1] for r in out])
         if c.fields is not None:
             found = [project(v, c.fields, c.omitted) for v in found]
         return [(k, p, v) for (k, p, _), v in zip(out, found, strict=True)]
     return out
 
 
-async def _whole(c: Collection, values: bool) -> list[Row]:
+async def _whole(c: CollectionState, values: bool) -> list[Row]:
     """The rows a part's cursor may land on: its range, or its algorithm's whole range.
 
     A set of disjoint ranges (``set``) lands only on the rows of its ranges, on the
@@ -229,7 +230,7 @@ def _beyond(r: KeyRange, hull: KeyRange, reverse: bool) -> KeyRange | None:
 
 
 def _build(
-    c: Collection,
+    c: CollectionState,
     sink: Any,
     cursors: list[Cursor],
     raw: dict[int, list[Row]],
@@ -255,13 +256,13 @@ def _build(
     cursors.append(Cursor(raw[id(c)], c.reversed_, [], union, algorithm))
 
 
-async def count_rows(c: Collection) -> int | None:
+async def count_rows(c: CollectionState) -> int | None:
     """A count without reading rows, when the collection is a plain range (else ``None``)."""
     if not _plain(c):
         return None
     if not c.ranges or window(c.replays)[1] == 0:
         return 0
-    counts: list[int] = await Batch([Count(c.table.name, c.index, r) for r in c.ranges])
+    counts: list[int] = await Batch([Count(c.table, c.index, r) for r in c.ranges])
     n = sum(counts)
     for s in c.replays:
         n = max(n - s.n, 0) if s.kind == "offset" else min(n, s.n)

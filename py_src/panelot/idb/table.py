@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from panelot.idb.collection import Collection
-from panelot.idb.core import Count, GetMany, Mode, Mutate, MutateResult
+from panelot.idb.core import Core, Count, Durability, GetMany, Mode, Mutate, MutateResult
 from panelot.idb.errors import (
     BulkError,
     ConstraintError,
@@ -23,8 +23,9 @@ from panelot.idb.errors import (
     InvalidArgumentError,
     SchemaError,
 )
-from panelot.idb.hooks import HOOKS_LEVEL, hooks_middleware
-from panelot.idb.keys import Key, KeyRange, compare_keys, index_keys, validate_key
+from panelot.idb.hooks import HOOKS_LEVEL, Hooks, hooks_middleware
+from panelot.idb.keys import Key, KeyRange, compare_keys, validate_key
+from panelot.idb.middleware import Create, Middleware
 from panelot.idb.modify import (
     apply_changes,
     check_changes,
@@ -32,18 +33,69 @@ from panelot.idb.modify import (
     js_falsy,
     set_by_key_path,
 )
-from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING as _NONE
+from panelot.idb.state import CollectionState
 from panelot.idb.values import resolve_primary_key
 from panelot.idb.where import WhereClause, criteria_collection
+from panelot.idb.writes import prepare_write
 
-if TYPE_CHECKING:
-    from panelot.idb.database import Database, Transaction
-
-__all__ = ["IndexRef", "Table", "WhereClause"]
+__all__ = ["IndexRef", "Table", "TableDb", "TableTx", "WhereClause"]
 
 T = TypeVar("T")
+
+
+class TableTx(Protocol):
+    """What a table needs of its transaction (a :class:`~panelot.idb.database.Transaction`)."""
+
+    def table(self, name: str) -> Table:
+        """Table ``name`` bound to this transaction."""
+        ...
+
+    def check_write(self, table: str) -> None:
+        """Raise :class:`~panelot.idb.errors.ReadOnlyError` if this transaction cannot write."""
+        ...
+
+
+class TableDb(Protocol):
+    """What a table needs of its database (a :class:`~panelot.idb.database.Database`)."""
+
+    @property
+    def core(self) -> Core:
+        """The open connection."""
+        ...
+
+    @property
+    def hooks(self) -> Hooks:
+        """The tables' hooks."""
+        ...
+
+    @property
+    def observe(self) -> bool:
+        """Whether the connection announces its writes."""
+        ...
+
+    @property
+    def _middleware(self) -> list[Middleware]: ...
+
+    def spec(self, name: str) -> TableSpec:
+        """The declared spec of table ``name``."""
+        ...
+
+    def use(self, create: Create, *, name: str = "", level: int = 0) -> object:
+        """Add a middleware over the core protocol."""
+        ...
+
+    def transaction(
+        self,
+        mode: Mode,
+        tables: str | Sequence[str],
+        body: Callable[[TableTx], Awaitable[T]],
+        *,
+        durability: Durability | None = None,
+    ) -> Awaitable[T]:
+        """Run ``body(tx)`` in one transaction over ``tables``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +119,7 @@ def _parts(key_path: Any) -> list[str]:
 class Table:
     """One table, either standalone (auto transactions) or bound to a transaction."""
 
-    def __init__(self, db: Database, spec: TableSpec, tx: Transaction | None) -> None:
+    def __init__(self, db: TableDb, spec: TableSpec, tx: TableTx | None) -> None:
         self.db = db
         self.spec = spec
         self.name = spec.name
@@ -131,37 +183,7 @@ class Table:
     # -- writes -------------------------------------------------------------------------
 
     def _prepare(self, values: Sequence[Any], keys: Sequence[Key | None] | None) -> Mutate:
-        if keys is not None and len(keys) != len(values):
-            raise DataError("keys must be as many as values", field="keys")
-        snapshot = self.db.core.snapshot(values)
-        ks: list[Key | None] = []
-        # A creating hook may give a record its key: leave a missing one to the core.
-        hooked = bool(self.db.hooks.of(self.name, "creating"))
-        for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
-            try:
-                ks.append(resolve_primary_key(self.spec, v, None if keys is None else keys[i]))
-            except DataError as exc:
-                given = None if keys is None else keys[i]
-                if hooked and given is None and not _has_key(self.spec, v):
-                    ks.append(None)
-                    continue
-                raise DataError(
-                    f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
-                ) from None
-        out_of_line = self.spec.primary_key.key_path is None
-        # What the change feed announces of the write; a connection that does not
-        # observe announces nothing, so it does not pay for them.
-        observed = self.db.observe and len(values) < EXACT_WRITES
-        touched = _index_keys(self.spec, values) if observed else None
-        return Mutate(
-            self.name,
-            "put",
-            snapshot,
-            ks if out_of_line else None,
-            resolved=ks,
-            index_keys=touched,
-            source=values,
-        )
+        return prepare_write(self.db, self.spec, values, keys)
 
     async def _write(
         self, op: str, values: Sequence[Any], keys: Sequence[Key | None] | None
@@ -444,7 +466,7 @@ class Table:
 
     def to_collection(self) -> Collection:
         """Return every record in primary-key order."""
-        return Collection(self, None, (KeyRange(),))
+        return Collection(self, CollectionState(self.name, None, (KeyRange(),)))
 
     def filter(self, fn: Callable[[Any], bool]) -> Collection:
         """Return the records for which ``fn(record)`` is true, in primary-key order."""
@@ -472,25 +494,6 @@ def _bulk_result(keys: list[Key], all_keys: bool) -> list[Key] | Key:
     if all_keys:
         return keys
     return keys[-1] if keys else None
-
-
-def _has_key(spec: TableSpec, value: Any) -> bool:
-    path = spec.primary_key.key_path
-    return isinstance(path, str) and isinstance(value, dict) and path in value
-
-
-def _index_keys(spec: TableSpec, values: Sequence[Any]) -> dict[str, list[Key]]:
-    """The keys ``values`` give each index of ``spec`` (for the change feed)."""
-    out: dict[str, list[Key]] = {}
-    for index in spec.indexes:
-        keys: list[Key] = []
-        path, multi = index.key_path, index.multi_entry
-        if path is None:
-            continue
-        for value in values:
-            keys.extend(index_keys(value, path, multi))
-        out[index.name] = keys
-    return out
 
 
 def _keys_or_raise(op: str, result: MutateResult, total: int) -> list[Key]:

@@ -1,7 +1,7 @@
 """``WhereClause``: Dexie's where-clause vocabulary, each method making a :class:`Collection`.
 
 A clause over one key range makes a plain collection. The others carry Dexie's
-algorithm (:class:`~panelot.idb.collection.Algo`): ``any_of``, ``none_of``,
+algorithm (:class:`~panelot.idb.state.Algo`): ``any_of``, ``none_of``,
 ``not_equal``, ``in_any_range`` and ``starts_with_any_of`` accept exactly the keys of
 a few ranges; the ignore-case clauses walk as Dexie's do (:mod:`panelot.idb.casing`).
 Errors are raised at the call, with the names Dexie rejects with: a one-key clause given
@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from panelot.idb.casing import MAX_STRING, CaseMatch, CaseRun, case_hull
-from panelot.idb.collection import Algo, Collection
+from panelot.idb.collection import Collection
 from panelot.idb.errors import ArgumentTypeError, DataError, InvalidArgumentError, SchemaError
 from panelot.idb.keys import (
     MAX_KEY,
@@ -31,7 +31,9 @@ from panelot.idb.keys import (
     key_sort_key,
 )
 from panelot.idb.keys import validate_key as _validate
+from panelot.idb.modify import get_by_key_path
 from panelot.idb.sorting import dexie_cmp, v8_sort
+from panelot.idb.state import Algo, CollectionState
 from panelot.idb.walk import AnyOfRun, RangesRun, merge_ranges
 
 if TYPE_CHECKING:
@@ -140,15 +142,16 @@ class WhereClause:
     def _collection(self, ranges: tuple[KeyRange, ...], algo: Algo | None = None) -> Collection:
         if algo is not None:
             algo = Algo(algo.kind, self._native(algo.hull), algo.make)
-        return Collection(
-            self.table,
+        state = CollectionState(
+            self.table.name,
             self.ref.native,
             tuple(self._native(r) for r in ranges),
             algo,
-            or_prev=self.or_prev,
+            or_prev=None if self.or_prev is None else self.or_prev.state,
             virtual=self.ref.virtual,
             multi_entry=self.ref.multi_entry,
         )
+        return Collection(self.table, state)
 
     def _range(self, r: KeyRange) -> Collection:
         return self._collection((r,))
@@ -412,9 +415,6 @@ def criteria_collection(table: Table, criteria: dict[str, Any]) -> Collection:
 
 
 def _equal_check(path: str, want: Any, multi: bool) -> Callable[[Any], bool]:
-    from panelot.idb.modify import get_by_key_path
-    from panelot.idb.sorting import dexie_cmp
-
     if multi:
         return lambda v: (
             isinstance(got := get_by_key_path(v, path), list)

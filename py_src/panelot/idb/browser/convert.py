@@ -4,9 +4,10 @@ Records must reach IndexedDB as plain JS objects with ``null`` for ``None`` (Pyo
 ``to_js`` would make ``undefined``), so Dexie code reads them unchanged. The fast path
 is one ``JSON.parse`` of ``json.dumps``; values holding ``bytes`` (→ ``Uint8Array``),
 ``datetime`` (→ ``Date``), a JS handle such as a Blob, or a non-finite float take a
-slower path that builds the JS value piece by piece. On the way back, ``to_py`` is
-followed by a walk that turns ``jsnull`` into ``None``, typed arrays into ``bytes``
-and ``Date`` into ``datetime``.
+slower path that builds the JS value piece by piece; values a write's snapshot already
+built in JS (:class:`JsValues`, made by :mod:`~panelot.idb.browser.pack`) pass as they
+are. On the way back, ``to_py`` is followed by a walk that turns ``jsnull`` into
+``None``, typed arrays into ``bytes`` and ``Date`` into ``datetime``.
 """
 
 from __future__ import annotations
@@ -14,20 +15,20 @@ from __future__ import annotations
 import json
 import marshal
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from json.scanner import make_scanner
-from typing import Any
+from typing import Any, overload
 
 import js
 from pyodide.ffi import JsException, JsProxy, jsnull, to_js
 
-from panelot.idb.browser.pack import JsValues
 from panelot.idb.errors import DataCloneError, InvalidStateError, PanelotError, error_from_name
 from panelot.idb.keys import Key, KeyRange, js_date
 
 __all__ = [
     "MANY_GETS",
+    "JsValues",
     "decode_json",
     "decode_marshal",
     "js_error",
@@ -40,6 +41,7 @@ __all__ = [
     "range_spec",
     "value_from_js",
     "values_to_js",
+    "loaded_helper",
     "wiring_helper",
 ]
 
@@ -362,6 +364,11 @@ def wiring_helper() -> Any:
     return _ENCODER
 
 
+def loaded_helper() -> Any | None:
+    """The ``panelot_js`` module if this page registered it, else ``None`` (no error)."""
+    return _ENCODER
+
+
 def _load_encoder() -> Any:
     try:
         import panelot_js  # registered by web/runtime.mjs; absent on other pages
@@ -372,6 +379,34 @@ def _load_encoder() -> Any:
 
 
 _ENCODER = _load_encoder()
+
+
+class JsValues(Sequence[Any]):
+    """A write's values, already built as a JS array (passed to the helper as they are)."""
+
+    __slots__ = ("_count", "js")
+
+    def __init__(self, js: JsProxy, count: int) -> None:
+        self.js = js
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        """A value converted back to Python (for inspection; the write path never does)."""
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return value_from_js(self.js[index % self._count])
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self[i] for i in range(self._count))
 
 
 def value_from_js(value: Any) -> Any:

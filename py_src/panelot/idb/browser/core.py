@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 import js
 from pyodide.ffi import JsException, JsProxy, create_proxy
 
+from panelot.idb.browser.blobs import JS_BLOBS
 from panelot.idb.browser.channel import BrowserChannel
 from panelot.idb.browser.convert import (
     MANY_GETS,
@@ -56,6 +57,7 @@ from panelot.idb.browser.ops import (
 from panelot.idb.browser.pack import snapshot_values
 from panelot.idb.core import (
     Batch,
+    Blobs,
     Count,
     Durability,
     GetMany,
@@ -117,6 +119,8 @@ class BrowserCore:
         self.version = int(db.version)
         self.tables = tables
         self.diff = diff
+        self.blobs: Blobs = JS_BLOBS
+        """JS Blobs, and files built as JS Blobs of parts."""
         self.versionchanged = False
         """Set when another context's upgrade or delete closed the connection."""
         self._db: Any = db

@@ -1,6 +1,6 @@
 """Files in the browser: an export built as a JS Blob of parts, a Blob read in ranges.
 
-:class:`JsBlobSink` turns each flushed piece of an export's text into a JS Blob at once
+:class:`JsBlobParts` turns each flushed piece of an export's text into a JS Blob at once
 (so Python's heap holds one piece at a time) and the Blobs of attachments into the
 base64 of their contents without their bytes ever entering Python, all in one call
 (``panelot_js.base64Blobs``); the file is ``new Blob(parts)``, which Chromium composes
@@ -14,29 +14,28 @@ from collections.abc import Awaitable
 from typing import Any
 
 from panelot.idb.browser.convert import wiring_helper
-from panelot.idb.transfer.sinks import Sink
 
-__all__ = ["JsBlobSink", "JsBlobSource"]
+__all__ = ["JsBlobParts", "JsBlobSource"]
 
 
-class JsBlobSink(Sink):
-    """Builds the export file as a JS Blob made of parts."""
+class JsBlobParts:
+    """Builds the export file as a JS Blob of parts: a :class:`~panelot.idb.files.FileParts`."""
 
     def __init__(self) -> None:
-        super().__init__()
         self._parts: list[Any] = []
         self._pending: list[int] = []
 
-    def _part(self, data: bytes) -> None:
+    def part(self, data: bytes) -> None:
+        """Append bytes, as a JS Blob of their own."""
         self._parts.append(wiring_helper().blobFromBytes(data, ""))
 
-    def _blob(self, blob: Any) -> None:
+    def blob(self, blob: Any) -> None:
+        """Append the base64 of a JS Blob's contents (made by :meth:`finish`)."""
         self._pending.append(len(self._parts))
         self._parts.append(blob)
 
     async def finish(self, mime: str) -> Any:
         """The file: one JS Blob of every part, attachments as their base64."""
-        self.flush()
         helper = wiring_helper()
         if self._pending:
             encoded = await helper.base64Blobs([self._parts[i] for i in self._pending])
@@ -47,7 +46,7 @@ class JsBlobSink(Sink):
 
 
 class JsBlobSource:
-    """A :class:`~panelot.idb.transfer.reader.ByteSource` over a JS Blob or File."""
+    """A :class:`~panelot.idb.files.ByteSource` over a JS Blob or File."""
 
     def __init__(self, blob: Any) -> None:
         if not bool(wiring_helper().isBlob(blob)):

@@ -18,11 +18,12 @@ object twice, which the reader also refuses, is copied as separate objects).
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Sequence
+from typing import Any
 
-from pyodide.ffi import JsProxy, to_js
+from pyodide.ffi import to_js
 
+from panelot.idb.browser.convert import JsValues
 from panelot.idb.values import clone_values
 
 __all__ = ["JsValues", "snapshot_values"]
@@ -31,36 +32,6 @@ FEW = 8
 """Writes of fewer values keep the deep copy and JSON: the reader's call returns a JS
 array to Python (a new JsProxy), which costs more than the copy saves for a record or
 two (measured: receipts 1.18x -> 1.05x Dexie, appends through the bus 1.14x -> 1.02x)."""
-
-
-class JsValues(Sequence[Any]):
-    """A write's values, already built as a JS array (passed to the helper as they are)."""
-
-    __slots__ = ("_count", "js")
-
-    def __init__(self, js: JsProxy, count: int) -> None:
-        self.js = js
-        self._count = count
-
-    def __len__(self) -> int:
-        return self._count
-
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[Any]: ...
-    def __getitem__(self, index: int | slice) -> Any:
-        """A value converted back to Python (for inspection; the write path never does)."""
-        from panelot.idb.browser.convert import value_from_js
-
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._count))]
-        if not -self._count <= index < self._count:
-            raise IndexError(index)
-        return value_from_js(self.js[index % self._count])
-
-    def __iter__(self) -> Iterator[Any]:
-        return (self[i] for i in range(self._count))
 
 
 def snapshot_values(values: Sequence[Any], unmarshal: Any) -> Sequence[Any]:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from panelot.idb.core import (
     Batch,
+    Blobs,
     Count,
     Durability,
     GetMany,
@@ -37,6 +38,7 @@ from panelot.idb.errors import (
     ReadOnlyError,
 )
 from panelot.idb.keys import KeyRange, key_path_value, signs_a_zero
+from panelot.idb.memory.blobs import MEMORY_BLOBS
 from panelot.idb.memory.store import MemoryStore, Undo, hashable_key
 from panelot.idb.observe.changes import ObsSet, encode_set
 from panelot.idb.observe.feed import ChangeFeed
@@ -227,6 +229,8 @@ class MemoryCore:
         self.version = db.version
         self.tables = tables
         self.diff = diff
+        self.blobs: Blobs = MEMORY_BLOBS
+        """MemoryBlob values, and files built as one MemoryBlob."""
         self._db = db
         self._closed = False
 

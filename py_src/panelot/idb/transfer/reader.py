@@ -20,9 +20,10 @@ import hashlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from panelot.idb.errors import ValidationError
+from panelot.idb.files import ByteSource, BytesSource
 
 __all__ = [
     "ByteSource",
@@ -44,39 +45,6 @@ MAX_TABLES = 1000
 BATCH_BYTES = 4 * 1024 * 1024
 """A batch of rows ends once this much of the file has been read for it (large rows)."""
 _WS = " \t\n\r"
-
-
-class ByteSource(Protocol):
-    """Where an export is read from: a size and byte ranges.
-
-    ``read`` should start reading when called, not when awaited: the reader asks for
-    the next range ahead of parsing the current one, so the two overlap.
-    """
-
-    @property
-    def size(self) -> int:
-        """Total size in bytes."""
-        ...
-
-    def read(self, start: int, end: int) -> Awaitable[bytes]:
-        """The bytes from ``start`` up to ``end`` (exclusive)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class BytesSource:
-    """A :class:`ByteSource` over bytes in memory."""
-
-    data: bytes
-
-    @property
-    def size(self) -> int:
-        """Total size in bytes."""
-        return len(self.data)
-
-    async def read(self, start: int, end: int) -> bytes:
-        """The bytes from ``start`` up to ``end``."""
-        return self.data[start:end]
 
 
 def _reject_constant(name: str) -> Any:
