@@ -15,11 +15,10 @@ import uuid
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from panelot.api.registry import COMMANDS, QUERIES
+from panelot.api.registry import COMMANDS, LAYERS, QUERIES
 from panelot.backup.files import Backup, export_backup, read_backup
 from panelot.backup.section import apply_pending, drop_pending, missing_credentials
 from panelot.bus import CommandBus, Handler, Query
-from panelot.bus.executions import ExecutionRegistry
 from panelot.bus.inputs import StagedInputs
 from panelot.bus.receipts import receipt_id
 from panelot.clock import Clock, now_ms
@@ -36,6 +35,7 @@ from panelot.request.context import request_context_of
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.slimming import SlimOptions
 from panelot.request.thumbnails import Thumbnailer
+from panelot.runs.executions import ExecutionRegistry
 from panelot.schema import DB_NAME, panelot_database
 from panelot.settings.active import Services, services
 from panelot.tree.views import context_of, markdown_of, snapshot_of
@@ -61,7 +61,7 @@ class PanelotStore:
         self._inputs = StagedInputs()
         self._restoring = asyncio.Lock()
         self.queries = queries
-        self.bus = CommandBus(self, commands)
+        self.bus = CommandBus(self, commands, LAYERS)
         self.client_id = client_id or f"py-{uuid.uuid4().hex[:12]}"
         self.startup: StartUp = {"finished": 0, "archived": 0, "evicted": 0}
         """What start-up housekeeping did: ``{finished, archived, evicted}``."""

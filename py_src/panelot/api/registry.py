@@ -1,6 +1,7 @@
 """Every command and query, from each section's API module: the only file naming them all.
 
 Merging refuses a name declared twice, so two sections can never claim one command.
+:data:`LAYERS` is the stack of layers the store's bus runs each command through.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from panelot.api import (
     settings,
     threads,
 )
-from panelot.bus import Handler, Query
+from panelot.bus import Handler, Layer, Query
+from panelot.bus.layers import BUS_LAYERS
+from panelot.tree.admission import ADMISSION
 
-__all__ = ["COMMANDS", "QUERIES", "merge"]
+__all__ = ["COMMANDS", "LAYERS", "QUERIES", "merge"]
 
 T = TypeVar("T")
 
@@ -58,3 +61,7 @@ COMMANDS: dict[str, Handler[Any]] = merge(
 
 QUERIES: dict[str, Query[Any]] = merge("queries", [getattr(m, "QUERIES", {}) for m in _SECTIONS])
 """Every named query."""
+
+LAYERS: tuple[Layer, ...] = (*BUS_LAYERS, ADMISSION)
+"""The bus's layers, top first: retry, receipts, prepare/undo, then admission (a thread
+being deleted accepts no command), below the receipt so a replay still answers."""

@@ -35,6 +35,8 @@ from panelot.lifecycle.summaries import (
     with_summary,
 )
 from panelot.lifecycle.thread_delete import CASCADE_TABLES, cascade_delete, stop_thread, unmark
+from panelot.runs.executions import executions_of
+from panelot.tree.admission import read_thread
 from panelot.tree.backfill import Counted, check_limit, count_unheld, write_counted
 from panelot.tree.listing import list_threads
 from panelot.tree.loading import check_thread
@@ -140,7 +142,7 @@ def _check_expected(raw_thread: Any, expect: dict[str, Any] | None) -> None:
 
 async def _update(tx: Transaction, call: Call[ThreadUpdate]) -> Staged:
     p = call.payload
-    raw = call.thread if call.read else await tx.table("threads").get(p.thread_id)
+    raw = await read_thread(tx, call, p.thread_id)
     _check_expected(raw, p.expect)
     wire = thread_to_wire(updated_thread(raw, p.thread_id, p.patch, call.clock))
     response: Updated = {"thread": wire}
@@ -173,7 +175,7 @@ class ThreadDelete:
 
 
 async def _stop(env: Env, p: ThreadDelete) -> None:
-    await stop_thread(env.db, env.executions, p.thread_id, env.clock())
+    await stop_thread(env.db, executions_of(env), p.thread_id, env.clock())
 
 
 async def _unmark(env: Env, p: ThreadDelete) -> None:
@@ -224,7 +226,7 @@ COMMANDS: dict[str, Handler[Any]] = {
         prepare=_stop,
         undo=_unmark,
         status="acknowledged",
-        admits_deleting=True,
+        skips=frozenset({"admission"}),
         durability="strict",
     ),
     "thread.count_shown": Handler(

@@ -7,32 +7,31 @@ domain error. The handler's effect and the receipt are written in one transactio
 both land or neither. Replaying a completed submission returns the stored response
 and writes nothing; replaying it with a different request fails with ConflictError.
 
-The bus knows no command: it is given the registry (:mod:`panelot.api.registry`).
-Errors name a payload's fields by their path in the command: a section's function
-that names its own parameter (``nodeId``, ``patch.title``) is reported as
+The bus knows no command and no domain rule: it is given the registry
+(:mod:`panelot.api.registry`) and a stack of layers (:mod:`panelot.bus.layer`): its
+own (:mod:`panelot.bus.layers`: the retry after a version change, receipts,
+prepare/undo) and the domain's (admission, :mod:`panelot.tree.admission`). It checks
+the envelope, decodes the payload, and runs the command through the layers down to
+its handler, in one read-write transaction over the tables the handler and the layers
+name. Errors name a payload's fields by their path in the command: a section's
+function that names its own parameter (``nodeId``, ``patch.title``) is reported as
 ``payload.nodeId``, ``payload.patch.title``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from panelot.bus.admission import check_admission
 from panelot.bus.env import Env
-from panelot.bus.handler import Call, Handler, Staged
-from panelot.bus.receipts import find_receipt, fingerprint, write_receipt
+from panelot.bus.handler import Call, Handler
+from panelot.bus.layer import Layer, Run, Submission, TxRun
+from panelot.bus.receipts import fingerprint
 from panelot.codec import camel, decode
 from panelot.errors import UnknownCommandError
-from panelot.idb import Database, Transaction
-from panelot.idb.errors import (
-    AbortError,
-    DatabaseClosedError,
-    PanelotError,
-    TransactionInactiveError,
-    ValidationError,
-)
+from panelot.idb import Transaction
+from panelot.idb.errors import PanelotError, ValidationError
 from panelot.surrogates import check_well_formed
 
 __all__ = ["CommandBus"]
@@ -71,30 +70,57 @@ def _in_payload(exc: PanelotError, fields: frozenset[str]) -> PanelotError:
     return exc
 
 
-_LOST = (DatabaseClosedError, AbortError, TransactionInactiveError)
-"""What a transaction raises when its connection was closed under it."""
-
-
-def _connection_lost(db: Database, exc: PanelotError, reopened: int) -> bool:
-    """Whether ``exc`` came from a connection another context closed (``versionchange``)."""
-    if not isinstance(exc, _LOST):
-        return False
-    try:
-        return db.reopened != reopened or db.core.versionchanged
-    except PanelotError:  # closed on purpose (db.close()): not for a retry
-        return False
-
-
 def _wire_fields(cls: type) -> frozenset[str]:
     return frozenset(camel(f.name) for f in dataclasses.fields(cls))
 
 
-class CommandBus:
-    """Runs commands of a registry against a store, each with its receipt, in one transaction."""
+async def _handle(tx: Transaction, sub: Submission) -> Any:
+    """The bottom of the transaction stack: the handler itself."""
+    return await sub.handler.run(tx, Call(sub.payload, sub.env, sub.prepared, sub.found))
 
-    def __init__(self, env: Env, commands: Mapping[str, Handler[Any]]) -> None:
+
+def _stack(layers: Sequence[Layer]) -> Run:
+    """The run of a command through ``layers`` (top first), down to its handler."""
+    in_tx: TxRun = _handle
+    for layer in reversed(layers):
+        if layer.transaction is not None:
+            in_tx = layer.transaction(in_tx)
+    readers = tuple((layer.name, layer.read) for layer in layers if layer.read is not None)
+    layer_tables = tuple(t for layer in layers for t in layer.tables)
+
+    async def transaction(sub: Submission) -> Any:
+        async def body(tx: Transaction) -> Any:
+            reads = [(name, r) for name, read in readers if (r := read(tx, sub)) is not None]
+            if len(reads) == 1:
+                values = [await reads[0][1]]
+            else:  # one round trip for every layer's read
+                values = list(await tx.gather(*(r for _, r in reads))) if reads else []
+            found = {name: value for (name, _), value in zip(reads, values, strict=True)}
+            return await in_tx(tx, dataclasses.replace(sub, found=found))
+
+        handler = sub.handler
+        tables = (*layer_tables, *handler.tables)
+        if handler.extra_tables is not None:
+            tables += handler.extra_tables(sub.payload)
+        return await sub.env.db.transaction("rw", tables, body, durability=handler.durability)
+
+    run: Run = transaction
+    for layer in reversed(layers):
+        if layer.command is not None:
+            run = layer.command(run)
+    return run
+
+
+class CommandBus:
+    """Runs commands of a registry against a store through a stack of layers."""
+
+    def __init__(
+        self, env: Env, commands: Mapping[str, Handler[Any]], layers: Sequence[Layer]
+    ) -> None:
         self.env = env
         self.commands = commands
+        self.layers = tuple(layers)
+        self._run = _stack(self.layers)
 
     async def send(self, command: Any) -> dict[str, Any]:
         """Run a command; return its terminal response envelope (never raises domain errors)."""
@@ -106,66 +132,9 @@ class CommandBus:
     async def execute(self, command: Any) -> Any:
         """Run a command and return its response; raise the domain error on failure."""
         cmd, handler = _envelope(command, self.commands)
-        raw = cmd.get("payload", {})
-        payload = decode(handler.payload, raw, "payload")
-        fp = fingerprint(cmd)
-        db = self.env.db
-        reopened = db.reopened
+        payload = decode(handler.payload, cmd.get("payload", {}), "payload")
+        sub = Submission(cmd, handler, payload, fingerprint(cmd), self.env)
         try:
-            try:
-                return await self._run(cmd, handler, payload, fp)
-            except PanelotError as exc:
-                if not _connection_lost(db, exc, reopened):
-                    raise
-            # Another context's upgrade closed the connection under the command: the
-            # database reopens on the next transaction, and the command runs once more.
-            # Its receipt makes this safe: if the first attempt committed, the retry
-            # finds the receipt and returns the stored response, writing nothing.
-            return await self._run(cmd, handler, payload, fp)
+            return await self._run(sub)
         except PanelotError as exc:
             raise _in_payload(exc, _wire_fields(handler.payload)) from None
-
-    async def _run(self, cmd: dict[str, Any], handler: Handler[Any], payload: Any, fp: str) -> Any:
-        env, clock = self.env, self.env.clock
-        thread_id = getattr(payload, "thread_id", None)
-        guard = isinstance(thread_id, str) and "threads" in handler.tables
-        guard = guard and not handler.admits_deleting
-        prepared: Any = None
-
-        async def body(tx: Transaction) -> Any:
-            lookup = find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp)
-            if guard:  # one round trip for the receipt and the admission check
-                receipt, thread = await tx.gather(lookup, tx.table("threads").get(thread_id))
-            else:
-                receipt, thread = await lookup, None
-            if receipt is not None:
-                return receipt["response"]
-            check_admission(thread)
-            call = Call(payload, env, prepared, thread, guard)
-            response = await handler.run(tx, call)
-            if isinstance(response, Staged):
-                record = write_receipt(tx, cmd, fp, response.response, clock(), handler.status)
-                await tx.gather(*response.writes, record)
-                return response.response
-            await write_receipt(tx, cmd, fp, response, clock(), handler.status)
-            return response
-
-        tables = ("commandReceipts", *handler.tables)
-        if handler.extra_tables is not None:
-            tables += handler.extra_tables(payload)
-        if handler.prepare is None:
-            return await env.db.transaction("rw", tables, body, durability=handler.durability)
-        replay = await env.db.transaction(
-            "r",
-            ["commandReceipts"],
-            lambda tx: find_receipt(tx, cmd["clientId"], cmd["submissionId"], fp),
-        )
-        if replay is not None:
-            return replay["response"]
-        prepared = await handler.prepare(env, payload)
-        try:
-            return await env.db.transaction("rw", tables, body, durability=handler.durability)
-        except PanelotError:
-            if handler.undo is not None:
-                await handler.undo(env, payload)
-            raise

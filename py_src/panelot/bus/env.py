@@ -1,14 +1,15 @@
 """What handlers and queries are handed: the store's database, clock and services.
 
 A handler never reaches for a module-level store or settings singleton: it works with
-the :class:`Env` the bus passes it (a :class:`panelot.store.PanelotStore` is one).
+the :class:`Env` the bus passes it (a :class:`panelot.store.PanelotStore` is one). A
+section that needs more of the store declares it above the bus (the executions
+``thread.delete`` waits for: :class:`panelot.runs.executions.Running`).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from panelot.bus.executions import ExecutionRegistry
 from panelot.bus.inputs import StagedInputs
 from panelot.clock import Clock
 from panelot.idb import Database
@@ -28,11 +29,6 @@ class Env(Protocol):
     @property
     def clock(self) -> Clock:
         """The store's clock."""
-        ...
-
-    @property
-    def executions(self) -> ExecutionRegistry:
-        """The executions running in this context (``thread.delete`` waits for them)."""
         ...
 
     @property

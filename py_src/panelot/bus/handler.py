@@ -9,8 +9,8 @@ field is named the same way in every error: by its path in the command
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from panelot.bus.env import Env
@@ -40,16 +40,15 @@ class Call(Generic[P]):
     """What a handler's ``run`` gets besides its transaction.
 
     ``prepared`` is what the handler's ``prepare`` returned (``None`` without one).
-    ``thread`` is the record of the payload's ``threadId`` when the bus read it for its
-    admission check in this transaction (``read`` tells whether it did), so the handler
-    need not read it again.
+    ``found`` is what the bus's layers read ahead in this transaction, by layer name
+    (the admission layer's ``"admission"``: the record of the payload's thread), so
+    the handler need not read it again.
     """
 
     payload: P
     env: Env
     prepared: Any = None
-    thread: Any = None
-    read: bool = False
+    found: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def clock(self) -> Clock:
@@ -67,8 +66,9 @@ class Handler(Generic[P]):
     outside that transaction (steps that must finish before it, like stopping a
     thread's executions, or work in ``chrome.storage.local``); what it returns is
     handed to ``run`` as ``call.prepared``, and ``undo`` reverses it if the transaction
-    then fails. ``status`` is what the receipt records. A command for a thread marked
-    ``deleting`` is refused unless ``admits_deleting`` (only ``thread.delete``).
+    then fails. ``status`` is what the receipt records. ``skips`` names the layers
+    the command passes by (``thread.delete`` skips ``"admission"``, which refuses a
+    command for a thread being deleted).
     ``durability`` is its transaction's (``"strict"`` where the caller goes on to do
     something irreversible once the command has answered; see docs/reliability.md).
     """
@@ -80,7 +80,7 @@ class Handler(Generic[P]):
     undo: Callable[[Env, P], Awaitable[None]] | None = None
     status: str = "completed"
     extra_tables: Callable[[P], tuple[str, ...]] | None = None
-    admits_deleting: bool = False
+    skips: frozenset[str] = frozenset()
     durability: Durability = "default"
 
 

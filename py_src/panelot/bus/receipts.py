@@ -5,22 +5,26 @@ as the command's effect. It holds the command type, its status, the terminal
 response, ``createdAt``/``expiresAt`` and a ``requestFingerprint``: the SHA-256 of the
 RFC 8785 canonical JSON of the command without ``type``, ``submissionId`` and
 ``clientId`` (lone surrogates escaped as ``JSON.stringify`` escapes them). It never
-holds the input itself.
+holds the input itself. Python reads a receipt one way: as a :class:`Receipt`,
+through :func:`panelot.codec.decode`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from panelot.canonical import canonical_json
+from panelot.codec import Raw, decode
 from panelot.errors import ConflictError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
 
 __all__ = [
     "RECEIPT_TTL_MS",
+    "Receipt",
     "cleanup_receipts",
     "fingerprint",
     "find_receipt",
@@ -33,6 +37,35 @@ RECEIPT_TTL_MS = 30 * 24 * 3600 * 1000
 """How long a receipt is kept for replays: 30 days."""
 
 _TRANSPORT = ("type", "submissionId", "clientId")
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A record of the ``commandReceipts`` table (camelCase on the wire)."""
+
+    id: str
+    client_id: str
+    submission_id: str
+    command_type: str
+    status: str
+    response: Raw
+    request_fingerprint: str
+    created_at: int
+    expires_at: int
+
+    def to_wire(self) -> dict[str, Any]:
+        """The record as IndexedDB holds it (the response as it is, not copied)."""
+        return {
+            "id": self.id,
+            "clientId": self.client_id,
+            "submissionId": self.submission_id,
+            "commandType": self.command_type,
+            "status": self.status,
+            "response": self.response,
+            "requestFingerprint": self.request_fingerprint,
+            "createdAt": self.created_at,
+            "expiresAt": self.expires_at,
+        }
 
 
 def fingerprint(command: dict[str, Any]) -> str:
@@ -63,18 +96,19 @@ def receipt_id(client_id: str, submission_id: str) -> str:
 
 async def find_receipt(
     tx: Transaction, client_id: str, submission_id: str, fp: str
-) -> dict[str, Any] | None:
+) -> Receipt | None:
     """Return the receipt of a submission, or ``None``; ConflictError if its fingerprint differs."""
-    found: dict[str, Any] | None = await tx.table("commandReceipts").get(
-        receipt_id(client_id, submission_id)
-    )
-    if found is not None and found.get("requestFingerprint") != fp:
+    found = await tx.table("commandReceipts").get(receipt_id(client_id, submission_id))
+    if found is None:
+        return None
+    receipt = decode(Receipt, found, "commandReceipts")
+    if receipt.request_fingerprint != fp:
         raise ConflictError(
             f"submission {submission_id!r} of client {client_id!r} was already used for a "
             "different request",
             field="submissionId",
         )
-    return found
+    return receipt
 
 
 async def write_receipt(
@@ -86,19 +120,18 @@ async def write_receipt(
     status: str = "completed",
 ) -> None:
     """Write a terminal receipt; ``add`` refuses to overwrite an existing one."""
-    await tx.table("commandReceipts").add(
-        {
-            "id": receipt_id(command["clientId"], command["submissionId"]),
-            "clientId": command["clientId"],
-            "submissionId": command["submissionId"],
-            "commandType": command["type"],
-            "status": status,
-            "response": response,
-            "requestFingerprint": fp,
-            "createdAt": now,
-            "expiresAt": now + RECEIPT_TTL_MS,
-        }
+    receipt = Receipt(
+        id=receipt_id(command["clientId"], command["submissionId"]),
+        client_id=command["clientId"],
+        submission_id=command["submissionId"],
+        command_type=command["type"],
+        status=status,
+        response=response,
+        request_fingerprint=fp,
+        created_at=now,
+        expires_at=now + RECEIPT_TTL_MS,
     )
+    await tx.table("commandReceipts").add(receipt.to_wire())
 
 
 async def cleanup_receipts(db: Database, now: int) -> int:

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.bus.executions import ExecutionRegistry
 from panelot.faults import FAULTS
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError
+from panelot.runs.executions import ExecutionRegistry
 from panelot.runs.records import ACTIVE_STATES, RUN_TABLES, apply_transition
 
 __all__ = [

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from panelot.bus.admission import check_admission
 from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import id_field, plain_json
 from panelot.errors import AlreadyResolvedError, TransitionError
@@ -26,6 +25,7 @@ from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.runs.records import TERMINAL_STATES, apply_transition, get_run
 from panelot.runs.snapshot import canonical_json
+from panelot.tree.admission import check_admission
 from panelot.tree.nodes import LEAF, append_node
 
 __all__ = [

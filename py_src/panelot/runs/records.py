@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from panelot.bus.admission import check_admission
 from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import decode, encode, id_field, plain_json
 from panelot.errors import BindingDriftError, MissingSnapshotError, TransitionError
@@ -30,6 +29,7 @@ from panelot.runs.snapshot import (
     make_snapshot,
     verify_snapshot,
 )
+from panelot.tree.admission import check_admission
 from panelot.tree.records import UserMessage
 
 __all__ = [

@@ -152,10 +152,11 @@ async def case_staged_writes_land_with_the_receipt_or_not_at_all(ctx: Ctx) -> No
         thread_id: str
 
     async def clash(tx, call):  # type: ignore[no-untyped-def]
-        assert call.read, "the bus read the thread for its admission check"
+        assert "admission" in call.found, "the bus read the thread for its admission check"
         threads = tx.table("threads")
-        renamed = {**call.thread, "title": "never"}
-        return Staged({"ok": True}, (threads.put(renamed), threads.add(dict(call.thread))))
+        thread = call.found["admission"]
+        renamed = {**thread, "title": "never"}
+        return Staged({"ok": True}, (threads.put(renamed), threads.add(dict(thread))))
 
     COMMANDS["test.staged"] = Handler(payload=OnThread, tables=("threads",), run=clash)
     try:

@@ -4,6 +4,10 @@ An engine running a turn registers it with ``async with registry.running(thread_
 :meth:`ExecutionRegistry.wait_idle` returns once a thread has no registered
 execution left. Cancellation is cooperative: ``cancelled(thread_id)`` tells a running
 execution to stop at its next step.
+
+The store holds this context's registry; a command that waits for executions reaches
+it through :func:`executions_of`, since the bus's :class:`~panelot.bus.Env` names no
+domain type.
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol, runtime_checkable
 
-__all__ = ["ExecutionRegistry"]
+__all__ = ["ExecutionRegistry", "Running", "executions_of"]
 
 
 class ExecutionRegistry:
@@ -53,3 +58,20 @@ class ExecutionRegistry:
         if self.count(thread_id) == 0:
             return
         await asyncio.wait_for(self._idle[thread_id].wait(), timeout)
+
+
+@runtime_checkable
+class Running(Protocol):
+    """An env that holds its context's executions (the store is one)."""
+
+    @property
+    def executions(self) -> ExecutionRegistry:
+        """The executions running in this context (``thread.delete`` waits for them)."""
+        ...
+
+
+def executions_of(env: object) -> ExecutionRegistry:
+    """The execution registry of the context ``env`` stands for; TypeError without one."""
+    if not isinstance(env, Running):
+        raise TypeError(f"{type(env).__name__} holds no execution registry")
+    return env.executions
