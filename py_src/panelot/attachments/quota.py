@@ -1,4 +1,4 @@
-"""Storage quota: ``navigator.storage.estimate()`` as ``{usage, quota, percent, warn}``.
+"""Storage quota: the host's storage estimate as ``{usage, quota, percent, warn}``.
 
 When IndexedDB refuses a write for lack of space, the browser aborts the transaction
 with a ``QuotaExceededError``; the browser core turns it into the project's
