@@ -13,7 +13,7 @@ from panelot.tree.cache import thread_cache
 
 def test_a_closed_and_dropped_store_is_collected_with_its_cache() -> None:
     async def open_read_close() -> tuple[weakref.ref[object], weakref.ref[object]]:
-        store = await PanelotStore.open(MemoryFactory(), "cache-lifetime")
+        store = await PanelotStore.open(MemoryFactory(), name="cache-lifetime")
         tid = await store.create_thread("kept")
         await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
         await store.context(tid)
@@ -33,7 +33,7 @@ def test_a_closed_and_dropped_store_is_collected_with_its_cache() -> None:
 
 def test_views_of_a_connection_that_does_not_observe_add_no_listeners() -> None:
     async def views() -> tuple[int, int]:
-        store = await PanelotStore.open(MemoryFactory(), "cache-listeners")
+        store = await PanelotStore.open(MemoryFactory(), name="cache-listeners")
         tid = await store.create_thread("unobserved")
         store.db.observe = False
         await store.context(tid)

@@ -1,7 +1,8 @@
 """The browser runtime: what the JS loader calls after installing the package.
 
-``start(db_name, spared_json)`` opens the store through the browser core (with
-start-up retention per the ``retention`` setting); ``run_retention(spared_json)`` runs a
+``start(db_name, spared_json)`` opens the store through the browser core, on the page's
+host (:func:`panelot.host.browser_host`, built here once), with start-up retention per
+the ``retention`` setting; ``run_retention(spared_json)`` runs a
 retention pass (the service worker's daily alarm). ``spared_json`` is a JSON list of
 the thread ids retention and the attachment budget leave alone: what open panels show
 and what a panel will reopen (``web/presence.mjs`` gathers them; Python does not ask).
@@ -21,11 +22,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from panelot.backup.files import peek_backup as peek
 from panelot.codec import camel
+from panelot.host import browser_host
 from panelot.idb import PanelotError
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.idb.observe import LiveQuery
-from panelot.idb.transfer import blob_source, read_header
 from panelot.lifecycle.retention import configured_days, run_configured
 from panelot.schema import DB_NAME
 from panelot.store import PanelotStore
@@ -72,9 +74,14 @@ async def start(
         return
     from panelot.idb.browser.core import BrowserFactory
 
-    days = await configured_days() if retention else None
+    host = browser_host()
+    days = await configured_days(host.services.settings) if retention else None
     _store = await PanelotStore.open(
-        BrowserFactory(), db_name, retention_days=days, spared_thread_ids=_spared(spared_json)
+        BrowserFactory(),
+        host,
+        db_name,
+        retention_days=days,
+        spared_thread_ids=_spared(spared_json),
     )
     # Everything alive now (modules, classes, the store) lives as long as the page: move
     # it out of the collector's generations, so collections during large reads do not
@@ -88,7 +95,10 @@ async def run_retention(spared_json: str | None = None) -> str:
     Spares the thread ids of ``spared_json``. Returns JSON ``{days, archived:
     [threadId...]}`` (``days: null``: the setting is off).
     """
-    days, archived = await run_configured(store().db, frozenset(_spared(spared_json)))
+    opened = store()
+    days, archived = await run_configured(
+        opened.db, opened.services.settings, frozenset(_spared(spared_json))
+    )
     return json.dumps({"days": days, "archived": [r["threadId"] for r in archived]})
 
 
@@ -254,22 +264,17 @@ async def export_backup(settings: bool = True, on_progress: Any = None) -> Any:
 async def peek_backup(file: Any) -> str:
     """What a backup file holds, from its header: the envelope JSON.
 
-    ``{databaseName, databaseVersion, tables: {name: rows}, exportedAt, settings, size}``.
+    The result is :func:`panelot.backup.files.peek_backup`'s: ``{databaseName,
+    databaseVersion, tables: {name: rows}, exportedAt, settings, size}``.
     """
     try:
-        source = blob_source(file)
-        header = await read_header(source)
+        # The page's Blobs are the browser core's: load it (it registers them) even when
+        # no store has started here yet.
+        import panelot.idb.browser.blobs  # noqa: F401
+
+        result = await peek(file)
     except Exception as exc:  # an envelope, never a JS throw
         return _json({"ok": False, "error": _error(exc)})
-    backup = header.extra.get("panelotBackup")
-    result = {
-        "databaseName": header.database_name,
-        "databaseVersion": header.database_version,
-        "tables": {t.name: t.row_count for t in header.tables},
-        "exportedAt": backup.get("exportedAt") if isinstance(backup, dict) else None,
-        "settings": "panelotSettings" in header.extra,
-        "size": source.size,
-    }
     return _json({"ok": True, "result": result})
 
 

@@ -5,40 +5,40 @@ console share receipts and rules; reads are named queries (:meth:`PanelotStore.q
 which is what ``panelot.query`` calls), with a few plain methods for the common ones.
 The store is the :class:`~panelot.bus.Env` its handlers and queries are handed; the
 commands and queries it knows come from :mod:`panelot.api.registry` unless others are
-passed in.
+passed in. What differs between a page and CPython (settings storage, key store,
+thumbnailer, storage estimate) is the :class:`~panelot.host.Host` it is opened with.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import uuid
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
 from panelot.api.registry import COMMANDS, LAYERS, QUERIES
-from panelot.backup.files import Backup, export_backup, read_backup
-from panelot.backup.section import apply_pending, drop_pending, missing_credentials
+from panelot.backup.files import Backup, export_backup
+from panelot.backup.restore import finish_interrupted, restore_file
 from panelot.bus import CommandBus, Handler, Query
 from panelot.bus.inputs import StagedInputs
-from panelot.bus.receipts import receipt_id
 from panelot.clock import Clock, now_ms
-from panelot.codec import decode_args, id_field
+from panelot.codec import decode_args
 from panelot.errors import UnknownCommandError
+from panelot.host import Host, Services, memory_host
+from panelot.host.thumbnails import Thumbnailer
 from panelot.idb import CoreFactory, Database
-from panelot.idb.errors import PanelotError, ValidationError
+from panelot.idb.errors import ValidationError
 from panelot.idb.observe import LiveQuery
 from panelot.idb.observe.live import DEFAULT_INTERVAL
 from panelot.idb.transfer import ExportProgress, ImportProgress
 from panelot.lifecycle.startup import StartUp, start_up
-from panelot.request.build import build_request
-from panelot.request.context import request_context_of
-from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
+from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.request.slimming import SlimOptions
-from panelot.request.thumbnails import Thumbnailer
 from panelot.runs.executions import ExecutionRegistry
 from panelot.schema import DB_NAME, panelot_database
-from panelot.settings.active import Services, services
-from panelot.tree.views import context_of, markdown_of, snapshot_of
+from panelot.tree.views import markdown_of
 
 __all__ = ["PanelotStore"]
 
@@ -52,10 +52,13 @@ class PanelotStore:
         clock: Clock = now_ms,
         client_id: str | None = None,
         *,
+        host: Host | None = None,
         commands: Mapping[str, Handler[Any]] = COMMANDS,
         queries: Mapping[str, Query[Any]] = QUERIES,
     ) -> None:
+        """A store over open ``db`` on ``host`` (``None``: a fresh :func:`memory_host`)."""
         self._db = db
+        self._host = memory_host() if host is None else host
         self._clock = clock
         self._executions = ExecutionRegistry()
         self._inputs = StagedInputs()
@@ -89,14 +92,20 @@ class PanelotStore:
         return self._inputs
 
     @property
+    def host(self) -> Host:
+        """Where this store runs: settings, credentials, thumbnailer, storage estimate."""
+        return self._host
+
+    @property
     def services(self) -> Services:
-        """This context's settings and credentials (:func:`panelot.settings.services`)."""
-        return services()
+        """This store's settings and credentials (its host's)."""
+        return self._host.services
 
     @classmethod
     async def open(
         cls,
         factory: CoreFactory,
+        host: Host | None = None,
         name: str = DB_NAME,
         clock: Clock = now_ms,
         *,
@@ -104,8 +113,11 @@ class PanelotStore:
         active_thread_id: str | None = None,
         spared_thread_ids: Collection[str] = (),
     ) -> PanelotStore:
-        """Open (or create) the database and run the start-up housekeeping.
+        """Open (or create) the database on ``host`` and run the start-up housekeeping.
 
+        ``host`` is :func:`panelot.host.browser_host` in a page (``panelot.runtime``
+        builds it) or :func:`panelot.host.memory_host` in CPython, which ``None`` gives:
+        a fresh one, so two stores opened without a host share no settings.
         :func:`~panelot.lifecycle.startup.start_up` deletes expired receipts, lifts
         stale delete marks, finishes interrupted attachment evictions, archives threads
         older than ``retention_days`` (``None``: retention off) and enforces the
@@ -113,9 +125,9 @@ class PanelotStore:
         id of ``spared_thread_ids``).
         """
         db = await panelot_database(name).open(factory)
-        store = cls(db, clock)
+        store = cls(db, clock, host=host)
         # A restore that crashed between its commit and its settings finishes here.
-        await apply_pending(store.services, db, clock())
+        await finish_interrupted(store.services, db, clock())
         store.startup = await start_up(
             db, clock, retention_days, active_thread_id, spared_thread_ids
         )
@@ -177,58 +189,22 @@ class PanelotStore:
     ) -> dict[str, Any]:
         """Replace everything with a backup: the ``backup.restore`` command, file included.
 
-        ``file`` is the backup: a Blob (JS or memory), bytes, or a ``ByteSource``.
-        Reads and checks the whole file (nothing is written if any of it is refused),
-        stages it and sends ``backup.restore`` naming its SHA-256, then applies the
-        settings section once the database transaction has committed. Returns the
-        command's envelope (``{status, response}`` or ``{status, error}``); a completed
-        one also says whether settings were applied and which credentials to enter
-        again (``settingsApplied``, ``missingCredentials``).
+        ``file`` is the backup: a Blob (JS or memory), bytes, or a ``ByteSource``. Runs
+        :func:`panelot.backup.restore.restore_file` (one restore at a time per store) and
+        returns its envelope (``{status, response}`` or ``{status, error}``, a completed
+        one with ``settingsApplied`` and ``missingCredentials``).
         """
-        client = self.client_id if client_id is None else client_id
-        submission = uuid.uuid4().hex if submission_id is None else submission_id
         async with self._restoring:  # one at a time here: each replaces everything
-            try:
-                id_field(client, "clientId")
-                id_field(submission, "submissionId")
-                staged = await read_backup(self.db, file, progress, chunk_size_bytes)
-            except PanelotError as exc:
-                return {"status": "failed", "error": exc.to_json()}
-            staged.receipt_id = receipt_id(client, submission)
-            digest = staged.plan.sha256
-            self.inputs.stage(digest, staged)
-            command = {
-                "type": "backup.restore",
-                "clientId": client,
-                "submissionId": submission,
-                "payload": {"sha256": digest, "size": staged.plan.size, "settings": settings},
-            }
-            try:
-                envelope = await self.bus.send(command)
-            finally:
-                self.inputs.discard(digest)
-            return await self._settle_restore(envelope, staged.receipt_id)
-
-    async def _settle_restore(self, envelope: dict[str, Any], receipt: str) -> dict[str, Any]:
-        """After a restore's transaction: its settings, and what the envelope says of them.
-
-        The database has committed (or not) by now, so a failure here never turns a
-        completed restore into a failed one: it is reported beside it.
-        """
-        try:
-            if envelope["status"] != "completed":  # nothing committed: its settings go
-                await drop_pending(self.services, receipt)
-                return envelope
-            applied = await apply_pending(self.services, self.db, self.clock(), owner=receipt)
-            missing = await missing_credentials(self.services)
-        except PanelotError as exc:
-            applied, missing = False, []
-            if envelope["status"] == "completed":
-                envelope["settingsError"] = exc.to_json()
-        if envelope["status"] == "completed":
-            envelope["settingsApplied"] = applied
-            envelope["missingCredentials"] = missing
-        return envelope
+            return await restore_file(
+                self,
+                self.bus.send,
+                file,
+                client_id=self.client_id if client_id is None else client_id,
+                submission_id=submission_id,
+                settings=settings,
+                progress=progress,
+                chunk_size_bytes=chunk_size_bytes,
+            )
 
     # -- reads: queries --------------------------------------------------------------
 
@@ -274,7 +250,8 @@ class PanelotStore:
 
     async def context(self, thread_id: str, leaf_id: str | None = None) -> dict[str, Any]:
         """``build_session_context``: provider-neutral messages, turn context and path."""
-        return await context_of(self.db, thread_id, leaf_id, self.clock)
+        context: dict[str, Any] = await self.query("thread.context", _ids(thread_id, leaf_id))
+        return context
 
     async def request_context(
         self,
@@ -284,23 +261,45 @@ class PanelotStore:
         thumbnailer: Thumbnailer | None = None,
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET,
     ) -> dict[str, Any]:
-        """The slimmed model request: the context with image bytes (``thread.request``).
+        """The slimmed model request: ``thread.request`` (``thumbnailer``: the host's).
 
         Only the newest turns within ``context_budget`` characters are kept
         (:mod:`panelot.request.history`; ``None``: the whole path).
         """
-        check_budget(context_budget)
-        context = await request_context_of(self.db, thread_id, leaf_id, context_budget, self.clock)
-        return await build_request(self.db, context, options, thumbnailer)
+        opts = options or SlimOptions()
+        args = {
+            **_ids(thread_id, leaf_id),
+            "seenImages": opts.seen_images,
+            "imageBudget": opts.image_budget,
+            "staleStubs": opts.stale_stubs,
+            "contextBudget": context_budget,
+        }
+        on = self if thumbnailer is None else self._on(replace(self.host, thumbnailer=thumbnailer))
+        request: dict[str, Any] = await on.query("thread.request", args)
+        return request
 
     async def snapshot(self, thread_id: str) -> dict[str, Any]:
-        """The UI snapshot of the current leaf."""
-        return await snapshot_of(self.db, thread_id, self.clock)
+        """The UI snapshot of the current leaf (``thread.snapshot``)."""
+        snapshot: dict[str, Any] = await self.query("thread.snapshot", {"threadId": thread_id})
+        return snapshot
 
     async def markdown(self, thread_id: str) -> str:
-        """Markdown export of the visible path."""
+        """Markdown export of the visible path (without a retention summary)."""
         return await markdown_of(self.db, thread_id, self.clock)
+
+    def _on(self, host: Host) -> PanelotStore:
+        """This store (its database, executions and inputs) seen on another host."""
+        other = copy.copy(self)
+        other._host = host
+        return other
 
     def close(self) -> None:
         """Close the database connection."""
         self.db.close()
+
+
+def _ids(thread_id: str, leaf_id: str | None) -> dict[str, Any]:
+    """``{threadId, leafId?}``: a leaf only when one is named."""
+    return (
+        {"threadId": thread_id} if leaf_id is None else {"threadId": thread_id, "leafId": leaf_id}
+    )

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from panelot.host import Host, memory_host
 from panelot.idb import CoreFactory, Database, PanelotError, SchemaVersion
 from panelot.store import PanelotStore
 
@@ -23,11 +24,12 @@ Case = Callable[["Ctx"], Awaitable[None]]
 
 
 class Ctx:
-    """What a case gets: the core factory and fresh, uniquely named databases."""
+    """What a case gets: the core factory, a host and fresh, uniquely named databases."""
 
-    def __init__(self, factory: CoreFactory, kind: str) -> None:
+    def __init__(self, factory: CoreFactory, kind: str, host: Host | None = None) -> None:
         self.factory = factory
         self.kind = kind  # "memory" or "browser"
+        self.host = memory_host() if host is None else host  # the browser's in a page
         self.names: list[str] = []
         self.dbs: list[Database] = []
         self.now = 1_700_000_000_000
@@ -50,9 +52,14 @@ class Ctx:
         self.dbs.append(db)
         return db
 
-    async def store(self) -> PanelotStore:
-        """Open a fresh ``panelot_v1``-schema store with a controllable clock (``ctx.now``)."""
-        store = await PanelotStore.open(self.factory, self.new_name(), clock=self.clock)
+    async def store(self, host: Host | None = None) -> PanelotStore:
+        """Open a fresh ``panelot_v1``-schema store with a controllable clock (``ctx.now``).
+
+        On ``host``, else on the case's (``ctx.host``).
+        """
+        store = await PanelotStore.open(
+            self.factory, host or self.host, self.new_name(), clock=self.clock
+        )
         self.dbs.append(store.db)
         return store
 
@@ -113,10 +120,15 @@ def discover(kind: str | None = None) -> list[tuple[str, str]]:
     return found
 
 
-async def run_case(module: str, case: str, factory: CoreFactory, kind: str) -> dict[str, Any]:
-    """Run one case on a factory; return ``{"ok": True}`` or ``{"ok": False, "error": text}``."""
+async def run_case(
+    module: str, case: str, factory: CoreFactory, kind: str, host: Host | None = None
+) -> dict[str, Any]:
+    """Run one case on a factory; return ``{"ok": True}`` or ``{"ok": False, "error": text}``.
+
+    ``host`` is the case's (``None``: a fresh memory host).
+    """
     fn: Case = getattr(importlib.import_module(f"{__name__}.{module}"), case)
-    ctx = Ctx(factory, kind)
+    ctx = Ctx(factory, kind, host)
     try:
         await fn(ctx)
     except (AssertionError, PanelotError, Exception):

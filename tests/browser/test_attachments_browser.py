@@ -57,12 +57,13 @@ def open_page(context: BrowserContext, base_url: str) -> Page:
 
 _SCENE = """
 import json
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 from panelot.attachments.budget import put_within_budget
 from panelot.faults import FAULTS
 
-store = await PanelotStore.open(BrowserFactory(), {name!r})
+store = await PanelotStore.open(BrowserFactory(), browser_host(), {name!r})
 a, b = await store.create_thread("A"), await store.create_thread("B")
 ids, nodes = {{}}, {{}}
 for label, tid in (("B1", b), ("A1", a), ("B2", b), ("B3", b)):
@@ -122,9 +123,10 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     page = open_page(own_context, web_server)
     code = f"""
 import json
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
-store = await PanelotStore.open(BrowserFactory(), {name!r})
+store = await PanelotStore.open(BrowserFactory(), browser_host(), {name!r})
 nodes = await store.db.table("nodes").bulk_get({json.dumps(list(scene["nodes"].values()))})
 check = await store.query("thread.check", {{"threadId": {scene["b"]!r}}})
 json.dumps({{"startup": store.startup, "check": check,
@@ -150,12 +152,13 @@ json.dumps({{"startup": store.startup, "check": check,
 
 _FILL = """
 import base64, json, os
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 from panelot.attachments.quota import storage_estimate
 from panelot.bus.receipts import receipt_id
 
-store = await PanelotStore.open(BrowserFactory(), {name!r})
+store = await PanelotStore.open(BrowserFactory(), browser_host(), {name!r})
 active, filler = await store.create_thread("active"), await store.create_thread("filler")
 
 def put(tid, i):
@@ -175,18 +178,18 @@ after_failure = {{
     "receipt": await store.db.table("commandReceipts").get(receipt_id("c", f"put-{{failed_at}}")),
     "receipts": await store.db.table("commandReceipts").count(),
     "check": await store.query("thread.check", {{"threadId": filler}}),
-    "estimate": await storage_estimate(),
+    "estimate": await storage_estimate(store.host.storage_estimate),
 }}
 retry_before_eviction = await put(active, failed_at)
 evicted = await store.send({{"type": "attachment.evict", "clientId": "c", "submissionId": "ev",
                             "payload": {{"budget": 0, "activeThreadId": active}}}})
-after_evict = await storage_estimate()
+after_evict = await storage_estimate(store.host.storage_estimate)
 retry = await put(active, failed_at)
 json.dumps({{"results": results, "after": after_failure, "evicted": evicted,
              "afterEvict": after_evict,
              "retryBefore": retry_before_eviction, "retry": retry,
              "final": await store.query("attachment.usage", {{}}),
-             "estimate": await storage_estimate()}})
+             "estimate": await storage_estimate(store.host.storage_estimate)}})
 """
 
 

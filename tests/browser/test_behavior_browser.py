@@ -20,8 +20,9 @@ CASES = discover("browser")  # memory_only cases are left out
 def test_browser(behavior_page: Page, module: str, case: str) -> None:
     code = f"""
 import json, behavior
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
-json.dumps(await behavior.run_case({module!r}, {case!r}, BrowserFactory(), "browser"))
+json.dumps(await behavior.run_case({module!r}, {case!r}, BrowserFactory(), "browser", browser_host()))
 """
     result = run_py(behavior_page, code)
     assert result["ok"], result.get("error")

@@ -162,7 +162,7 @@ def test_planted_secret_is_nowhere_in_clear(panel: Page) -> None:
     assert (
         run_py(
             panel,
-            f"import json\nfrom panelot.settings import services\njson.dumps(await services().credentials.reveal({REF!r}))",
+            f"import json\nfrom panelot.runtime import store\njson.dumps(await store().services.credentials.reveal({REF!r}))",
         )
         == SECRET
     )
@@ -172,8 +172,8 @@ def test_key_is_non_extractable_and_rotation_keeps_the_reference(panel: Page) ->
     assert send(panel, "credential.set", {"secret": SECRET, "ref": REF})["status"] == "completed"
     info = run_py(
         panel,
-        "import json\nfrom panelot.settings import services\n"
-        "json.dumps(await services().credentials.keystore.key_info())",
+        "import json\nfrom panelot.runtime import store\n"
+        "json.dumps(await store().services.credentials.keystore.key_info())",
     )
     assert info == {
         "keyId": "credentials-aes-gcm-v1",
@@ -201,7 +201,7 @@ def test_key_is_non_extractable_and_rotation_keeps_the_reference(panel: Page) ->
         and query(panel, "credential.status", {"ref": REF})["exists"]
     )
     assert before["ref"] == REF
-    reveal = f"import json\nfrom panelot.settings import services\njson.dumps(await services().credentials.reveal({REF!r}))"
+    reveal = f"import json\nfrom panelot.runtime import store\njson.dumps(await store().services.credentials.reveal({REF!r}))"
     assert run_py(panel, reveal) == ROTATED
     assert_absent(ROTATED, "chrome.storage.local", json.dumps(after))
     # a fresh page (a new context) decrypts with the same stored key
@@ -219,8 +219,8 @@ def test_key_is_non_extractable_and_rotation_keeps_the_reference(panel: Page) ->
     panel.evaluate("(items) => chrome.storage.local.set(items)", {REF: tampered})
     err = run_py(
         panel,
-        f"import json\nfrom panelot.settings import services\n"
-        f"try:\n    await services().credentials.reveal({REF!r})\n    r = 'decrypted'\n"
+        f"import json\nfrom panelot.runtime import store\n"
+        f"try:\n    await store().services.credentials.reveal({REF!r})\n    r = 'decrypted'\n"
         f"except Exception as e:\n    r = type(e).__name__ + ': ' + str(e)\njson.dumps(r)",
     )
     assert err.startswith("CredentialError") and ROTATED not in err

@@ -18,6 +18,7 @@ COUNT = """() => {
 WORKLOAD = """
 import gc, json
 from panelot.idb import Database, SchemaVersion, MIN_KEY, MAX_KEY
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 
@@ -51,7 +52,7 @@ async def workload():
     return ops
 
 ops = await workload()
-store = await PanelotStore.open(BrowserFactory(), "leaks-store")
+store = await PanelotStore.open(BrowserFactory(), browser_host(), "leaks-store")
 tid = await store.create_thread("x")
 for i in range(200):
     await store.append(tid, "user_message", {"content": [{"type": "text", "text": str(i)}]})

@@ -74,9 +74,10 @@ def test_backend_is_chrome_storage_in_the_extension(panel: Page) -> None:
         panel,
         """
 import json
-from panelot.settings import services, ChromeStorageBackend
+from panelot.runtime import store
+from panelot.settings import ChromeStorageBackend
 from panelot.idb.errors import ValidationError
-b = services().backend
+b = store().services.backend
 await b.set({"t.a": {"x": [1, "two", None]}, "t.b": 3})
 got = await b.get(["t.a", "t.b", "t.missing"])
 await b.remove(["t.a", "t.b"])
@@ -137,8 +138,8 @@ def test_no_code_path_calls_get_null(panel: Page) -> None:
         panel,
         """
 import json
-from panelot.settings import services
-s = services()
+from panelot.runtime import store
+s = store().services
 stop = s.settings.subscribe("ui", lambda g, o, n: None)
 stop()
 for ref in [e["ref"] for e in await s.credentials.list()]:
@@ -197,14 +198,14 @@ def test_static_no_get_null_or_keyless_get() -> None:
 
 WATCH = """
 import json
-from panelot.settings import services
+from panelot.runtime import store
 events = []
 def on_ui(group, old, new):
     events.append([group, old.theme, new.theme, new.font_size])
-stop = services().settings.subscribe("ui", on_ui)
+stop = store().services.settings.subscribe("ui", on_ui)
 import builtins
 builtins._ui_events, builtins._ui_stop = events, stop
-json.dumps(services().backend.active_listeners)
+json.dumps(store().services.backend.active_listeners)
 """
 
 
@@ -229,8 +230,8 @@ def test_change_in_one_page_reaches_the_other(
         # unsubscribe: the listener is removed and its proxy destroyed
         left = run_py(
             panel,
-            "import json, builtins\nfrom panelot.settings import services\n"
-            "builtins._ui_stop()\njson.dumps(services().backend.active_listeners)",
+            "import json, builtins\nfrom panelot.runtime import store\n"
+            "builtins._ui_stop()\njson.dumps(store().services.backend.active_listeners)",
         )
         assert left == 0
         assert panel.evaluate("() => chrome.storage.onChanged.hasListeners()") is False
@@ -246,10 +247,9 @@ def test_plain_page_falls_back_to_the_memory_backend(harness_page: Page) -> None
         harness_page,
         """
 import json
+from panelot.host import browser_host
 from panelot.settings import MemoryStorageBackend, chrome_storage_available
-from panelot.settings import active
-active._current = None  # what a fresh page would pick
-s = active.services()
+s = browser_host().services  # what a fresh page picks
 r = await s.credentials.set("sk-harness-secret", "cred:h")
 json.dumps([
     chrome_storage_available(),

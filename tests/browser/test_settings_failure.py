@@ -42,9 +42,9 @@ RESTORE_SETS = """() => {
 
 WATCH_UI = """
 import json, builtins
-from panelot.settings import services
+from panelot.runtime import store
 builtins._ui_seen = []
-builtins._ui_stop = services().settings.subscribe("ui", lambda g, o, n: builtins._ui_seen.append(n.theme))
+builtins._ui_stop = store().services.settings.subscribe("ui", lambda g, o, n: builtins._ui_seen.append(n.theme))
 json.dumps(1)
 """
 
@@ -59,8 +59,8 @@ json.dumps(await store().db.table("commandReceipts").get(receipt_id("test", {sub
 
 REVEAL = f"""
 import json
-from panelot.settings import services
-json.dumps(await services().credentials.reveal({CRED!r}))
+from panelot.runtime import store
+json.dumps(await store().services.credentials.reveal({CRED!r}))
 """
 
 

@@ -228,10 +228,11 @@ def test_thumbnails_in_the_extension(extension_context: tuple[BrowserContext, st
         + f"""
 import base64, hashlib, json
 from panelot.attachments.records import read_bytes
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.request.slimming import SlimOptions
 from panelot.store import PanelotStore
-store = await PanelotStore.open(BrowserFactory(), {name!r})
+store = await PanelotStore.open(BrowserFactory(), browser_host(), {name!r})
 tid = await store.create_thread("ext")
 images = [png(900, 600, 7), png(300, 200, 8)]
 ids = []

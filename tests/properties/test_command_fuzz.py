@@ -38,12 +38,13 @@ from playwright.sync_api import Page
 from hypothesis_support import examples
 from panelot.api.registry import COMMANDS, QUERIES
 from panelot.errors import SnapshotError
+from panelot.host import memory_host
 from panelot.idb import MemoryFactory
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.legacy.bounds import MAX_LEGACY_DEPTH, MAX_LEGACY_ENTRIES, MAX_LEGACY_SESSIONS
 from panelot.runs.snapshot import make_snapshot, verify_snapshot
 from panelot.schema import PANELOT_V1_STORES
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
 from panelot.tree.records import payload_from_wire
@@ -179,8 +180,7 @@ def _run(coro: Any) -> Any:
 
 async def _base() -> tuple[PanelotStore, dict[str, str], MemoryStorageBackend]:
     backend = MemoryStorageBackend()
-    use_backend(backend, MemoryKeyStore())
-    store = await PanelotStore.open(MemoryFactory())
+    store = await PanelotStore.open(MemoryFactory(), memory_host(backend, MemoryKeyStore()))
     tid = await store.create_thread("fuzz")
     user = await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
     node = await store.append(

@@ -235,11 +235,12 @@ json.dumps(True)
 _BROWSER_EXAMPLE = """
 import json, uuid
 from corruption_check import apply_ops, build_base, check_store
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 factory = BrowserFactory()
 name = "corrupt-" + uuid.uuid4().hex[:10]
-store = await PanelotStore.open(factory, name)
+store = await PanelotStore.open(factory, browser_host(), name)
 try:
     base = await build_base(store)
     refused = await apply_ops(store, base, json.loads({ops}))

@@ -262,23 +262,22 @@ def _legacy_layout(point: str, with_history: bool) -> tuple[dict[str, Any], dict
 LEGACY_STATE = """
 from panelot.runtime import store
 from panelot.bus.receipts import receipt_id
-from panelot.settings import services
 s = store()
 threads = {}
 for tid in P["threads"]:  # whether it exists, its nodes and attachments (orphans if it does not)
     threads[tid] = [await s.db.table("threads").get(tid) is not None,
                     await s.db.table("nodes").where("threadId").equals(tid).count(),
                     await s.db.table("attachments").where("threadId").equals(tid).count()]
-json.dumps({"keys": await services().backend.get(P["keys"]), "threads": threads,
+json.dumps({"keys": await s.services.backend.get(P["keys"]), "threads": threads,
             "receipt": await s.db.table("commandReceipts").get(receipt_id("crash", P["sub"]))})
 """
 
 MIGRATE = """
 import time
 from panelot.legacy.layout import read_session_index
-from panelot.settings import services
+from panelot.runtime import store
 t = time.perf_counter()
-entries, inline, migrated, _ = await read_session_index(services().backend, True)
+entries, inline, migrated, _ = await read_session_index(store().services.backend, True)
 json.dumps([migrated, time.perf_counter() - t])
 """
 

@@ -49,7 +49,6 @@ STATE = """
 import hashlib, json
 from panelot.runtime import store
 from panelot.idb.blobs import blob_size, is_blob
-from panelot.settings import services
 s = store()
 tables = {}
 for name in s.db.core.tables:
@@ -58,7 +57,7 @@ for name in s.db.core.tables:
         rows = [r for r in rows if r.get("commandType") != "backup.restore"]
     rows = [{k: ("blob", blob_size(v)) if is_blob(v) else v for k, v in r.items()} for r in rows]
     tables[name] = [len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()]
-theme = (await services().settings.get("ui")).theme
+theme = (await s.services.settings.get("ui")).theme
 receipt = await s.db.table("commandReceipts").get(json.dumps(["crash", SUB]))
 json.dumps({"tables": tables, "theme": theme, "receipt": receipt is not None})
 """

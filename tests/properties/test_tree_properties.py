@@ -57,7 +57,7 @@ DEAD_TURN_BY_DELETE_ABOVE = [_U, {"op": "turn"}, {**_U, "under": True}, {"op": "
 
 def _memory(seq: list[dict[str, Any]]) -> list[str]:
     async def go() -> list[str]:
-        store = await PanelotStore.open(MemoryFactory(), "tree-prop")
+        store = await PanelotStore.open(MemoryFactory(), name="tree-prop")
         try:
             return await check_tree(store, await run_tree_ops(store, seq))
         finally:
@@ -80,10 +80,11 @@ def test_nothing_live_is_lost_on_the_memory_core(seq: list[dict[str, Any]]) -> N
 BROWSER_RUN = """
 import json, uuid
 from behavior.tree.tree_model import check_tree, run_tree_ops
+from panelot.host import browser_host
 from panelot.idb.browser import BrowserFactory
 from panelot.store import PanelotStore
 name = "tree-prop-" + uuid.uuid4().hex[:8]
-store = await PanelotStore.open(BrowserFactory(), name)
+store = await PanelotStore.open(BrowserFactory(), browser_host(), name)
 try:
     problems = await check_tree(store, await run_tree_ops(store, json.loads({ops})))
 finally:

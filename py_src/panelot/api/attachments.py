@@ -194,7 +194,7 @@ async def _excess(env: Env, percent: float | None) -> tuple[int | None, int]:
         raise ValidationError(
             "payload.storagePercent: must be from 0 to 100", field="payload.storagePercent"
         )
-    reported, quota = await reported_usage(env.db)
+    reported, quota = await reported_usage(env.host.storage_estimate, env.db)
     if not quota:
         return None, 0
     usage, _ = reconcile(reported)
@@ -322,7 +322,7 @@ async def _q_usage(env: Env, a: NoArgs) -> dict[str, Any]:
 
 
 async def _q_estimate(env: Env, a: NoArgs) -> dict[str, Any]:
-    return await storage_estimate(env.db)
+    return await storage_estimate(env.host.storage_estimate, env.db)
 
 
 async def _q_resolve(env: Env, a: ResolveArgs) -> dict[str, Any]:

@@ -51,7 +51,9 @@ class BackupRestore:
 
 
 async def _export(env: Env, args: BackupExport) -> dict[str, Any]:
-    backup = await export_backup(env.db, env.services if args.settings else None, None, env.clock)
+    backup = await export_backup(
+        env.db, env.host.services if args.settings else None, None, env.clock
+    )
     return {"file": backup.file, **backup.summary()}
 
 
@@ -64,7 +66,7 @@ async def _take(env: Env, p: BackupRestore) -> RestoreInput:
             f"size: the staged backup has {staged.plan.size} bytes, not {p.size}", field="size"
         )
     if p.settings and staged.settings is not None:
-        await stage_pending(env.services, staged.receipt_id, staged.settings, env.clock())
+        await stage_pending(env.host.services, staged.receipt_id, staged.settings, env.clock())
     return staged
 
 

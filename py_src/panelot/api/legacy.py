@@ -26,7 +26,7 @@ class LegacyImport:
 
 
 async def _plan(env: Env, p: LegacyImport) -> Plan:
-    return await plan_import(env.services.backend, p.migrate, p.include_history)
+    return await plan_import(env.host.services.backend, p.migrate, p.include_history)
 
 
 async def _write(tx: Transaction, call: Call[LegacyImport]) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """``thread.request``: the slimmed model request of a thread's path.
 
 Query ``{threadId, leafId?, seenImages?, imageBudget?, staleStubs?, contextBudget?}`` →
-the context with its images' bytes, slimmed (:mod:`panelot.request.build`), its history
-cut to the newest turns within ``contextBudget`` characters
-(:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
+the context with its images' bytes, slimmed (:mod:`panelot.request.build`; thumbnails by
+the store's host), its history cut to the newest turns within ``contextBudget``
+characters (:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
 off; ``contextBudget`` null sends the whole path.
 
 Query ``file.readable`` ``{name, mime?}`` → ``{readable, maxChars, maxUploadBytes}``:
@@ -48,7 +48,7 @@ class RequestArgs:
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
     context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
-    return await build_request(env.db, context, options)
+    return await build_request(env.db, context, options, env.host.thumbnailer)
 
 
 @dataclass(frozen=True, slots=True)

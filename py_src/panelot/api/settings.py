@@ -116,7 +116,7 @@ class CredentialRef:
 
 async def _settings_set(env: Env, p: SettingsSet) -> GroupSaved:
     group = group_named(p.group)
-    settings = env.services.settings
+    settings = env.host.services.settings
     async with settings.backend.exclusive():  # no other context reads or writes meanwhile
         await _check_and_set(settings, group.name, p)
     return {"group": group.name, "version": group.version}
@@ -143,22 +143,22 @@ async def _check_and_set(settings: Settings, name: str, p: SettingsSet) -> None:
 
 async def _settings_reset(env: Env, p: SettingsReset) -> GroupReset:
     group = group_named(p.group)
-    settings = env.services.settings
+    settings = env.host.services.settings
     async with settings.backend.exclusive():
         await settings.reset(group.name)
     return {"group": group.name}
 
 
 async def _credential_set(env: Env, p: CredentialSet) -> CredentialStored:
-    return {"ref": await env.services.credentials.set(p.secret, p.ref)}
+    return {"ref": await env.host.services.credentials.set(p.secret, p.ref)}
 
 
 async def _credential_rotate(env: Env, p: CredentialRotate) -> CredentialStored:
-    return {"ref": await env.services.credentials.rotate(p.ref, p.secret)}
+    return {"ref": await env.host.services.credentials.rotate(p.ref, p.secret)}
 
 
 async def _credential_delete(env: Env, p: CredentialRef) -> Done:
-    await env.services.credentials.delete(p.ref)
+    await env.host.services.credentials.delete(p.ref)
     return {}
 
 
@@ -193,7 +193,7 @@ class RefArgs:
 
 async def _q_get(env: Env, a: GroupArgs) -> dict[str, Any]:
     group = group_named(a.group)
-    value, problems = await env.services.settings.read(group.name)
+    value, problems = await env.host.services.settings.read(group.name)
     return {
         "group": group.name,
         "version": group.version,
@@ -203,7 +203,7 @@ async def _q_get(env: Env, a: GroupArgs) -> dict[str, Any]:
 
 
 async def _q_all(env: Env, a: NoArgs) -> dict[str, Any]:
-    groups, problems = await env.services.settings.get_all()
+    groups, problems = await env.host.services.settings.get_all()
     return {
         "groups": {name: encode(v) for name, v in groups.items()},
         "problems": [p.to_json() for p in problems],
@@ -211,11 +211,11 @@ async def _q_all(env: Env, a: NoArgs) -> dict[str, Any]:
 
 
 async def _q_cred_list(env: Env, a: NoArgs) -> list[dict[str, Any]]:
-    return await env.services.credentials.list()
+    return await env.host.services.credentials.list()
 
 
 async def _q_cred_status(env: Env, a: RefArgs) -> dict[str, Any]:
-    return await env.services.credentials.status(a.ref)
+    return await env.host.services.credentials.status(a.ref)
 
 
 QUERIES: dict[str, Query[Any]] = {

@@ -1,4 +1,4 @@
-"""Storage quota: ``navigator.storage.estimate()`` as ``{usage, quota, percent, warn}``.
+"""Storage quota: the host's storage estimate as ``{usage, quota, percent, warn}``.
 
 When IndexedDB refuses a write for lack of space, the browser aborts the transaction
 with a ``QuotaExceededError``; the browser core turns it into the project's
@@ -20,12 +20,12 @@ stored total, which never lags: ``attachment.evict`` records nothing), and for a
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from panelot.attachments.records import attachment_total
+from panelot.host import StorageEstimate
 from panelot.idb import Database
 
 __all__ = [
@@ -113,31 +113,30 @@ def estimate_from(usage: int, quota: int | None, reported: int | None = None) ->
     }
 
 
-async def reported_usage(db: Database | None = None) -> tuple[int, int | None]:
-    """``(usage, quota)`` as the browser reports them now (``navigator.storage.estimate()``).
+async def reported_usage(
+    estimate: StorageEstimate, db: Database | None = None
+) -> tuple[int, int | None]:
+    """``(usage, quota)`` as the host's ``estimate`` reports them now.
 
-    Outside a browser (the memory core) there is no quota: the usage is the attachments'
-    total size in ``db`` (0 without one), which never lags, and the quota ``None``.
+    In a page that is ``navigator.storage.estimate()``. A host without one (CPython) has
+    no quota: the usage is the attachments' total size in ``db`` (0 without one), which
+    never lags, and the quota ``None``.
     """
-    if sys.platform == "emscripten":
-        import js
-
-        storage = getattr(js.navigator, "storage", None)
-        if storage is not None:
-            raw = await storage.estimate()
-            return int(raw.usage or 0), int(raw.quota or 0) or None
+    reported = await estimate()
+    if reported is not None:
+        return reported
     usage = 0
     if db is not None:
         usage = (await db.transaction("r", ["attachments"], attachment_total))["total"]
     return usage, None
 
 
-async def storage_estimate(db: Database | None = None) -> dict[str, Any]:
+async def storage_estimate(estimate: StorageEstimate, db: Database | None = None) -> dict[str, Any]:
     """The storage estimate, ``{usage, quota, percent, warn, reported, lagging}``.
 
     ``usage`` is the browser's figure reconciled with this context's clean-ups (see the
     module docstring); ``reported`` is the browser's own.
     """
-    reported, quota = await reported_usage(db)
+    reported, quota = await reported_usage(estimate, db)
     usage, _ = reconcile(reported)
     return estimate_from(usage, quota, reported)

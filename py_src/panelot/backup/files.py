@@ -4,8 +4,9 @@
 included) in ``dexie-export-import``'s format, with the settings section
 (:mod:`panelot.backup.section`) ahead of the rows. :func:`read_backup` is a restore's
 first pass: it streams the file, checks every record (:mod:`panelot.backup.checks`)
-and the section, and returns what the ``backup.restore`` command writes. Nothing is
-written by either.
+and the section, and returns what the ``backup.restore`` command writes.
+:func:`peek_backup` says what a file holds from its header alone. Nothing is written by
+any of them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from panelot.backup.checks import TreeCheck, check_row
 from panelot.backup.section import SECTION_KEY, check_section, settings_section
 from panelot.clock import Clock, now_ms
+from panelot.host import Services
 from panelot.idb import Database
 from panelot.idb.blobs import blob_size
 from panelot.idb.transfer import (
@@ -26,12 +28,21 @@ from panelot.idb.transfer import (
     ImportOptions,
     ImportPlan,
     ImportProgress,
+    blob_source,
     export_db,
+    read_header,
     read_import,
 )
-from panelot.settings.active import Services
 
-__all__ = ["BACKUP_OPTIONS", "Backup", "RestoreInput", "export_backup", "read_backup"]
+__all__ = [
+    "BACKUP_OPTIONS",
+    "META_KEY",
+    "Backup",
+    "RestoreInput",
+    "export_backup",
+    "peek_backup",
+    "read_backup",
+]
 
 BACKUP_OPTIONS = ImportOptions(
     clear_tables_before_import=True,
@@ -39,6 +50,9 @@ BACKUP_OPTIONS = ImportOptions(
     accept_version_diff=True,  # the tables and every record are checked instead
 )
 """How a restore writes: every table cleared, then the backup's rows added."""
+
+META_KEY = "panelotBackup"
+"""The header section saying the file is a panelot backup: ``{exportedAt, app}``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +81,7 @@ async def export_backup(
     if services is not None:
         sections[SECTION_KEY] = await settings_section(services)
     exported_at = clock()
-    sections["panelotBackup"] = {"exportedAt": exported_at, "app": "panelot"}
+    sections[META_KEY] = {"exportedAt": exported_at, "app": "panelot"}
 
     def count(p: ExportProgress) -> None:
         counts.update(p.row_counts)
@@ -115,3 +129,23 @@ async def read_backup(
     raw = plan.header.extra.get(SECTION_KEY)
     settings, refs = (None, []) if raw is None else check_section(raw)
     return RestoreInput(plan, settings, refs, progress=progress)
+
+
+async def peek_backup(file: Any) -> dict[str, Any]:
+    """What a backup file holds, from its header; nothing else of it is read.
+
+    ``{databaseName, databaseVersion, tables: {name: rows}, exportedAt, settings, size}``
+    (``exportedAt`` null for a file another app exported; ``settings``: whether it
+    carries the settings section). ``file`` is a Blob of either core, or bytes.
+    """
+    source = blob_source(file)
+    header = await read_header(source)
+    meta = header.extra.get(META_KEY)
+    return {
+        "databaseName": header.database_name,
+        "databaseVersion": header.database_version,
+        "tables": {t.name: t.row_count for t in header.tables},
+        "exportedAt": meta.get("exportedAt") if isinstance(meta, dict) else None,
+        "settings": SECTION_KEY in header.extra,
+        "size": source.size,
+    }

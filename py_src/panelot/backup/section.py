@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.codec import encode
+from panelot.host import Services
 from panelot.idb import Database
 from panelot.idb.errors import PanelotError, ValidationError
-from panelot.settings.active import Services
 from panelot.settings.credentials import check_ref
 from panelot.settings.groups import GROUPS, read_group, validate_group
 

@@ -1,4 +1,4 @@
-"""What handlers and queries are handed: the store's database, clock and services.
+"""What handlers and queries are handed: the store's database, clock and host.
 
 A handler never reaches for a module-level store or settings singleton: it works with
 the :class:`Env` the bus passes it (a :class:`panelot.store.PanelotStore` is one). A
@@ -12,8 +12,8 @@ from typing import Protocol
 
 from panelot.bus.inputs import StagedInputs
 from panelot.clock import Clock
+from panelot.host import Host
 from panelot.idb import Database
-from panelot.settings.active import Services
 
 __all__ = ["Env"]
 
@@ -32,8 +32,8 @@ class Env(Protocol):
         ...
 
     @property
-    def services(self) -> Services:
-        """Settings and credentials in ``chrome.storage.local`` (or their memory twin)."""
+    def host(self) -> Host:
+        """Where the store runs: settings and credentials, thumbnailer, storage estimate."""
         ...
 
     @property

@@ -22,11 +22,11 @@ passes every thread an open panel shows (a Web Lock per panel) and the one a pan
 reopen (``chrome.storage.local``); see ``web/presence.mjs``. This module never asks which
 world it runs in.
 
-The setting is the ``retention`` group of :mod:`panelot.settings` (``{days}``, stored
-as ``settings.retention`` in ``chrome.storage.local``); :func:`configured_days` reads
-it. ``panelot.runtime.start`` applies it when a page opens the store, and the service
-worker's daily ``chrome.alarms`` alarm calls ``panelot.runtime.run_retention``
-(:func:`run_configured`) with the spared ids.
+The setting is the ``retention`` group of :mod:`panelot.settings` (``{days}``, stored as
+``settings.retention`` in ``chrome.storage.local``); :func:`configured_days` reads it
+from the settings it is given (the store's host's). ``panelot.runtime.start`` applies it
+when a page opens the store, and the service worker's daily ``chrome.alarms`` alarm
+calls ``panelot.runtime.run_retention`` (:func:`run_configured`) with the spared ids.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
 from panelot.runs.records import ACTIVE_STATES
-from panelot.settings import services
+from panelot.settings import Settings
 from panelot.surrogates import replace_lone_surrogates
 from panelot.tree.context import thread_markdown
 from panelot.tree.integrity import best_leaf, index_nodes, walk_to_root
@@ -230,16 +230,16 @@ async def archive_old_threads(
     return done
 
 
-async def configured_days() -> int | None:
-    """The ``retention`` setting's ``days`` (``None``: retention off)."""
-    value = await services().settings.get("retention")
+async def configured_days(settings: Settings) -> int | None:
+    """The ``retention`` setting's ``days`` in ``settings`` (``None``: retention off)."""
+    value = await settings.get("retention")
     days: int | None = value.days
     return days
 
 
 async def run_configured(
-    db: Database, spared: Spared = frozenset(), clock: Clock = now_ms
+    db: Database, settings: Settings, spared: Spared = frozenset(), clock: Clock = now_ms
 ) -> tuple[int | None, list[dict[str, Any]]]:
-    """One retention pass with the configured setting; ``(days, archived results)``."""
-    days = await configured_days()
+    """One retention pass with the setting in ``settings``; ``(days, archived results)``."""
+    days = await configured_days(settings)
     return days, await archive_old_threads(db, days, spared, clock)

@@ -5,15 +5,16 @@ the metadata of the attachments it names, applies :func:`panelot.request.slimmin
 and resolves the images it still sends: at full size, or as a thumbnail.
 
 **Thumbnails are derived attachments.** The first request that needs a thumbnail makes
-it (:mod:`panelot.request.thumbnails`, outside any transaction) and stores it as an attachment
-of the original's thread, with the original's ``kind``, ``trust``, ``provenance`` and
-``createdAt``, ``sourceRef: "thumbnail:<maxDim>:<originalId>"`` and ``meta: {w, h}``
-(plus the original's title and URL), in a transaction of its own that first checks no
-other context stored one meanwhile. Later requests read the cached one, so the same
-tree gives the same request byte for byte. The original is never changed or replaced.
-A thumbnail counts against the attachment budget like any record (it is small); it
-shares its original's ``createdAt`` so eviction, oldest first, takes the two together,
-and ``thread.delete`` removes it with its thread. An evicted thumbnail is made again.
+it (with the host's thumbnailer, :mod:`panelot.host.thumbnails`, outside any
+transaction) and stores it as an attachment of the original's thread, with the
+original's ``kind``, ``trust``, ``provenance`` and ``createdAt``, ``sourceRef:
+"thumbnail:<maxDim>:<originalId>"`` and ``meta: {w, h}`` (plus the original's title and
+URL), in a transaction of its own that first checks no other context stored one
+meanwhile. Later requests read the cached one, so the same tree gives the same request
+byte for byte. The original is never changed or replaced. A thumbnail counts against the
+attachment budget like any record (it is small); it shares its original's ``createdAt``
+so eviction, oldest first, takes the two together, and ``thread.delete`` removes it with
+its thread. An evicted thumbnail is made again.
 
 The result (plain JSON)::
 
@@ -50,6 +51,7 @@ from panelot.attachments.records import (
     put_attachment,
     read_bytes,
 )
+from panelot.host.thumbnails import THUMBNAIL_MAX_DIM, Thumbnail, Thumbnailer, ThumbnailError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError
 from panelot.request.file_text import (
@@ -64,13 +66,6 @@ from panelot.request.slimming import (
     own_message,
     referenced_attachments,
     slim_context,
-)
-from panelot.request.thumbnails import (
-    THUMBNAIL_MAX_DIM,
-    Thumbnail,
-    Thumbnailer,
-    ThumbnailError,
-    default_thumbnailer,
 )
 
 __all__ = ["build_request", "thumbnail_ref"]
@@ -224,22 +219,22 @@ async def _file_texts(
 async def build_request(
     db: Database,
     context: dict[str, Any],
-    options: SlimOptions | None = None,
-    thumbnailer: Thumbnailer | None = None,
+    options: SlimOptions | None,
+    thumbnailer: Thumbnailer,
     max_dim: int = THUMBNAIL_MAX_DIM,
 ) -> dict[str, Any]:
     """The slimmed request for ``context`` (see the module docstring for its shape).
 
     Reads attachment metadata, then each image's bytes in a read of its own; a
     thumbnail that must be made is made between transactions and stored in one of its
-    own. A thumbnail the browser cannot make (:class:`ThumbnailError`) is sent at full
-    size and listed in ``slimming.thumbnailFailures``.
+    own by ``thumbnailer`` (the store's host's). A thumbnail the browser cannot make
+    (:class:`ThumbnailError`) is sent at full size and listed in
+    ``slimming.thumbnailFailures``.
     """
     opts = options or SlimOptions()
     named = referenced_attachments(context)
     records = await _read_metadata(db, named)
     slim = slim_context(context, records, opts)
-    maker = thumbnailer or default_thumbnailer()
     attachments: dict[str, Any] = {}
     failures: list[str] = []
     thumbs, sent = set(slim.thumbnails), {*slim.full, *slim.thumbnails}
@@ -250,7 +245,7 @@ async def build_request(
             continue
         if ident in thumbs:
             try:
-                attachments[ident] = await _thumbnail(db, original, maker, max_dim)
+                attachments[ident] = await _thumbnail(db, original, thumbnailer, max_dim)
                 continue
             except NotFoundError:  # the original was evicted meanwhile
                 attachments[ident] = {"evicted": True}

@@ -5,12 +5,13 @@
 * :mod:`.groups` — the groups (providers, permissions, ui, retention), defaults,
   migrations, repair;
 * :mod:`.service` — :class:`Settings` (reads, writes, typed change events);
-* :mod:`.credentials` — encrypted credentials behind references;
-* :mod:`.active` — this context's services. Their commands and queries are in
-  :mod:`panelot.api.settings`.
+* :mod:`.credentials` — encrypted credentials behind references.
+
+Which backend and key store a store uses is its host's choice (:mod:`panelot.host`,
+which bundles them as ``Services``); their commands and queries are in
+:mod:`panelot.api.settings`.
 """
 
-from panelot.settings.active import Services, services, use_backend
 from panelot.settings.backend import (
     ABSENT,
     Change,
@@ -31,10 +32,7 @@ __all__ = [
     "MemoryArea",
     "MemoryStorageBackend",
     "Problem",
-    "Services",
     "Settings",
     "StorageBackend",
     "chrome_storage_available",
-    "services",
-    "use_backend",
 ]

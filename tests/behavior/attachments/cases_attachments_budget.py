@@ -97,7 +97,7 @@ async def case_eviction_interrupted_between_steps_finishes_at_start_up(ctx: Ctx)
     # "kill": drop this connection and open the database again, as a new context would
     name = store.db.name
     store.close()
-    reopened = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    reopened = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(reopened.db)
     assert reopened.startup["finished"] == 3
     rows = await reopened.db.table("attachments").to_list()
@@ -113,7 +113,7 @@ async def case_start_up_cleanup_marks_nodes_of_foreign_deleting_records(ctx: Ctx
     await store.db.table("attachments").update(s["ids"]["B2"], {"deleting": True})
     name = store.db.name
     store.close()
-    reopened = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    reopened = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(reopened.db)
     assert reopened.startup["finished"] == 1
     node = await reopened.db.table("nodes").get(s["nodes"]["B2"])

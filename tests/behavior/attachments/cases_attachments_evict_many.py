@@ -94,7 +94,7 @@ async def case_many_tombstones_keep_the_metadata_without_the_blob(ctx: Ctx) -> N
     }
     name = store.db.name
     store.close()
-    reopened = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    reopened = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(reopened.db)
     assert reopened.startup["finished"] == len(victims)
     assert await _evicted_flags(reopened, s["nodes"]) == [i % 3 != 0 for i in range(COUNT)]

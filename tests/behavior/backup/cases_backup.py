@@ -16,18 +16,18 @@ from behavior.backup.fill import attachment_bytes, b64, dump, fill_everything
 from behavior.tree.cases_tree import answer, text
 from panelot.backup.section import PENDING_KEY
 from panelot.bus.receipts import receipt_id
+from panelot.host import Host
 from panelot.idb.blobs import blob_bytes, is_blob
 from panelot.idb.transfer import ImportProgress
 from panelot.schema import PANELOT_V1_STORES
-from panelot.settings import MemoryStorageBackend, use_backend
-from panelot.settings.active import Services
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
 
 
-def isolate() -> Services:
-    """Settings and credentials of this case only."""
-    return use_backend(MemoryStorageBackend(), MemoryKeyStore())
+def isolate(ctx: Ctx) -> Host:
+    """The case's host with settings and credentials of this case only."""
+    return ctx.host.with_settings(MemoryStorageBackend(), MemoryKeyStore())
 
 
 async def other_data(store: PanelotStore) -> dict[str, Any]:
@@ -59,8 +59,8 @@ def without_receipt(tables: dict[str, list[Any]], rid: str) -> dict[str, list[An
 
 
 async def case_backup_round_trip_replaces_everything(ctx: Ctx) -> None:
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     filled = await fill_everything(a, attachments=7)
     expected = await dump(a)
     assert all(expected[name] for name in PANELOT_V1_STORES), {
@@ -75,7 +75,7 @@ async def case_backup_round_trip_replaces_everything(ctx: Ctx) -> None:
     assert doc["formatName"] == "dexie" and doc["panelotBackup"]["exportedAt"] == backup.exported_at
     assert await dump(a) == expected  # exporting wrote nothing
 
-    b = await ctx.store()
+    b = await ctx.store(host)
     mine = await other_data(b)
     envelope = await b.restore_backup(backup.file, submission_id="restore-1")
     assert envelope["status"] == "completed", envelope
@@ -116,8 +116,8 @@ async def case_backup_round_trip_replaces_everything(ctx: Ctx) -> None:
 
 
 async def case_backup_named_query_and_command(ctx: Ctx) -> None:
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     await fill_everything(a, attachments=2)
     out = await a.query("backup.export", {"settings": False})
     data = await blob_bytes(out["file"])
@@ -127,7 +127,7 @@ async def case_backup_named_query_and_command(ctx: Ctx) -> None:
     with_settings = await a.query("backup.export", {})
     assert "panelotSettings" in json.loads(await blob_bytes(with_settings["file"]))
     # the command alone names a file no one read in this context: refused, nothing written
-    b = await ctx.store()
+    b = await ctx.store(host)
     await other_data(b)
     before = await dump(b)
     sent = await b.send(
@@ -158,11 +158,11 @@ async def case_backup_named_query_and_command(ctx: Ctx) -> None:
 
 
 async def case_backup_restore_replay_and_conflict(ctx: Ctx) -> None:
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     await fill_everything(a, attachments=3)
     backup = await a.export_backup()
-    b = await ctx.store()
+    b = await ctx.store(host)
     first = await b.restore_backup(backup.file, submission_id="restore-1", client_id="panel")
     assert first["status"] == "completed", first
     # a write after the restore: a replay that ran again would clear it
@@ -193,9 +193,10 @@ Mutation = Callable[[dict[str, Any]], Any]
 
 
 async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
-    services = isolate()
+    host = isolate(ctx)
+    services = host.services
     await services.settings.set("ui", {"theme": "light"})
-    a = await ctx.store()
+    a = await ctx.store(host)
     filled = await fill_everything(a, attachments=5)
     data = await blob_bytes((await a.export_backup()).file)
     doc = json.loads(data)
@@ -274,7 +275,7 @@ async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
         ("not utf-8", b"\xff" + data, "ValidationError", "file", "UTF-8"),
     ]
 
-    b = await ctx.store()
+    b = await ctx.store(host)
     await other_data(b)
     before = await dump(b)
     for label, file, name, field, text_ in files:
@@ -296,14 +297,14 @@ async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
 
 
 async def case_backup_restore_progress_reads_then_writes(ctx: Ctx) -> None:
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     await fill_everything(a, attachments=4)
     exported: list[Any] = []
     backup = await a.export_backup(progress=exported.append)
     assert exported[-1].done and exported[-1].completed_rows == exported[-1].total_rows
     assert exported[-1].bytes == backup.size
-    b = await ctx.store()
+    b = await ctx.store(host)
     reports: list[ImportProgress] = []
     envelope = await b.restore_backup(
         backup.file, progress=reports.append, chunk_size_bytes=1024, submission_id="p"
@@ -322,13 +323,13 @@ async def case_backup_restore_progress_reads_then_writes(ctx: Ctx) -> None:
 
 async def case_backup_distinct_attachment_bytes_survive(ctx: Ctx) -> None:
     """Each attachment keeps its own bytes (no Blob swapped for another's)."""
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     filled = await fill_everything(a, attachments=12)
     assert len(set(filled["attachments"].values())) == 12
     assert attachment_bytes(0) != attachment_bytes(5)
     backup = await a.export_backup()
-    b = await ctx.store()
+    b = await ctx.store(host)
     assert (await b.restore_backup(backup.file))["status"] == "completed"
     for record in await b.db.table("attachments").to_list():
         content = await blob_bytes(record["bytes"])
@@ -338,8 +339,8 @@ async def case_backup_distinct_attachment_bytes_survive(ctx: Ctx) -> None:
 
 async def case_backup_large_attachment_streams_through(ctx: Ctx) -> None:
     """A 5 MiB attachment: larger than a read chunk, a file part and a batch of rows."""
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     tid = await a.create_thread("big")
     big = hashlib.sha256(b"seed").digest() * (5 * 1024 * 1024 // 32) + b"tail"
     put = await a.command(
@@ -352,7 +353,7 @@ async def case_backup_large_attachment_streams_through(ctx: Ctx) -> None:
     )
     backup = await a.export_backup()
     assert backup.size > len(big) * 4 // 3
-    b = await ctx.store()
+    b = await ctx.store(host)
     await other_data(b)
     envelope = await b.restore_backup(backup.file, chunk_size_bytes=64 * 1024)
     assert envelope["status"] == "completed", envelope
@@ -366,11 +367,11 @@ async def case_backup_large_attachment_streams_through(ctx: Ctx) -> None:
 
 
 async def case_backup_of_an_empty_store_empties_the_target(ctx: Ctx) -> None:
-    isolate()
-    empty = await ctx.store()
+    host = isolate(ctx)
+    empty = await ctx.store(host)
     backup = await empty.export_backup()
     assert backup.tables == {name: 0 for name in PANELOT_V1_STORES}
-    b = await ctx.store()
+    b = await ctx.store(host)
     await fill_everything(b, attachments=2)
     envelope = await b.restore_backup(backup.file, submission_id="wipe")
     assert envelope["status"] == "completed", envelope

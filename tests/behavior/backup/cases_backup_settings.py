@@ -3,8 +3,8 @@
 The section holds the groups and credential references, never a secret; the pending
 marker applies a restore's settings once its transaction has committed.
 
-Each case uses a memory settings backend of its own (``use_backend``): the browser runs
-every case in one page, whose settings services are shared.
+Each case uses a memory settings backend of its own (``ctx.host.with_settings``), and
+every store of a case that shares settings is opened on that one host.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from panelot.backup.section import PENDING_KEY, STALE_MS, stage_pending
 from panelot.bus.receipts import receipt_id
 from panelot.idb import Database
 from panelot.idb.blobs import blob_bytes
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
 
@@ -61,8 +61,9 @@ async def groups(store: PanelotStore) -> dict[str, Any]:
 
 async def case_backup_settings_carry_references_never_secrets(ctx: Ctx) -> None:
     backend = MemoryStorageBackend()
-    services = use_backend(backend, MemoryKeyStore())
-    a = await ctx.store()
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    services = host.services
+    a = await ctx.store(host)
     tid = await a.create_thread("with settings")
     await a.append(tid, "user_message", text("hi"))
     await a.command("settings.set", {"group": "ui", "value": UI})
@@ -95,7 +96,7 @@ async def case_backup_settings_carry_references_never_secrets(ctx: Ctx) -> None:
         await a.command("settings.reset", {"group": group})
     await a.command("credential.delete", {"ref": "cred:openai"})
     assert (await services.settings.get("ui")).theme == "system"
-    b = await ctx.store()
+    b = await ctx.store(host)
     envelope = await b.restore_backup(backup.file, submission_id="with-settings")
     assert envelope["status"] == "completed", envelope
     assert envelope["settingsApplied"] is True
@@ -117,8 +118,9 @@ async def case_backup_settings_carry_references_never_secrets(ctx: Ctx) -> None:
     assert (await backend.get([PENDING_KEY])) == {}
 
     # a new profile (a fresh backend): the settings come back, every key is to enter again
-    fresh = use_backend(MemoryStorageBackend(), MemoryKeyStore())
-    c = await ctx.store()
+    fresh_host = ctx.host.with_settings(MemoryStorageBackend(), MemoryKeyStore())
+    fresh = fresh_host.services
+    c = await ctx.store(fresh_host)
     envelope = await c.restore_backup(backup.file)
     assert envelope["status"] == "completed", envelope
     assert envelope["settingsApplied"] is True
@@ -129,12 +131,13 @@ async def case_backup_settings_carry_references_never_secrets(ctx: Ctx) -> None:
 
 
 async def case_backup_restore_without_settings_leaves_them(ctx: Ctx) -> None:
-    services = use_backend(MemoryStorageBackend(), MemoryKeyStore())
-    a = await ctx.store()
+    host = ctx.host.with_settings(MemoryStorageBackend(), MemoryKeyStore())
+    services = host.services
+    a = await ctx.store(host)
     await a.command("settings.set", {"group": "ui", "value": UI})
     backup = await a.export_backup()
     await a.command("settings.set", {"group": "ui", "value": {"theme": "light"}})
-    b = await ctx.store()
+    b = await ctx.store(host)
     envelope = await b.restore_backup(backup.file, settings=False)
     assert envelope["status"] == "completed", envelope
     assert envelope["settingsApplied"] is False and envelope["response"]["settings"] is False
@@ -167,12 +170,13 @@ class ClosingBackend(MemoryStorageBackend):
 async def case_backup_failed_restore_drops_its_parked_settings(ctx: Ctx) -> None:
     """A restore whose transaction fails after its settings were parked drops them."""
     backend = ClosingBackend()
-    services = use_backend(backend, MemoryKeyStore())
-    a = await ctx.store()
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    services = host.services
+    a = await ctx.store(host)
     await a.command("settings.set", {"group": "ui", "value": UI})
     backup = await a.export_backup()
     await a.command("settings.reset", {"group": "ui"})
-    b = await ctx.store()
+    b = await ctx.store(host)
     await b.create_thread("before")
     before = await dump(b)
     # The file is read and checked, its settings parked; then the connection closes
@@ -184,7 +188,7 @@ async def case_backup_failed_restore_drops_its_parked_settings(ctx: Ctx) -> None
     assert (await backend.get([PENDING_KEY])) == {}
     assert (await services.settings.get("ui")).theme == "system"
     backend.db = None
-    reopened = await PanelotStore.open(ctx.factory, b.db.name, clock=ctx.clock)
+    reopened = await PanelotStore.open(ctx.factory, b.host, b.db.name, clock=ctx.clock)
     ctx.dbs.append(reopened.db)
     assert await dump(reopened) == before
     assert (await services.settings.get("ui")).theme == "system"
@@ -197,15 +201,16 @@ def ui_record(theme: str) -> dict[str, Any]:
 
 async def reopen(ctx: Ctx, store: PanelotStore, now: int) -> PanelotStore:
     """Another context opening the store's database, at time ``now``."""
-    other = await PanelotStore.open(ctx.factory, store.db.name, clock=lambda: now)
+    other = await PanelotStore.open(ctx.factory, store.host, store.db.name, clock=lambda: now)
     ctx.dbs.append(other.db)
     return other
 
 
 async def case_backup_pending_settings_applied_at_open_once_committed(ctx: Ctx) -> None:
     backend = MemoryStorageBackend()
-    services = use_backend(backend, MemoryKeyStore())
-    store = await ctx.store()
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     await store.command("thread.create", {"title": "x"}, "committed")
     rid = receipt_id(store.client_id, "committed")
     await stage_pending(services, rid, ui_record("dark"), ctx.now)
@@ -223,8 +228,9 @@ async def case_backup_pending_settings_applied_at_open_once_committed(ctx: Ctx) 
 
 async def case_backup_pending_settings_wait_for_their_receipt_until_stale(ctx: Ctx) -> None:
     backend = MemoryStorageBackend()
-    services = use_backend(backend, MemoryKeyStore())
-    store = await ctx.store()
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     staged_at = ctx.now
     rid = receipt_id("panel", "still-running")
     await stage_pending(services, rid, ui_record("dark"), staged_at)

@@ -16,7 +16,7 @@ from behavior.backup.cases_backup import isolate
 from behavior.legacy.browsa_fixture import storage
 from behavior.tree.cases_tree import text
 from panelot.idb import Database, InvalidArgumentError, SchemaVersion, Transaction
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 STORES = {"items": "id"}
@@ -98,12 +98,12 @@ async def case_ordinary_commands_keep_the_default(ctx: Ctx) -> None:
 
 
 async def case_backup_restore_replacing_transaction_is_strict(ctx: Ctx) -> None:
-    isolate()
-    a = await ctx.store()
+    host = isolate(ctx)
+    a = await ctx.store(host)
     tid = await a.create_thread()
     await a.append(tid, "user_message", text("kept"))
     backup = await a.export_backup()
-    b = await ctx.store()
+    b = await ctx.store(host)
     b.db.durability_log = []
     envelope = await b.restore_backup(backup.file, submission_id="restore-strict")
     assert envelope["status"] == "completed", envelope
@@ -111,10 +111,10 @@ async def case_backup_restore_replacing_transaction_is_strict(ctx: Ctx) -> None:
 
 
 async def case_legacy_import_is_strict(ctx: Ctx) -> None:
-    store = await ctx.store()
     backend = MemoryStorageBackend()
     await backend.set(copy.deepcopy(storage()))
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     store.db.durability_log = []
     out = await store.command("legacy.import", {}, "import-strict")
     assert out["threads"] == 3

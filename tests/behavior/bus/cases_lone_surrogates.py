@@ -19,7 +19,7 @@ from behavior.tree.cases_tree import answer, text
 from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
 from panelot.lifecycle.retention import DAY_MS
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
 from panelot.tree.records import MAX_TITLE_CHARS
@@ -112,9 +112,9 @@ async def case_identifiers_refuse_lone_surrogates_and_write_nothing(ctx: Ctx) ->
 
 
 async def case_settings_and_secrets_refuse_lone_surrogates(ctx: Ctx) -> None:
-    store = await ctx.store()
     backend = MemoryStorageBackend()
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     await _refused(
         store,
         {"type": "settings.set", "payload": {"group": "ui", "value": {"language": "e\ud800"}}},
@@ -158,9 +158,9 @@ async def case_legacy_sessions_with_lone_surrogate_ids_are_skipped_and_counted(
     An index entry whose id holds one (a storage key, a ``uuid5`` input) is skipped and
     counted like one without an id; a name and message text keep theirs.
     """
-    store = await ctx.store()
     backend = MemoryStorageBackend()
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     name = "n\udc00" + "x" * 400
     index = [{"id": "ok", "name": name}, {"id": "s\ud800", "name": "bad"}, {"id": 7}, "junk"]
     raw = {"savedSessions": index, "session_ok": [{"role": "user", "content": TEXT}]}
@@ -179,9 +179,9 @@ async def case_legacy_sessions_with_lone_surrogate_ids_are_skipped_and_counted(
 
 async def case_legacy_migration_keeps_unusable_inline_entries(ctx: Ctx) -> None:
     """The migration rewrites usable legacy entries only; any other keeps its history."""
-    store = await ctx.store()
     backend = MemoryStorageBackend()
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     history = [{"role": "user", "content": "kept"}]
     unusable = {"id": 7, "name": "no id", "history": history}
     await backend.set({"savedSessions": [{"id": "a", "history": history}, unusable]})

@@ -75,7 +75,9 @@ def _flaky_store(ctx: Ctx, store: PanelotStore, attempts: list[int], every: bool
         return {"attempt": len(attempts)}
 
     note = Handler(payload=NotePayload, tables=("threads",), run=run)
-    return PanelotStore(store.db, ctx.clock, commands={**COMMANDS, "test.note": note})
+    return PanelotStore(
+        store.db, ctx.clock, host=store.host, commands={**COMMANDS, "test.note": note}
+    )
 
 
 def _note(tid: str, sub: str, text: str) -> dict[str, Any]:

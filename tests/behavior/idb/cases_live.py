@@ -248,7 +248,7 @@ async def case_store_live_snapshot_follows_appends_elsewhere(ctx: Ctx) -> None:
     from panelot.store import PanelotStore
 
     a = await ctx.store()
-    b = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    b = await PanelotStore.open(ctx.factory, ctx.host, a.db.name, clock=ctx.clock)
     ctx.dbs.append(b.db)
     probe = Probe(b.db)
     tid = await a.create_thread("watched")

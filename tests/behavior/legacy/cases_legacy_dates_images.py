@@ -16,7 +16,7 @@ from behavior.legacy.browsa_fixture import (
     image_parts,
 )
 from panelot.attachments.records import read_bytes
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 IMPORTED_AT = 1_800_000_000_000
@@ -24,10 +24,10 @@ IMPORTED_AT = 1_800_000_000_000
 
 
 async def _imported(ctx: Ctx, layout: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    store = await ctx.store()
     backend = MemoryStorageBackend()
     await backend.set(copy.deepcopy(layout))
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     ctx.now = IMPORTED_AT
     return store, await store.command("legacy.import", {}, "dated")
 

@@ -19,7 +19,7 @@ from behavior.legacy.browsa_fixture import (
 from panelot.attachments.records import read_bytes
 from panelot.faults import FAULTS, InjectedFault
 from panelot.legacy.layout import TEXT_DIGEST_CAP, read_session_index, text_digest
-from panelot.settings import MemoryStorageBackend, use_backend
+from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 
@@ -95,9 +95,9 @@ async def _sha(store: Any, attachment_id: str) -> str:
 
 
 async def case_legacy_import_threads_images_contexts(ctx: Ctx) -> None:
-    store = await ctx.store()
     backend = await _backend(storage())
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     out = await store.command("legacy.import", {}, "import-1")
     assert out["threads"] == 3 and out["skippedThreads"] == 0 and out["sessions"] == 2
     assert out["migrated"] == 1 and out["historyImported"] is True
@@ -147,9 +147,9 @@ async def case_legacy_import_threads_images_contexts(ctx: Ctx) -> None:
 
 
 async def case_legacy_import_interrupted_then_rerun(ctx: Ctx) -> None:
-    store = await ctx.store()
     backend = await _backend(storage())
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     command = {"type": "legacy.import", "clientId": "c", "submissionId": "once", "payload": {}}
     FAULTS.arm("legacy.migrate.index")
     try:

@@ -72,12 +72,17 @@ async def case_archive_runs_at_start_up_when_enabled(ctx: Ctx) -> None:
     ids = await _scene(ctx, store)
     name = store.db.name
     store.close()
-    off = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    off = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(off.db)
     assert off.startup["archived"] == 0
     off.close()
     on = await PanelotStore.open(
-        ctx.factory, name, clock=ctx.clock, retention_days=30, active_thread_id=ids["active"]
+        ctx.factory,
+        ctx.host,
+        name,
+        clock=ctx.clock,
+        retention_days=30,
+        active_thread_id=ids["active"],
     )
     ctx.dbs.append(on.db)
     assert on.startup["archived"] == 1
@@ -86,7 +91,7 @@ async def case_archive_runs_at_start_up_when_enabled(ctx: Ctx) -> None:
     assert await _node_count(on, ids["pinned"]) == 2
     # a longer period spares everything
     on.close()
-    later = await PanelotStore.open(ctx.factory, name, clock=ctx.clock, retention_days=60)
+    later = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock, retention_days=60)
     ctx.dbs.append(later.db)
     assert later.startup["archived"] == 0
 
@@ -125,7 +130,7 @@ async def case_every_spared_thread_is_kept(ctx: Ctx) -> None:
     name = store.db.name
     store.close()
     on = await PanelotStore.open(
-        ctx.factory, name, clock=ctx.clock, retention_days=30, spared_thread_ids=spared
+        ctx.factory, ctx.host, name, clock=ctx.clock, retention_days=30, spared_thread_ids=spared
     )
     ctx.dbs.append(on.db)
     assert on.startup["archived"] == 0

@@ -121,7 +121,7 @@ async def case_delete_cascades_and_receipt_survives_a_restart(ctx: Ctx) -> None:
     # a restart: a new store over the same database; the acknowledgement was lost, so the UI replays
     name = store.db.name
     store.close()
-    again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    again = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(again.db)
     assert await again.send(delete_cmd(tid)) == out
     gone = await again.send(delete_cmd(tid, "del-2"))
@@ -211,7 +211,7 @@ async def case_start_up_lifts_the_mark_of_a_delete_that_died_half_way(ctx: Ctx) 
     await stop_thread(store.db, store.executions, live, ctx.now)  # a fresh mark
     name = store.db.name
     store.close()
-    again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    again = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(again.db)
     assert "deleting" not in await again.query("thread.get", {"threadId": dead})
     assert (await again.query("thread.get", {"threadId": live}))["deleting"] is True
@@ -273,7 +273,7 @@ async def case_a_restored_delete_mark_is_lifted_at_the_next_start(ctx: Ctx) -> N
         assert (got["deleting"], got["deletingSince"]) == (True, since), got
     name = b.db.name
     b.close()
-    again = await PanelotStore.open(ctx.factory, name, clock=ctx.clock)
+    again = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.dbs.append(again.db)
     for tid in marks:
         got = await again.query("thread.get", {"threadId": tid})

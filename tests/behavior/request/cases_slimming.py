@@ -19,11 +19,11 @@ from typing import Any
 from behavior import Ctx, raises
 from behavior.tree.cases_tree import answer, text
 from panelot.attachments.records import read_bytes
+from panelot.host.thumbnails import Thumbnail, ThumbnailError, ThumbnailerUnavailableError
 from panelot.idb.blobs import blob_bytes
 from panelot.idb.errors import ValidationError
 from panelot.request.build import thumbnail_ref
 from panelot.request.slimming import SlimOptions, slim_context
-from panelot.request.thumbnails import Thumbnail, ThumbnailError, ThumbnailerUnavailableError
 from panelot.store import PanelotStore
 
 NO_SEEN = SlimOptions(seen_images=False)

@@ -107,7 +107,7 @@ async def case_concurrent_claims_exactly_one_wins(ctx: Ctx) -> None:
     losses = [r for r in results if isinstance(r, AlreadyResolvedError)]
     assert len(wins) == 1 and len(losses) == 1, results
     # two connections to the same database (two extension contexts), through the bus
-    other = await PanelotStore.open(ctx.factory, store.db.name, clock=ctx.clock)
+    other = await PanelotStore.open(ctx.factory, ctx.host, store.db.name, clock=ctx.clock)
     ctx.dbs.append(other.db)
     aid2 = await ask(store, tid, run_id)
     outs = await asyncio.gather(

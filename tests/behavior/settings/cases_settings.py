@@ -14,7 +14,6 @@ from panelot.settings import (
     MemoryArea,
     MemoryStorageBackend,
     Settings,
-    use_backend,
 )
 from panelot.settings.credentials import CredentialError, MemoryKeyStore
 from panelot.settings.groups import origin_matches
@@ -153,8 +152,9 @@ async def case_settings_change_events_across_contexts(ctx: Ctx) -> None:
 
 
 async def case_settings_commands_and_queries(ctx: Ctx) -> None:
-    store = await ctx.store()
-    services = use_backend(MemoryStorageBackend(), MemoryKeyStore())
+    host = ctx.host.with_settings(MemoryStorageBackend(), MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     value = {"theme": "dark", "fontSize": 18}
     sid = "settings-1"
     out = await store.command("settings.set", {"group": "ui", "value": value}, sid)
@@ -178,9 +178,10 @@ async def case_settings_commands_and_queries(ctx: Ctx) -> None:
 
 
 async def case_credentials_encrypted_rotated_never_echoed(ctx: Ctx) -> None:
-    store = await ctx.store()
     backend = MemoryStorageBackend()
-    services = use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     out = await store.command("credential.set", {"secret": SECRET, "ref": "cred:openai"})
     assert out == {"ref": "cred:openai"}
     record = (await backend.get(["cred:openai"]))["cred:openai"]

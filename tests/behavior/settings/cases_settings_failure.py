@@ -8,7 +8,7 @@ from behavior import Ctx, raises
 from behavior.settings.cases_settings import settle
 from panelot.bus.receipts import receipt_id
 from panelot.idb.errors import QuotaExceededError
-from panelot.settings import MemoryArea, MemoryStorageBackend, use_backend
+from panelot.settings import MemoryArea, MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 
@@ -22,9 +22,10 @@ def settings_set(sub: str, value: dict[str, Any]) -> dict[str, Any]:
 
 
 async def case_settings_write_over_quota_keeps_the_previous_value(ctx: Ctx) -> None:
-    store = await ctx.store()
     area = MemoryArea()
-    services = use_backend(MemoryStorageBackend(area), MemoryKeyStore())
+    host = ctx.host.with_settings(MemoryStorageBackend(area), MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     await services.settings.set("ui", {"theme": "dark", "fontSize": 16})
     ref = await services.credentials.set("sk-old-secret-1111", "cred:k")
     before = dict(area.data)
@@ -63,8 +64,8 @@ async def case_settings_write_over_quota_keeps_the_previous_value(ctx: Ctx) -> N
 
 
 async def case_settings_set_refuses_a_value_read_before_another_change(ctx: Ctx) -> None:
-    store = await ctx.store()
-    use_backend(MemoryStorageBackend(MemoryArea()), MemoryKeyStore())
+    host = ctx.host.with_settings(MemoryStorageBackend(MemoryArea()), MemoryKeyStore())
+    store = await ctx.store(host)
     seen = (await store.query("settings.get", {"group": "ui"}))["value"]
     other = {**seen, "theme": "dark"}  # another window saves meanwhile
     assert (await store.send(settings_set("other", other)))["status"] == "completed"

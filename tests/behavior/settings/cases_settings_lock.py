@@ -13,7 +13,7 @@ from typing import Any
 
 from behavior import Ctx
 from panelot.faults import FAULTS
-from panelot.settings import MemoryArea, MemoryStorageBackend, use_backend
+from panelot.settings import MemoryArea, MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 
@@ -27,9 +27,10 @@ def settings_set(sub: str, value: dict[str, Any], expect: dict[str, Any]) -> dic
 
 
 async def case_settings_set_expect_is_serialized(ctx: Ctx) -> None:
-    store = await ctx.store()
     area = MemoryArea()
-    services = use_backend(MemoryStorageBackend(area), MemoryKeyStore())
+    host = ctx.host.with_settings(MemoryStorageBackend(area), MemoryKeyStore())
+    services = host.services
+    store = await ctx.store(host)
     seen = (await store.query("settings.get", {"group": "ui"}))["value"]
     hold = FAULTS.hold("settings.set.checked")
     try:
@@ -54,9 +55,9 @@ async def case_settings_set_expect_is_serialized(ctx: Ctx) -> None:
 
 
 async def case_settings_lock_is_released_after_a_failure(ctx: Ctx) -> None:
-    store = await ctx.store()
     area = MemoryArea()
-    use_backend(MemoryStorageBackend(area), MemoryKeyStore())
+    host = ctx.host.with_settings(MemoryStorageBackend(area), MemoryKeyStore())
+    store = await ctx.store(host)
     seen = (await store.query("settings.get", {"group": "ui"}))["value"]
     bad = await store.send(settings_set("bad", {**seen, "fontSize": "huge"}, seen))
     assert bad["status"] == "failed" and bad["error"]["name"] == "ValidationError", bad

@@ -22,7 +22,7 @@ PANEL_WINDOW = 50
 
 async def _pair(ctx: Ctx) -> tuple[PanelotStore, PanelotStore]:
     a = await ctx.store()
-    b = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    b = await PanelotStore.open(ctx.factory, ctx.host, a.db.name, clock=ctx.clock)
     ctx.dbs.append(b.db)
     return a, b
 

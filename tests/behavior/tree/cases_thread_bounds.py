@@ -124,12 +124,12 @@ async def case_stored_records_over_the_limits_still_load(ctx: Ctx) -> None:
 
 
 async def case_legacy_import_cuts_long_session_names(ctx: Ctx) -> None:
-    from panelot.settings import MemoryStorageBackend, use_backend
+    from panelot.settings import MemoryStorageBackend
     from panelot.settings.credentials import MemoryKeyStore
 
-    store = await ctx.store()
     backend = MemoryStorageBackend()
-    use_backend(backend, MemoryKeyStore())
+    host = ctx.host.with_settings(backend, MemoryKeyStore())
+    store = await ctx.store(host)
     name = "n" * (MAX_TITLE_CHARS + 50)
     session = {"id": "long", "name": name, "history": [{"role": "user", "content": "q"}]}
     await backend.set({"savedSessions": [session]})

@@ -61,8 +61,8 @@ class Trio:
 
 async def _trio(ctx: Ctx) -> Trio:
     a = await ctx.store()
-    b = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
-    c = await PanelotStore.open(ctx.factory, a.db.name, clock=ctx.clock)
+    b = await PanelotStore.open(ctx.factory, ctx.host, a.db.name, clock=ctx.clock)
+    c = await PanelotStore.open(ctx.factory, ctx.host, a.db.name, clock=ctx.clock)
     ctx.dbs += [b.db, c.db]
     return Trio(a, b, c)
 

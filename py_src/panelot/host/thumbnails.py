@@ -1,13 +1,15 @@
-"""Image thumbnails for the unseen-image budget: the protocol and its implementations.
+"""Image thumbnails for the unseen-image budget: the protocol and the host's two makers.
 
-A :class:`Thumbnailer` turns a stored image (its Blob: a JS ``Blob`` handle on the
-browser core, a :class:`~panelot.idb.blobs.MemoryBlob` on the memory core) into a small
-JPEG. In a page, :class:`BrowserThumbnailer` does it with the browser's own decoder and
-encoder (``web/images.mjs``: ``createImageBitmap``, an ``OffscreenCanvas`` and
-``convertToBlob``), so no image library is bundled and any format the browser shows
-can be thumbnailed. CPython has no image decoder here, so there
-:class:`UnavailableThumbnailer` raises :class:`ThumbnailerUnavailableError`: tests of
-real thumbnails run in Chromium, and other tests inject a thumbnailer.
+A :class:`Thumbnailer` (the host's, :attr:`panelot.host.Host.thumbnailer`) turns a
+stored image (its Blob: a JS ``Blob`` handle on the browser core, a
+:class:`~panelot.idb.blobs.MemoryBlob` on the memory core) into a small JPEG. In a page,
+:class:`BrowserThumbnailer` does it with the browser's own decoder and encoder
+(``web/images.mjs``: ``createImageBitmap``, an ``OffscreenCanvas`` and
+``convertToBlob``), so no image library is bundled and any format the browser shows can
+be thumbnailed; :func:`panelot.host.browser_host` makes one. CPython has no image
+decoder here, so the memory host's :class:`UnavailableThumbnailer` raises
+:class:`ThumbnailerUnavailableError`: tests of real thumbnails run in Chromium, and
+other tests inject a thumbnailer.
 
 Thumbnailing awaits foreign work (decoding, encoding, reading a Blob): never call it
 inside a transaction body.
@@ -16,7 +18,6 @@ inside a transaction body.
 from __future__ import annotations
 
 import importlib
-import sys
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -32,7 +33,6 @@ __all__ = [
     "Thumbnailer",
     "ThumbnailerUnavailableError",
     "UnavailableThumbnailer",
-    "default_thumbnailer",
 ]
 
 THUMBNAIL_MAX_DIM = 512
@@ -109,13 +109,3 @@ class BrowserThumbnailer:
             width=int(made.width),
             height=int(made.height),
         )
-
-
-def default_thumbnailer() -> Thumbnailer:
-    """The browser's thumbnailer in a page with ``panelot_images``, else the failing one."""
-    if sys.platform == "emscripten":
-        try:
-            return BrowserThumbnailer()
-        except ImportError:
-            pass
-    return UnavailableThumbnailer()

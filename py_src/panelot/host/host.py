@@ -1,0 +1,68 @@
+"""The :class:`Host` value a store is opened with, and its memory twin.
+
+A host is built once: :func:`~panelot.host.browser.browser_host` in a page (by
+:mod:`panelot.runtime`), :func:`memory_host` in CPython and tests. Two stores on two
+hosts share nothing: each has its own settings backend, key store and credentials.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+
+from panelot.host.thumbnails import Thumbnailer, UnavailableThumbnailer
+from panelot.settings.backend import MemoryStorageBackend, StorageBackend
+from panelot.settings.credentials import Credentials, KeyStore, MemoryKeyStore
+from panelot.settings.service import Settings
+
+__all__ = ["Host", "Services", "StorageEstimate", "memory_host", "no_estimate"]
+
+StorageEstimate = Callable[[], Awaitable[tuple[int, int | None] | None]]
+"""The browser's ``(usage, quota)`` now (``navigator.storage.estimate()``), or ``None``
+where there is none (then :mod:`panelot.attachments.quota` counts the stored bytes)."""
+
+
+@dataclass(slots=True)
+class Services:
+    """A settings backend and the services over it: ``Settings`` and ``Credentials``."""
+
+    backend: StorageBackend
+    settings: Settings
+    credentials: Credentials
+
+    @classmethod
+    def over(cls, backend: StorageBackend, keystore: KeyStore) -> Services:
+        """The services over ``backend``, with credentials sealed by ``keystore``."""
+        return cls(backend, Settings(backend), Credentials(backend, keystore))
+
+
+async def no_estimate() -> tuple[int, int | None] | None:
+    """No browser estimate (CPython): always ``None``."""
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Host:
+    """What a store gets from where it runs, chosen once when it is built."""
+
+    services: Services
+    """Settings and credentials (``chrome.storage.local`` in the extension)."""
+    thumbnailer: Thumbnailer
+    """Makes image thumbnails for ``thread.request``."""
+    storage_estimate: StorageEstimate = no_estimate
+    """The browser's storage figures, or none."""
+
+    def with_settings(self, backend: StorageBackend, keystore: KeyStore) -> Host:
+        """This host with settings services of its own over ``backend`` and ``keystore``."""
+        return replace(self, services=Services.over(backend, keystore))
+
+
+def memory_host(backend: StorageBackend | None = None, keystore: KeyStore | None = None) -> Host:
+    """A CPython host: memory settings, no thumbnailer and no storage estimate.
+
+    The settings are on ``backend`` (a fresh memory backend unless given), their
+    credentials sealed by ``keystore`` (the test-only
+    :class:`~panelot.settings.credentials.MemoryKeyStore` unless given).
+    """
+    services = Services.over(backend or MemoryStorageBackend(), keystore or MemoryKeyStore())
+    return Host(services, UnavailableThumbnailer())
