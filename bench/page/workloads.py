@@ -228,9 +228,10 @@ async def blob_setup(db: Database, args: Args) -> bytes:
 
 
 def _put_body(thread_id: str, data: bytes) -> Callable[[Transaction], Awaitable[Any]]:
-    from panelot.attachments.records import put_attachment
+    from panelot.attachments.records import AttachmentInput, put_attachment
 
-    return lambda tx: put_attachment(tx, thread_id, "image", BLOB_MIME, data)
+    image = AttachmentInput(thread_id=thread_id, kind="image", mime=BLOB_MIME, data=data)
+    return lambda tx: put_attachment(tx, image)
 
 
 async def blob_run(db: Database, args: Args, data: bytes) -> list[int]:

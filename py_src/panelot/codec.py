@@ -5,8 +5,12 @@ offending field by its wire path (``payload.content[2].text``) in a
 :class:`~panelot.idb.errors.ValidationError`. Supported annotations: ``str``, ``int``,
 ``float``, ``bool``, ``Any`` (plain JSON data), ``list[X]``, ``dict[str, X]``,
 ``Literal[...]``, ``X | None``, unions of dataclasses discriminated by a ``type``
-literal, and nested dataclasses. A field with a default is optional on the wire, and
-:func:`encode` leaves it out while it holds ``None``. Unknown wire keys are refused.
+literal, nested dataclasses, :data:`Id` (every id: :func:`id_field`'s rule),
+:data:`Natural` (a count or a time in ms) and :data:`Raw` (passed on unchecked). A
+field with a default is optional on the wire, and :func:`encode` leaves it out while it
+holds ``None``. Unknown wire keys are refused, except in a record marked
+:func:`open_record` (a stored record other code may extend), whose unknown keys are read
+past.
 """
 
 from __future__ import annotations
@@ -22,13 +26,34 @@ from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args, get_or
 from panelot.idb.errors import ValidationError
 from panelot.surrogates import check_well_formed
 
-__all__ = ["Raw", "camel", "decode", "decode_args", "encode", "id_field", "plain_json"]
+__all__ = [
+    "MAX_ID_CHARS",
+    "Id",
+    "Natural",
+    "Raw",
+    "camel",
+    "decode",
+    "decode_args",
+    "encode",
+    "id_field",
+    "open_record",
+    "plain_json",
+]
 
 T = TypeVar("T")
 _RAW = "raw: passed on as it is"
 Raw: TypeAlias = Annotated[Any, _RAW]
 """A field the decoder passes on unchecked: the section that takes it validates it itself
 (a node's payload, a run's snapshot), with its own bounds and its own errors."""
+_ID = "id: 1 to MAX_ID_CHARS characters, no lone surrogates"
+Id: TypeAlias = Annotated[str, _ID]
+"""An id field (a record's ``id``, ``threadId``, ``runId``, ``nodeIds[i]`` ...): checked by
+:func:`id_field`, the one rule for every id of the store."""
+MAX_ID_CHARS = 200
+"""Longest id (code points)."""
+_NATURAL = "natural: a non-negative integer"
+Natural: TypeAlias = Annotated[int, _NATURAL]
+"""A size, a count or a time in ms: an integer (not a float, not a bool) from 0 up."""
 MAX_SAFE_INTEGER = 2**53 - 1
 """Largest integer a JS number holds exactly; larger ones are refused."""
 MAX_JSON_DEPTH = 32
@@ -52,10 +77,31 @@ def _fail(path: str, message: str) -> ValidationError:
 
 
 def id_field(value: Any, name: str) -> str:
-    """Check an id-like field: a string of 1 to 200 characters without lone surrogates."""
-    if not isinstance(value, str) or not 0 < len(value) <= 200:
-        raise ValidationError(f"{name}: must be a string of 1 to 200 characters", field=name)
+    """Check an id: a string of 1 to :data:`MAX_ID_CHARS` characters without lone surrogates.
+
+    The one id rule of the store (:data:`Id` fields of records are read through it).
+    """
+    if type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii():
+        return value
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID_CHARS:
+        raise ValidationError(
+            f"{name}: must be a string of 1 to {MAX_ID_CHARS} characters", field=name
+        )
     return check_well_formed(value, name)
+
+
+_OPEN = "__codec_open__"
+
+
+def open_record(cls: type[T]) -> type[T]:
+    """Mark a record dataclass whose stored form may hold keys it does not declare.
+
+    Its decoder reads past unknown keys instead of refusing them (they are not kept in
+    the dataclass). For tables Dexie code shares, where a hand-written check used to
+    look only at the fields it knew.
+    """
+    setattr(cls, _OPEN, True)
+    return cls
 
 
 class _NotPlain(Exception):
@@ -156,6 +202,16 @@ def _passed_on(value: Any, path: str) -> Any:
     return value
 
 
+def _decode_id(value: Any, path: str) -> Any:
+    return id_field(value, path)
+
+
+def _decode_natural(value: Any, path: str) -> Any:
+    if type(value) is not int or value < 0:
+        raise _fail(path, "must be a non-negative integer")
+    return value
+
+
 @functools.cache
 def _decoder(tp: Any) -> Decoder:
     """A decoder compiled once per annotation: no type introspection per value."""
@@ -163,6 +219,10 @@ def _decoder(tp: Any) -> Decoder:
     if origin is Annotated:
         if _RAW in tp.__metadata__:
             return _passed_on
+        if _ID in tp.__metadata__:
+            return _decode_id
+        if _NATURAL in tp.__metadata__:
+            return _decode_natural
         return _decoder(get_args(tp)[0])
     if tp is Any:
         return plain_json
@@ -335,6 +395,7 @@ _Field = tuple[str, str, bool, Decoder]
 def _dataclass_decoder(cls: type) -> Decoder:
     specs: list[_Field] = []
     known: set[str] = set()
+    closed = not getattr(cls, _OPEN, False)
 
     def dataclass_decoder(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
@@ -349,7 +410,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
                 # its own type finds it instead of recursing.
                 specs.append((camel(f.name), f.name, required, _decoder(hints[f.name])))
                 known.add(camel(f.name))
-        if not known.issuperset(value):
+        if closed and not known.issuperset(value):
             unknown = sorted(str(k) for k in value if k not in known)
             raise _fail(_join(path, unknown[0]), "is not a known field")
         kwargs = {}

@@ -86,7 +86,7 @@ EVICT_THREADS, EVICT_PER_THREAD, EVICT_BYTES = 5, 20, 4096
 EVICT_SEED = """
 import os
 from panelot.runtime import store
-from panelot.attachments.records import put_attachment
+from panelot.attachments.records import AttachmentInput, put_attachment
 s = store()
 active = await s.create_thread("active-" + P["point"])
 tids = [await s.create_thread(f"evict-{P['point']}-{i}") for i in range(P["threads"])]
@@ -96,7 +96,8 @@ async def body(tx):
     for tid in [active, *tids]:
         nodes = []
         for i in range(P["per"]):
-            rec = await put_attachment(tx, tid, "image", "image/png", data)
+            image = AttachmentInput(thread_id=tid, kind="image", mime="image/png", data=data)
+            rec = await put_attachment(tx, image)
             block = {"type": "image", "attachmentId": rec["id"], "mime": "image/png"}
             nodes.append({"id": f"{tid}-{i}", "threadId": tid, "seq": i + 1, "ts": i,
                           "parentId": f"{tid}-{i - 1}" if i else None, "type": "user_message",

@@ -55,6 +55,7 @@ from panelot.attachments.quota import (
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
     MAX_PUT_BYTES,
+    AttachmentInput,
     attach,
     attachment_total,
     list_attachments,
@@ -129,19 +130,18 @@ async def _put_prepare(env: Env, p: AttachmentPut) -> bytes:
 
 async def _put(tx: Transaction, call: Call[AttachmentPut]) -> Put:
     p = call.payload
-    record = await put_attachment(
-        tx,
-        p.thread_id,
-        p.kind,
-        p.mime,
-        call.prepared,
+    attachment = AttachmentInput(
+        thread_id=p.thread_id,
+        kind=p.kind,
+        mime=p.mime,
+        data=call.prepared,
         meta=p.meta,
         trust=p.trust,
         provenance=p.provenance,
         source_ref=p.source_ref,
         node_ids=None if p.node_id is None else [p.node_id],
-        clock=call.clock,
     )
+    record = await put_attachment(tx, attachment, call.clock)
     return {"attachmentId": record["id"], "size": record["size"]}
 
 

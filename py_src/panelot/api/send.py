@@ -31,7 +31,13 @@ from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
 from panelot.attachments.eviction import current_budget, evict
-from panelot.attachments.records import ATTACHMENT_TABLES, MAX_SEND_BYTES, attach, put_attachment
+from panelot.attachments.records import (
+    ATTACHMENT_TABLES,
+    MAX_SEND_BYTES,
+    AttachmentInput,
+    attach,
+    put_attachment,
+)
 from panelot.bus import Call, Env, Handler
 from panelot.codec import Raw
 from panelot.idb import Transaction
@@ -200,10 +206,15 @@ async def _send(tx: Transaction, call: Call[MessageSend]) -> Sent:
     for i, up in enumerate(p.uploads):
         kind = next(b["type"] for ref, b in blocks if ref == i)
         meta = {"title": up.name} if up.name else None
-        record = await put_attachment(
-            tx, thread_id, kind, up.mime, _decode(up.data_base64, i),
-            meta=meta, provenance="user", clock=clock,
-        )  # fmt: skip
+        upload = AttachmentInput(
+            thread_id=thread_id,
+            kind=kind,
+            mime=up.mime,
+            data=_decode(up.data_base64, i),
+            meta=meta,
+            provenance="user",
+        )
+        record = await put_attachment(tx, upload, clock)
         stored.append(record)
     content = [b if ref < 0 else _reference(b, p.uploads[ref], stored[ref]) for ref, b in blocks]
     payload: dict[str, Any] = {"content": content}

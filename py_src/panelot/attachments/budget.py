@@ -9,7 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.attachments.eviction import current_budget, evict
-from panelot.attachments.records import ATTACHMENT_TABLES, attachment_meta, put_attachment
+from panelot.attachments.records import (
+    ATTACHMENT_TABLES,
+    AttachmentInput,
+    attachment_meta,
+    put_attachment,
+)
 from panelot.idb import Database
 from panelot.idb.blobs import blob_size
 
@@ -23,13 +28,15 @@ async def put_within_budget(
 
     First evicts down to ``budget - size`` (sparing ``thread_id``, the active thread),
     then writes the record in a transaction of its own. ``options`` are
-    :func:`~panelot.attachments.records.put_attachment`'s. Returns the record's metadata.
+    the other fields of :class:`~panelot.attachments.stored.AttachmentInput`. Returns the
+    record's metadata.
     """
+    attachment = AttachmentInput(thread_id=thread_id, kind=kind, mime=mime, data=data, **options)
     size = len(data) if isinstance(data, bytes | bytearray | memoryview) else blob_size(data)
     await evict(db, max(current_budget() - size, 0), thread_id)
     record = await db.transaction(
         "rw",
         ATTACHMENT_TABLES,
-        lambda tx: put_attachment(tx, thread_id, kind, mime, data, **options),
+        lambda tx: put_attachment(tx, attachment),
     )
     return attachment_meta(record)

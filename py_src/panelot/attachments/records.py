@@ -1,6 +1,6 @@
 """The ``attachments`` table: records whose bytes are a Blob.
 
-A record, as Dexie code sees it::
+A record, as Dexie code sees it (read as :class:`~panelot.attachments.stored.Attachment`)::
 
     {id, threadId, createdAt, kind, mime, bytes: Blob, size,
      trust?, provenance?, sourceRef?, refs?: {nodeIds?, runIds?, pluginId?},
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from panelot.attachments.stored import KINDS, PROVENANCES, TRUST_LEVELS, AttachmentInput
 from panelot.clock import Clock, new_id, now_ms
+from panelot.codec import id_field
 from panelot.idb import Database, Transaction
 from panelot.idb.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -30,6 +32,7 @@ from panelot.tree.nodes import get_node, get_thread
 __all__ = [
     "ATTACHMENT_TABLES",
     "KINDS",
+    "AttachmentInput",
     "MAX_PUT_BYTES",
     "MAX_SEND_BYTES",
     "PROVENANCES",
@@ -57,15 +60,6 @@ The side panel reads it from the ``file.readable`` query (``maxUploadBytes``) an
 a larger file when it is chosen; ``message.send`` refuses one from any caller.
 """
 
-KINDS = ("image", "file", "page_snapshot", "screenshot", "page_text")
-"""Allowed ``kind`` values."""
-
-TRUST_LEVELS = ("trusted", "untrusted")
-"""Allowed ``trust`` values."""
-
-PROVENANCES = ("user", "page", "mcp", "tool", "import", "plugin")
-"""Allowed ``provenance`` values."""
-
 _META_FIELDS = {"url": str, "title": str, "w": int, "h": int}
 
 
@@ -77,7 +71,8 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...], required: bool = Tr
     return value
 
 
-def _short_str(value: Any, name: str, limit: int = 1000) -> str:
+def _short_text(value: Any, name: str, limit: int) -> str:
+    """A short text (``mime``, ``sourceRef``): 1 to ``limit`` characters, kept as given."""
     if not isinstance(value, str) or not 0 < len(value) <= limit:
         raise ValidationError(f"{name}: must be a string of 1 to {limit} characters", field=name)
     return value
@@ -107,60 +102,47 @@ def attachment_meta(record: dict[str, Any]) -> dict[str, Any]:
 
 
 async def put_attachment(
-    tx: Transaction,
-    thread_id: str,
-    kind: str,
-    mime: str,
-    data: Any,
-    *,
-    meta: dict[str, Any] | None = None,
-    trust: str | None = None,
-    provenance: str | None = None,
-    source_ref: str | None = None,
-    node_ids: list[str] | None = None,
-    run_ids: list[str] | None = None,
-    plugin_id: str | None = None,
-    attachment_id: str | None = None,
-    clock: Clock = now_ms,
+    tx: Transaction, attachment: AttachmentInput, clock: Clock = now_ms
 ) -> dict[str, Any]:
-    """Store ``data`` (bytes, or a Blob handle kept as it is) as a new attachment.
+    """Store ``attachment.data`` (bytes, or a Blob handle kept as it is) as a new attachment.
 
     Returns the stored record (its ``bytes`` a Blob). The thread must exist; nodes in
-    ``node_ids`` must exist too and are recorded in ``refs.nodeIds``. ``attachment_id``
-    (default: a new id) lets a caller reference the record before writing it.
+    ``node_ids`` must exist too and are recorded in ``refs.nodeIds``.
     """
-    await get_thread(tx, thread_id)
+    a = attachment
+    await get_thread(tx, a.thread_id)
+    data = a.data
     if isinstance(data, bytes | bytearray | memoryview):
         raw = bytes(data)
-        blob, size = make_blob(tx.db, raw, _short_str(mime, "mime", 200)), len(raw)
+        blob, size = make_blob(tx.db, raw, _short_text(a.mime, "mime", 200)), len(raw)
     elif is_blob(data):
         blob, size = data, blob_size(data)
     else:
         raise ValidationError("data: must be bytes or a Blob", field="data")
     record: dict[str, Any] = {
-        "id": attachment_id or new_id(),
-        "threadId": thread_id,
+        "id": a.attachment_id or new_id(),
+        "threadId": a.thread_id,
         "createdAt": clock(),
-        "kind": _choice(kind, "kind", KINDS),
-        "mime": _short_str(mime, "mime", 200),
+        "kind": _choice(a.kind, "kind", KINDS),
+        "mime": _short_text(a.mime, "mime", 200),
         "bytes": blob,
         "size": size,
     }
     optional = {
-        "trust": _choice(trust, "trust", TRUST_LEVELS, False),
-        "provenance": _choice(provenance, "provenance", PROVENANCES, False),
-        "sourceRef": None if source_ref is None else _short_str(source_ref, "sourceRef", 2000),
-        "meta": _meta(meta),
+        "trust": _choice(a.trust, "trust", TRUST_LEVELS, False),
+        "provenance": _choice(a.provenance, "provenance", PROVENANCES, False),
+        "sourceRef": None if a.source_ref is None else _short_text(a.source_ref, "sourceRef", 2000),
+        "meta": _meta(a.meta),
     }
     record.update({k: v for k, v in optional.items() if v is not None})
     refs: dict[str, Any] = {}
-    for i, node_id in enumerate(node_ids or []):
-        await get_node(tx, _short_str(node_id, f"nodeIds[{i}]", 200))
+    for i, node_id in enumerate(a.node_ids or []):
+        await get_node(tx, id_field(node_id, f"nodeIds[{i}]"))
         refs.setdefault("nodeIds", []).append(node_id)
-    if run_ids:
-        refs["runIds"] = [_short_str(r, f"runIds[{i}]", 200) for i, r in enumerate(run_ids)]
-    if plugin_id is not None:
-        refs["pluginId"] = _short_str(plugin_id, "pluginId", 200)
+    if a.run_ids:
+        refs["runIds"] = [id_field(r, f"runIds[{i}]") for i, r in enumerate(a.run_ids)]
+    if a.plugin_id is not None:
+        refs["pluginId"] = id_field(a.plugin_id, "pluginId")
     if refs:
         record["refs"] = refs
     await tx.table("attachments").add(record)
@@ -170,7 +152,7 @@ async def put_attachment(
 async def get_record(tx: Transaction, attachment_id: str) -> dict[str, Any]:
     """The live record of an attachment; NotFoundError if absent or being evicted."""
     record: dict[str, Any] | None = await tx.table("attachments").get(
-        _short_str(attachment_id, "attachmentId", 200)
+        id_field(attachment_id, "attachmentId")
     )
     if record is None:
         raise NotFoundError(f"attachment {attachment_id!r} does not exist", field="attachmentId")
@@ -192,7 +174,7 @@ async def attach(
             refs["nodeIds"] = [*ids, node_id]
     if run_id is not None:
         ids = list(refs.get("runIds") or [])
-        if _short_str(run_id, "runId", 200) not in ids:
+        if id_field(run_id, "runId") not in ids:
             refs["runIds"] = [*ids, run_id]
     record["refs"] = refs
     await tx.table("attachments").put(record)

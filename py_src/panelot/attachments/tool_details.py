@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from panelot.attachments.records import put_attachment, read_bytes
+from panelot.attachments.records import AttachmentInput, put_attachment, read_bytes
 from panelot.clock import Clock, new_id
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
@@ -103,18 +103,17 @@ def split_details(payload: dict[str, Any]) -> tuple[dict[str, Any], Offload | No
 
 async def store_details(tx: Transaction, offload: Offload, node: ThreadNode, clock: Clock) -> None:
     """Write the details attachment of ``node`` (in the append's transaction)."""
-    await put_attachment(
-        tx,
-        node.thread_id,
-        "file",
-        DETAILS_MIME,
-        offload.data,
+    details = AttachmentInput(
+        thread_id=node.thread_id,
+        kind="file",
+        mime=DETAILS_MIME,
+        data=offload.data,
         provenance="tool",
         source_ref=(DETAILS_SOURCE_PREFIX + offload.item_id)[:2000],
         node_ids=[node.id],
         attachment_id=offload.attachment_id,
-        clock=clock,
     )
+    await put_attachment(tx, details, clock)
 
 
 def details_reference(details: Any) -> dict[str, Any] | None:

@@ -1,11 +1,13 @@
 """What a restore checks in every ``panelot_v1`` record before anything is written.
 
-Each table's rows go through the checks the domain applies to its own records:
-threads and nodes through the thread import's pre-checks (each record strictly, then
-each thread's tree: parents inside it, no cycles, a leaf that reaches a root), runs
-with their environment snapshot verified against its digest, skills, memories, plugins
-and plugin assets through their record readers, and the rest (attachments, receipts,
-approvals, interactions) against their record shapes. A problem raises
+Each table's rows go through the reader its section declares for its record
+(:data:`READERS`, a map from table to reader): threads and nodes through the tree's
+(each record strictly, then each thread's tree once every row is read: parents inside
+it, no cycles, a leaf that reaches a root, :class:`TreeCheck`), attachments, runs (their
+environment snapshot verified against its digest), approvals and interactions through
+their sections' dataclasses (:mod:`panelot.attachments.stored`,
+:mod:`panelot.runs.stored`), skills, memories, plugins and plugin assets through the
+library's readers. ``commandReceipts`` is still checked here, by hand. A problem raises
 :class:`~panelot.idb.errors.ValidationError` naming the table, the row and the field
 (``nodes[17].payload.content``). Records are kept exactly as the file has them.
 """
@@ -16,49 +18,28 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from panelot.attachments.records import KINDS, PROVENANCES, TRUST_LEVELS
+from panelot.attachments.stored import attachment_from_record
 from panelot.bus.receipts import receipt_id
 from panelot.codec import id_field
-from panelot.idb.blobs import blob_size, is_blob
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.library.memories import memory_from_record
 from panelot.library.plugin_assets import asset_from_record
 from panelot.library.plugins import plugin_from_record
 from panelot.library.skills import skill_from_record
-from panelot.runs.records import RUN_STATES
-from panelot.runs.snapshot import verify_snapshot
-from panelot.tree.records import check_thread_bounds, node_from_wire, thread_from_wire
+from panelot.runs.stored import approval_from_record, interaction_from_record, run_from_record
+from panelot.tree.records import ThreadMeta, check_thread_bounds, node_from_wire, thread_from_wire
 from panelot.tree.transfer import tree_problems
 
-__all__ = ["CHECKS", "TreeCheck", "check_row"]
+__all__ = ["READERS", "Reader", "TreeCheck", "check_row"]
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+Reader = Callable[[Any, str], Any]
+"""``reader(value, where)``: the record read (a dataclass), or an error naming ``where``."""
 _MAX_PROBLEMS = 20
 
 
 def _fail(where: str, message: str) -> ValidationError:
     return ValidationError(f"{where}: {message}", field=where)
-
-
-def _int(record: dict[str, Any], name: str, where: str, required: bool = True) -> None:
-    value = record.get(name)
-    if value is None and not required:
-        return
-    if type(value) is not int or value < 0:
-        raise _fail(f"{where}.{name}", "must be a non-negative integer")
-
-
-def _str(record: dict[str, Any], name: str, where: str, required: bool = True) -> None:
-    value = record.get(name)
-    if value is None and not required:
-        return
-    if not isinstance(value, str):
-        raise _fail(f"{where}.{name}", "must be a string")
-
-
-def _ids(record: dict[str, Any], names: tuple[str, ...], where: str) -> None:
-    for name in names:
-        id_field(record.get(name), f"{where}.{name}")
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
@@ -67,105 +48,67 @@ def _object(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _thread(value: Any, where: str) -> None:
-    thread_from_wire(value, where)
+def _thread(value: Any, where: str) -> ThreadMeta:
+    thread = thread_from_wire(value, where)
     check_thread_bounds(value, where)
+    return thread
 
 
-def _node(value: Any, where: str) -> None:
-    node_from_wire(value, where)
-
-
-def _attachment(value: Any, where: str) -> None:
+def _receipt(value: Any, where: str) -> dict[str, Any]:
+    """The ``commandReceipts`` check, until the bus section declares its record's reader."""
     record = _object(value, where)
-    _ids(record, ("id", "threadId"), where)
-    _int(record, "createdAt", where)
-    if record.get("kind") not in KINDS:
-        raise _fail(f"{where}.kind", f"must be one of {list(KINDS)}")
-    _str(record, "mime", where)
-    _int(record, "size", where)
-    data = record.get("bytes")
-    if data is None:
-        if record.get("deleting") is not True:
-            raise _fail(f"{where}.bytes", "must be a Blob (only a record being deleted has none)")
-    elif not is_blob(data):
-        raise _fail(f"{where}.bytes", "must be a Blob")
-    elif blob_size(data) != record["size"]:
-        raise _fail(f"{where}.size", f"is {record['size']}, the Blob has {blob_size(data)} bytes")
-    for name, allowed in (("trust", TRUST_LEVELS), ("provenance", PROVENANCES)):
-        if record.get(name) is not None and record[name] not in allowed:
-            raise _fail(f"{where}.{name}", f"must be one of {list(allowed)}")
-    for name in ("refs", "meta"):
-        if record.get(name) is not None:
-            _object(record[name], f"{where}.{name}")
-
-
-def _run(value: Any, where: str) -> None:
-    record = _object(value, where)
-    _ids(record, ("id", "threadId"), where)
-    _int(record, "createdAt", where)
-    _int(record, "updatedAt", where)
-    if record.get("state") not in RUN_STATES:
-        raise _fail(f"{where}.state", f"must be one of {list(RUN_STATES)}")
-    _object(record.get("input"), f"{where}.input")
-    verify_snapshot(record.get("snapshot"), f"{where}.snapshot")
-
-
-def _receipt(value: Any, where: str) -> None:
-    record = _object(value, where)
-    _ids(record, ("clientId", "submissionId"), where)
+    for name in ("clientId", "submissionId"):
+        id_field(record.get(name), f"{where}.{name}")
     if record.get("id") != receipt_id(record["clientId"], record["submissionId"]):
         raise _fail(f"{where}.id", "is not the receipt id of its clientId and submissionId")
-    _str(record, "commandType", where)
-    _str(record, "status", where)
-    _int(record, "createdAt", where)
-    _int(record, "expiresAt", where)
+    for name in ("commandType", "status"):
+        if not isinstance(record.get(name), str):
+            raise _fail(f"{where}.{name}", "must be a string")
+    for name in ("createdAt", "expiresAt"):
+        value = record.get(name)
+        if type(value) is not int or value < 0:
+            raise _fail(f"{where}.{name}", "must be a non-negative integer")
     fp = record.get("requestFingerprint")
     if not isinstance(fp, str) or not _HEX64.match(fp):
         raise _fail(f"{where}.requestFingerprint", "must be a SHA-256 in hex")
+    return record
 
 
-def _waiting(value: Any, where: str) -> None:
-    record = _object(value, where)
-    _ids(record, ("id", "threadId", "runId"), where)
-    if record.get("status") not in ("pending", "resolved"):
-        raise _fail(f"{where}.status", "must be 'pending' or 'resolved'")
-    _int(record, "requestedAt", where)
-    _int(record, "resolvedAt", where, required=False)
+def _named(read: Callable[[Any], Any]) -> Reader:
+    """A library reader (which names its own path) as a reader naming the row."""
 
-
-def _reader(read: Callable[[Any], Any]) -> Callable[[Any, str], None]:
-    def check(value: Any, where: str) -> None:
+    def reader(value: Any, where: str) -> Any:
         try:
-            read(value)
+            return read(value)
         except PanelotError as exc:
             raise _fail(where, exc.message) from None
 
-    return check
+    return reader
 
 
-CHECKS: dict[str, Callable[[Any, str], None]] = {
+READERS: dict[str, Reader] = {
     "threads": _thread,
-    "nodes": _node,
-    "attachments": _attachment,
-    "skills": _reader(skill_from_record),
-    "memories": _reader(memory_from_record),
-    "runs": _run,
+    "nodes": node_from_wire,
+    "attachments": attachment_from_record,
+    "skills": _named(skill_from_record),
+    "memories": _named(memory_from_record),
+    "runs": run_from_record,
     "commandReceipts": _receipt,
-    "approvals": _waiting,
-    "interactions": _waiting,
-    "plugins": _reader(plugin_from_record),
-    "pluginAssets": _reader(asset_from_record),
+    "approvals": approval_from_record,
+    "interactions": interaction_from_record,
+    "plugins": _named(plugin_from_record),
+    "pluginAssets": _named(asset_from_record),
 }
-"""The check of each ``panelot_v1`` table's records."""
+"""The reader of each ``panelot_v1`` table's records: the section's own, which raises a
+ValidationError (or a run snapshot's error) naming the field under the row's place."""
 
 
 def check_row(table: str, value: Any, key: Any, where: str) -> Any:
     """Check one record of ``table`` (an ``ImportOptions.check_row``); return it unchanged."""
-    check = CHECKS.get(table)
-    if check is None:
+    read = READERS.get(table)
+    if read is None:
         raise _fail(where, f"{table!r} is not a table of panelot_v1")
-    check(value, where)
+    read(value, where)
     return value
 
 

@@ -41,7 +41,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from panelot.attachments.records import attach, put_attachment
+from panelot.attachments.records import AttachmentInput, attach, put_attachment
 from panelot.clock import Clock, stamp_from
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
@@ -146,17 +146,16 @@ async def _write_thread(tx: Transaction, t: PlannedThread, now: int, clock: Cloc
         payload = node.payload
         ids: list[str] = []
         for image in node.images:
-            record = await put_attachment(
-                tx,
-                t.id,
-                "image",
-                image.mime,
-                image.data,
+            imported = AttachmentInput(
+                thread_id=t.id,
+                kind="image",
+                mime=image.mime,
+                data=image.data,
                 meta={"title": image.name} if image.name else None,
                 provenance="import",
                 source_ref="browsa",
-                clock=clock,
             )
+            record = await put_attachment(tx, imported, clock)
             ids.append(record["id"])
         held = [b for b in payload["content"] if b["type"] == "image" and not b.get("evicted")]
         for block, attachment_id in zip(held, ids, strict=True):

@@ -26,7 +26,7 @@ import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from panelot.codec import plain_json
+from panelot.codec import MAX_ID_CHARS, plain_json
 from panelot.idb import Database, Transaction
 from panelot.idb.core import Mode
 from panelot.idb.errors import ValidationError
@@ -49,9 +49,6 @@ T = TypeVar("T")
 
 Target = Database | Transaction
 """Where a repository function runs: its own transaction, or a running one."""
-
-MAX_ID_CHARS = 200
-"""Longest id (skill, memory, plugin) and the longest memory key are bounded by this."""
 
 
 async def within(

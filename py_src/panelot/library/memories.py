@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.clock import Clock, new_id, now_ms
-from panelot.codec import decode, encode
+from panelot.codec import Id, decode, encode
 from panelot.idb import Transaction
 from panelot.library.common import MAX_ID_CHARS, Target, check_json, check_limit, check_text, within
 from panelot.surrogates import check_well_formed
@@ -52,7 +52,7 @@ MAX_MEMORY_LIST_LIMIT = 1_000
 class Memory:
     """A stored memory."""
 
-    id: str
+    id: Id
     key: str
     value: Any
     created_at: int

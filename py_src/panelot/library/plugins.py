@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.clock import Clock, now_ms
-from panelot.codec import decode, encode
+from panelot.codec import Id, decode, encode
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.library.common import Target, check_json, check_text, flag_from_db, flag_to_db, within
@@ -72,7 +72,7 @@ class PluginInput:
 class Plugin:
     """A stored plugin, as the Python API sees it (``enabled`` is a real ``bool``)."""
 
-    id: str
+    id: Id
     name: str
     version: str
     enabled: bool

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.clock import Clock, new_id, now_ms
-from panelot.codec import decode, encode
+from panelot.codec import Id, decode, encode
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.library.common import Target, check_id, check_text, flag_from_db, flag_to_db, within
@@ -68,7 +68,7 @@ class SkillInput:
 class Skill:
     """A stored skill, as the Python API sees it (``enabled`` is a real ``bool``)."""
 
-    id: str
+    id: Id
     name: str
     body: str
     enabled: bool

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any, TypedDict
 
-from panelot.attachments.records import put_attachment
+from panelot.attachments.records import AttachmentInput, put_attachment
 from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
@@ -177,17 +177,16 @@ async def archive_thread(
         path = walk_to_root(index, best_leaf(index)[0]).path
     markdown = thread_markdown(LoadedThread(thread, index, path))
     old = await tx.table("attachments").where("threadId").equals(thread_id).primary_keys()
-    summary = await put_attachment(
-        tx,
-        thread_id,
-        "page_text",
-        "text/markdown",
-        replace_lone_surrogates(markdown).encode("utf-8"),  # as a browser's TextEncoder
+    text = AttachmentInput(
+        thread_id=thread_id,
+        kind="page_text",
+        mime="text/markdown",
+        data=replace_lone_surrogates(markdown).encode("utf-8"),  # as a browser's TextEncoder
         meta={"title": thread.title or "Untitled"},
         trust="trusted",
         source_ref=SUMMARY_REF,
-        clock=clock,
     )
+    summary = await put_attachment(tx, text, clock)
     await tx.table("nodes").bulk_delete([n["id"] for n in nodes if isinstance(n, dict)])
     keep = [k for k in old if k != summary["id"]]
     if keep:

@@ -46,6 +46,7 @@ from typing import Any
 from panelot.attachments.eviction import current_budget, evict
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
+    AttachmentInput,
     attachment_meta,
     get_blob,
     put_attachment,
@@ -112,18 +113,17 @@ async def _store(db: Database, original: Meta, ref: str, thumb: Thumbnail) -> Me
         existing = await _cached(tx, thread_id, ref)
         if existing is not None:
             return existing
-        record = await put_attachment(
-            tx,
-            thread_id,
-            str(original["kind"]),
-            thumb.mime,
-            thumb.data,
+        thumbnail = AttachmentInput(
+            thread_id=thread_id,
+            kind=str(original["kind"]),
+            mime=thumb.mime,
+            data=thumb.data,
             meta={**meta, "w": thumb.width, "h": thumb.height},
             trust=original.get("trust"),
             provenance=original.get("provenance"),
             source_ref=ref,
-            clock=lambda: int(original["createdAt"]),
         )
+        record = await put_attachment(tx, thumbnail, lambda: int(original["createdAt"]))
         return attachment_meta(record)
 
     stored: Meta = await db.transaction("rw", ATTACHMENT_TABLES, body)

@@ -3,7 +3,8 @@
 Records of both tables are ``{id, threadId, runId, status, requestedAt, request,
 resolvedAt?, nodeId?, closedReason?}`` plus ``decision`` (approvals: ``approved`` or
 ``denied``) or ``response`` (interactions: any JSON). ``status`` is ``pending`` or
-``resolved``.
+``resolved``. They are read as :class:`~panelot.runs.stored.Approval` and
+:class:`~panelot.runs.stored.Interaction`.
 
 A request creates a pending record and moves its run to ``awaiting_approval`` (or
 ``awaiting_interaction``). A claim runs in ONE transaction over the two tables,
@@ -19,12 +20,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from panelot.clock import Clock, new_id, now_ms
-from panelot.codec import id_field, plain_json
+from panelot.codec import encode, id_field, plain_json
 from panelot.errors import AlreadyResolvedError, TransitionError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.runs.records import TERMINAL_STATES, apply_transition, get_run
 from panelot.runs.snapshot import canonical_json
+from panelot.runs.stored import Approval, Interaction
 from panelot.tree.admission import check_admission
 from panelot.tree.nodes import LEAF, append_node
 
@@ -53,6 +55,10 @@ MAX_REQUEST_BYTES = 256 * 1024
 """Largest accepted request or response: 256 KiB of canonical JSON."""
 
 _TABLE = {"approval": "approvals", "interaction": "interactions"}
+_RECORD: dict[str, type[Approval | Interaction]] = {
+    "approval": Approval,
+    "interaction": Interaction,
+}
 _WAIT = {"approval": "awaiting_approval", "interaction": "awaiting_interaction"}
 
 
@@ -112,14 +118,9 @@ async def request(
         raise NotFoundError(
             f"run {run_id!r} does not belong to thread {thread_id!r}", field="runId"
         )
-    record = {
-        "id": new_id(),
-        "threadId": thread_id,
-        "runId": run_id,
-        "status": "pending",
-        "requestedAt": clock(),
-        "request": clean,
-    }
+    record: dict[str, Any] = encode(
+        _RECORD[kind](new_id(), thread_id, run_id, "pending", clock(), clean)
+    )
     await tx.table(_TABLE[kind]).add(record)
     await _settle(tx, run, clock)
     return record

@@ -1,11 +1,12 @@
 """Runs: one record per agent run, its state machine and its recovery.
 
 A run record is ``{id, threadId, submissionId?, createdAt, updatedAt, state, input,
-snapshot, error?}``. :func:`start_run` stores the normalized input and the versioned
-RunEnvironmentSnapshot (with its digest) in the caller's transaction and creates the
-run in ``queued``; only a run whose stored snapshot verifies can enter ``preparing``.
-:func:`recover_run` returns the stored snapshot after checking it and the current
-bindings against it; it never re-reads mutable settings.
+snapshot, error?}`` (read as :class:`~panelot.runs.stored.Run`). :func:`start_run`
+stores the normalized input and the versioned RunEnvironmentSnapshot (with its digest)
+in the caller's transaction and creates the run in ``queued``; only a run whose stored
+snapshot verifies can enter ``preparing``. :func:`recover_run` returns the stored
+snapshot after checking it and the current bindings against it; it never re-reads
+mutable settings.
 
 States and their allowed transitions are :data:`TRANSITIONS`. The edges into the
 ``awaiting_*`` states and back out to ``running`` belong to :mod:`panelot.runs.approvals`
@@ -16,7 +17,7 @@ run's pending approvals and interactions (``closedReason: "run_<state>"``).
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any
 
 from panelot.clock import Clock, new_id, now_ms
 from panelot.codec import decode, encode, id_field, plain_json
@@ -29,6 +30,7 @@ from panelot.runs.snapshot import (
     make_snapshot,
     verify_snapshot,
 )
+from panelot.runs.stored import RUN_STATES, Run, RunState
 from panelot.tree.admission import check_admission
 from panelot.tree.records import UserMessage
 
@@ -51,29 +53,6 @@ __all__ = [
     "start_run",
     "transition",
 ]
-
-RunState: TypeAlias = Literal[
-    "queued",
-    "preparing",
-    "running",
-    "awaiting_approval",
-    "awaiting_interaction",
-    "completed",
-    "failed",
-    "cancelled",
-]
-
-RUN_STATES: tuple[str, ...] = (
-    "queued",
-    "preparing",
-    "running",
-    "awaiting_approval",
-    "awaiting_interaction",
-    "completed",
-    "failed",
-    "cancelled",
-)
-"""Every run state."""
 
 TERMINAL_STATES = frozenset({"completed", "failed", "cancelled"})
 """States a run never leaves."""
@@ -178,17 +157,9 @@ async def start_run(
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
     check_admission(thread)
     now = clock()
-    run: dict[str, Any] = {
-        "id": new_id(),
-        "threadId": thread_id,
-        "createdAt": now,
-        "updatedAt": now,
-        "state": "queued",
-        "input": normalized,
-        "snapshot": wire,
-    }
-    if submission_id is not None:
-        run["submissionId"] = submission_id
+    run: dict[str, Any] = encode(
+        Run(new_id(), thread_id, now, now, "queued", normalized, wire, submission_id)
+    )
     await tx.table("runs").add(run)
     return run
 

@@ -48,11 +48,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary, ref
 
+from panelot.codec import id_field
 from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
 from panelot.idb.observe.changes import ALL, part_name
 from panelot.tree.integrity import numeric_seq
-from panelot.tree.reading import checked_id, last_node, load_thread_records, seq_after
+from panelot.tree.reading import last_node, load_thread_records, seq_after
 
 __all__ = ["MAX_BYTES", "MAX_THREADS", "ThreadCache", "thread_cache"]
 
@@ -194,7 +195,7 @@ class ThreadCache:
         ``shared``: the records may be the entry's own decoded ones, which the caller must
         neither change nor return.
         """
-        checked_id(thread_id, "threadId")
+        id_field(thread_id, "threadId")
         entry = self._entries.get(thread_id) if self._live() else None
         if entry is not None:
             raw, last = await tx.gather(

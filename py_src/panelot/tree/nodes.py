@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from panelot.clock import Clock, new_id, now_ms
-from panelot.codec import encode
+from panelot.codec import encode, id_field
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.tree.descent import children, is_shown, is_tombstone, newest_descendant, versions
-from panelot.tree.reading import checked_id, last_node, top_seq
+from panelot.tree.reading import last_node, top_seq
 from panelot.tree.records import (
     AssistantMessage,
     ShownCount,
@@ -53,7 +53,7 @@ LEAF = "\0leaf"
 
 async def get_thread(tx: Transaction, thread_id: str) -> ThreadMeta:
     """Return a thread's metadata; NotFoundError if absent."""
-    return thread_of(await tx.table("threads").get(checked_id(thread_id, "threadId")), thread_id)
+    return thread_of(await tx.table("threads").get(id_field(thread_id, "threadId")), thread_id)
 
 
 def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
@@ -68,7 +68,7 @@ def thread_of(raw: Any, thread_id: str) -> ThreadMeta:
 
 async def get_node(tx: Transaction, node_id: str, thread_id: str | None = None) -> ThreadNode:
     """Return a node; NotFoundError if absent or (with ``thread_id``) in another thread."""
-    raw = await tx.table("nodes").get(checked_id(node_id, "nodeId"))
+    raw = await tx.table("nodes").get(id_field(node_id, "nodeId"))
     if raw is None or (thread_id is not None and raw.get("threadId") != thread_id):
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
     return node_from_wire(raw)
@@ -116,7 +116,7 @@ async def append_node(
     node (after a branch switch, or an explicit ``parent_id``).
     """
     raw_thread, last = await tx.gather(
-        tx.table("threads").get(checked_id(thread_id, "threadId")), last_node(tx, thread_id)
+        tx.table("threads").get(id_field(thread_id, "threadId")), last_node(tx, thread_id)
     )
     if raw_thread is None:
         raise NotFoundError(f"thread {thread_id!r} does not exist", field="threadId")
@@ -125,7 +125,7 @@ async def append_node(
     parent = thread.leaf_id if parent_id == LEAF else parent_id
     known = {last["id"]: last} if isinstance(last, dict) and isinstance(last.get("id"), str) else {}
     if parent is not None and parent not in known:
-        raw_parent = await tx.table("nodes").get(checked_id(parent, "parentId"))
+        raw_parent = await tx.table("nodes").get(id_field(parent, "parentId"))
         if raw_parent is None or raw_parent.get("threadId") != thread_id:
             raise ValidationError(
                 f"parentId: node {parent!r} does not exist in thread {thread_id!r}",
@@ -205,7 +205,7 @@ async def siblings(tx: Transaction, node_id: str) -> list[dict[str, Any]]:
     :mod:`panelot.tree.descent`); the node is among them unless the UI does not show it.
     Only links are read, not payloads.
     """
-    raw = await tx.table("nodes").get(checked_id(node_id, "nodeId"))
+    raw = await tx.table("nodes").get(id_field(node_id, "nodeId"))
     if raw is None:
         raise NotFoundError(f"node {node_id!r} does not exist in this thread", field="nodeId")
     thread_id, parent_id = raw.get("threadId"), raw.get("parentId")
@@ -246,8 +246,8 @@ async def switch_branch(
     its place has versions (the view would offer no way back to them).
     """
     thread_key, node_key = (
-        checked_id(thread_id, "threadId"),
-        checked_id(node_id, "nodeId"),
+        id_field(thread_id, "threadId"),
+        id_field(node_id, "nodeId"),
     )
     raw_thread, raw_node = await tx.gather(
         tx.table("threads").get(thread_key), tx.table("nodes").get(node_key)
@@ -284,7 +284,7 @@ def updated_thread(raw: Any, thread_id: str, patch: Any, clock: Clock = now_ms) 
     over its limit does not stop a patch that leaves it alone or repeats it). The caller
     writes it (``thread.update`` stages the write with its receipt).
     """
-    checked_id(thread_id, "threadId")
+    id_field(thread_id, "threadId")
     if not isinstance(patch, dict):
         raise ValidationError("patch: must be an object", field="patch")
     unknown = sorted(set(patch) - PATCHABLE)

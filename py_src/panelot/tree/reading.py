@@ -9,16 +9,14 @@ import math
 from collections.abc import Awaitable
 from typing import Any
 
+from panelot.codec import id_field
 from panelot.idb import MAX_KEY, MIN_KEY, Collection, Transaction
-from panelot.idb.errors import ValidationError
-from panelot.surrogates import check_well_formed
 from panelot.tree.integrity import numeric_seq
 
 __all__ = [
     "FIRST_NODES",
     "MAX_PARTS",
     "PART_NODES",
-    "checked_id",
     "last_node",
     "load_nodes",
     "load_thread_records",
@@ -26,13 +24,6 @@ __all__ = [
     "seq_after",
     "top_seq",
 ]
-
-
-def checked_id(value: Any, name: str, limit: int = 200) -> str:
-    """An id (``threadId``, ``nodeId``, ``parentId``): a well-formed string of at most ``limit``."""
-    if not isinstance(value, str) or len(value) > limit:
-        raise ValidationError(f"{name}: must be a string of at most {limit} characters", field=name)
-    return check_well_formed(value, name)
 
 
 def _by_seq_all(tx: Transaction, thread_id: str) -> Collection:
@@ -145,7 +136,7 @@ async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, lis
     get each record once, every record is read through ``threadId`` instead.
     """
     raw, rows, total = await tx.gather(
-        tx.table("threads").get(checked_id(thread_id, "threadId")),
+        tx.table("threads").get(id_field(thread_id, "threadId")),
         _by_seq(tx, thread_id, limit=FIRST_NODES),
         _count(tx, thread_id),
     )

@@ -3,7 +3,10 @@
 Python code uses these dataclasses with snake_case names; IndexedDB holds their wire
 form with the data model's camelCase names (``threadId``, ``parentId``, ``leafId``
 ...), so Dexie code reads the same records. :func:`node_from_wire` and :func:`thread_from_wire`
-validate at the boundary; errors name the wire field. :func:`check_thread_bounds`
+validate at the boundary; errors name the wire field. Ids (a record's ``id``,
+``threadId``, ``parentId``, ``leafId``) are :data:`~panelot.codec.Id`; references in a
+payload (``attachmentId``, ``itemId``) are plain strings (an imported image whose bytes
+were gone keeps an empty ``attachmentId``). :func:`check_thread_bounds`
 holds the length limits of titles, tags and folder names, which every write applies.
 """
 
@@ -13,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from panelot.codec import decode, encode
+from panelot.codec import Id, decode, encode
 from panelot.idb.errors import ValidationError
 from panelot.tree.provider_state import ProviderState, check_provider_state
 
@@ -250,9 +253,9 @@ PAYLOAD_TYPES: dict[str, type[Any]] = {
 class ThreadNode:
     """One node of a conversation tree. Child ids are derived, never stored."""
 
-    id: str
-    thread_id: str
-    parent_id: str | None
+    id: Id
+    thread_id: Id
+    parent_id: Id | None
     seq: int
     ts: int
     type: NodeType
@@ -282,7 +285,7 @@ class ShownCount:
     (:mod:`panelot.tree.shown`).
     """
 
-    leaf_id: str | None
+    leaf_id: Id | None
     turns: int = 0
     messages: int = 0
 
@@ -291,17 +294,17 @@ class ShownCount:
 class ThreadMeta:
     """The light thread record the conversation list reads."""
 
-    id: str
+    id: Id
     title: str
     created_at: int
     updated_at: int
-    leaf_id: str | None
+    leaf_id: Id | None
     tags: list[str] = field(default_factory=list)
     pinned: bool = False
     archived: bool = False
     folder_id: str | None = None
     preset: str | None = None
-    parent_thread_id: str | None = None
+    parent_thread_id: Id | None = None
     stats: ThreadStats = field(default_factory=ThreadStats)
     scope_origins: list[str] = field(default_factory=list)
     deleting: bool | None = None
@@ -360,9 +363,9 @@ def node_from_wire(data: Any, path: str = "node") -> ThreadNode:
 
 @dataclass(slots=True)
 class _NodeEnvelope:
-    id: str
-    thread_id: str
-    parent_id: str | None
+    id: Id
+    thread_id: Id
+    parent_id: Id | None
     seq: int
     ts: int
     type: NodeType
