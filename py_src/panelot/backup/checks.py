@@ -7,7 +7,7 @@ it, no cycles, a leaf that reaches a root, :class:`TreeCheck`), attachments, run
 environment snapshot verified against its digest), approvals and interactions through
 their sections' dataclasses (:mod:`panelot.attachments.stored`,
 :mod:`panelot.runs.stored`), skills, memories, plugins and plugin assets through the
-library's readers. ``commandReceipts`` is still checked here, by hand. A problem raises
+library's readers, and receipts through the bus's. A problem raises
 :class:`~panelot.idb.errors.ValidationError` naming the table, the row and the field
 (``nodes[17].payload.content``). Records are kept exactly as the file has them.
 """
@@ -19,8 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from panelot.attachments.stored import attachment_from_record
-from panelot.bus.receipts import receipt_id
-from panelot.codec import id_field
+from panelot.bus.receipts import receipt_from_record
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.library.memories import memory_from_record
 from panelot.library.plugin_assets import asset_from_record
@@ -54,26 +53,6 @@ def _thread(value: Any, where: str) -> ThreadMeta:
     return thread
 
 
-def _receipt(value: Any, where: str) -> dict[str, Any]:
-    """The ``commandReceipts`` check, until the bus section declares its record's reader."""
-    record = _object(value, where)
-    for name in ("clientId", "submissionId"):
-        id_field(record.get(name), f"{where}.{name}")
-    if record.get("id") != receipt_id(record["clientId"], record["submissionId"]):
-        raise _fail(f"{where}.id", "is not the receipt id of its clientId and submissionId")
-    for name in ("commandType", "status"):
-        if not isinstance(record.get(name), str):
-            raise _fail(f"{where}.{name}", "must be a string")
-    for name in ("createdAt", "expiresAt"):
-        value = record.get(name)
-        if type(value) is not int or value < 0:
-            raise _fail(f"{where}.{name}", "must be a non-negative integer")
-    fp = record.get("requestFingerprint")
-    if not isinstance(fp, str) or not _HEX64.match(fp):
-        raise _fail(f"{where}.requestFingerprint", "must be a SHA-256 in hex")
-    return record
-
-
 def _named(read: Callable[[Any], Any]) -> Reader:
     """A library reader (which names its own path) as a reader naming the row."""
 
@@ -93,7 +72,7 @@ READERS: dict[str, Reader] = {
     "skills": _named(skill_from_record),
     "memories": _named(memory_from_record),
     "runs": run_from_record,
-    "commandReceipts": _receipt,
+    "commandReceipts": receipt_from_record,
     "approvals": approval_from_record,
     "interactions": interaction_from_record,
     "plugins": _named(plugin_from_record),

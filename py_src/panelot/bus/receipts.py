@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from panelot.canonical import canonical_json
-from panelot.codec import Raw, decode
+from panelot.codec import Id, Natural, Raw, decode, open_record
 from panelot.errors import ConflictError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
@@ -29,6 +30,7 @@ __all__ = [
     "fingerprint",
     "find_receipt",
     "list_receipts",
+    "receipt_from_record",
     "receipt_id",
     "write_receipt",
 ]
@@ -37,21 +39,26 @@ RECEIPT_TTL_MS = 30 * 24 * 3600 * 1000
 """How long a receipt is kept for replays: 30 days."""
 
 _TRANSPORT = ("type", "submissionId", "clientId")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 
 
+@open_record
 @dataclass(frozen=True, slots=True)
 class Receipt:
-    """A record of the ``commandReceipts`` table (camelCase on the wire)."""
+    """A record of the ``commandReceipts`` table (camelCase on the wire).
+
+    Read past keys it does not declare, as the table's hand-written check always did.
+    """
 
     id: str
-    client_id: str
-    submission_id: str
+    client_id: Id
+    submission_id: Id
     command_type: str
     status: str
     response: Raw
     request_fingerprint: str
-    created_at: int
-    expires_at: int
+    created_at: Natural
+    expires_at: Natural
 
     def to_wire(self) -> dict[str, Any]:
         """The record as IndexedDB holds it (the response as it is, not copied)."""
@@ -66,6 +73,26 @@ class Receipt:
             "createdAt": self.created_at,
             "expiresAt": self.expires_at,
         }
+
+
+def receipt_from_record(value: Any, where: str = "receipt") -> Receipt:
+    """Read a stored receipt strictly (a restore's check); errors name the field under ``where``.
+
+    Beyond its fields' types: its ``id`` is the receipt id of its two ids, and its
+    fingerprint a SHA-256 in hex.
+    """
+    receipt = decode(Receipt, value, where)
+    if receipt.id != receipt_id(receipt.client_id, receipt.submission_id):
+        raise ValidationError(
+            f"{where}.id: is not the receipt id of its clientId and submissionId",
+            field=f"{where}.id",
+        )
+    if not _HEX64.match(receipt.request_fingerprint):
+        raise ValidationError(
+            f"{where}.requestFingerprint: must be a SHA-256 in hex",
+            field=f"{where}.requestFingerprint",
+        )
+    return receipt
 
 
 def fingerprint(command: dict[str, Any]) -> str:
