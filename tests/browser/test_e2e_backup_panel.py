@@ -1,7 +1,7 @@
 """End-to-end tests of Settings → Back up & restore (extension/panel_backup.mjs).
 
 The real extension in Chromium, driven by clicks and the file picker. What a test asserts
-as stored is read back with IndexedDB itself (``PanelotStore.raw``), never from the DOM.
+as stored is read back with IndexedDB itself (``PageStore.raw``), never from the DOM.
 
 * "Back up everything" shows the file's size and what it holds before anything is
   downloaded; "Download" saves it as ``panelot-backup-<date>.json``; restoring that file
@@ -27,7 +27,7 @@ from playwright.sync_api import Page
 from panelot.schema import PANELOT_V1_STORES
 from panelot.testing import (
     API_KEY,
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
@@ -58,12 +58,12 @@ _WATCH_PROGRESS = """() => {
 }"""
 
 
-def stored(store: PanelotStore) -> dict[str, list[dict[str, Any]]]:
+def stored(store: PageStore) -> dict[str, list[dict[str, Any]]]:
     """Every record of :data:`TABLES`, read with IndexedDB itself, by id."""
     return {table: sorted(store.raw(table), key=lambda r: r["id"]) for table in TABLES}
 
 
-def restore_receipts(store: PanelotStore) -> dict[str, dict[str, Any]]:
+def restore_receipts(store: PageStore) -> dict[str, dict[str, Any]]:
     """The panel's ``backup.restore`` receipts, by submission id."""
     rows = store.query("receipts.list", {"clientId": "sidepanel", "limit": 500})
     return {r["submissionId"]: r for r in rows if r["commandType"] == "backup.restore"}
@@ -147,7 +147,7 @@ def wait_restore(page: Page, before: int) -> str:
 
 
 def test_a_backup_restored_through_the_panel_brings_everything_back(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider, tmp_path: Path
+    panel: Page, store: PageStore, panelot_stub: StubProvider, tmp_path: Path
 ) -> None:
     page = panel
     # Two conversations made in the panel: messages, and a file attached in the composer.
@@ -246,7 +246,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
 
 
 def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     store.seed_thread("kept as it is", title="Kept")
@@ -264,7 +264,7 @@ def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
 
 
 def assert_unchanged(
-    page: Page, store: PanelotStore, said: str, detail: str, before: Any, receipts: int
+    page: Page, store: PageStore, said: str, detail: str, before: Any, receipts: int
 ) -> None:
     """The refusal's words and technical detail are shown, and nothing was stored."""
     assert page.inner_text("#backup-status .error-text") == (
@@ -277,7 +277,7 @@ def assert_unchanged(
 
 
 def test_a_damaged_backup_is_refused_after_the_confirmation_and_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     store.seed_thread("in the backup", title="Backed up")
@@ -301,7 +301,7 @@ def test_a_damaged_backup_is_refused_after_the_confirmation_and_changes_nothing(
 
 
 def test_cancelling_the_confirmation_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     path = tmp_path / "backup.json"

@@ -21,7 +21,7 @@ from e2e_support import shot, tiny_png
 from panelot.testing import (
     API_KEY,
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
@@ -144,7 +144,7 @@ def test_without_provider_the_composer_says_what_to_configure(
 
 
 def test_send_streams_then_stores_one_assistant_node(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -196,7 +196,7 @@ def test_send_streams_then_stores_one_assistant_node(
 
 def test_stop_keeps_the_streamed_text_as_one_stopped_reply(
     panel: Page,
-    store: PanelotStore,
+    store: PageStore,
     panelot_stub: StubProvider,
     panelot_module_context: ExtensionContext,
 ) -> None:
@@ -254,7 +254,7 @@ def test_stop_keeps_the_streamed_text_as_one_stopped_reply(
 
 
 def test_stop_before_any_text_saves_nothing_and_says_so_calmly(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     configure_provider(page, panelot_stub.url("stall"))  # headers, then nothing
@@ -275,7 +275,7 @@ def test_stop_before_any_text_saves_nothing_and_says_so_calmly(
 
 
 def test_a_stream_that_breaks_off_keeps_its_text_marked_cut_off_and_retry_works(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -345,7 +345,7 @@ def test_a_reply_streaming_turns_regenerate_off_without_redrawing_the_messages(
 
 
 def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -367,7 +367,7 @@ def branch_of(page: Page, index: int, kind: str) -> str:
     return page.locator(f".msg.{kind}").nth(index).locator(".branch-pos").inner_text()
 
 
-def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStore) -> None:
+def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = new_thread(page)
     send_message(page, "First question")
@@ -420,7 +420,7 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStor
 
 
 def test_delete_message_is_a_tombstone_and_thread_delete_cascades(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -525,7 +525,7 @@ def test_thread_list_search_filters_pin_archive(panel: Page) -> None:
 
 
 def test_attach_an_image_and_see_it_in_the_message(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -561,7 +561,7 @@ def test_attach_an_image_and_see_it_in_the_message(
 # ---- export / import -----------------------------------------------------------------------
 
 
-def test_export_then_import(panel: Page, store: PanelotStore, tmp_path: Any) -> None:
+def test_export_then_import(panel: Page, store: PageStore, tmp_path: Any) -> None:
     page = panel
     thread_id = new_thread(page)
     send_message(page, "Export me please")

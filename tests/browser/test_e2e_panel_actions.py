@@ -38,7 +38,7 @@ from browser_harness import (
 from e2e_support import shot, tiny_png
 from panelot.testing import (
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
     new_thread,
     open_thread,
@@ -83,7 +83,7 @@ def wait_toast(page: Page, text: str) -> None:
 def wipe(page: Page) -> None:
     """Delete every thread (and so every attachment), close the chat, show the list."""
     for thread in query(page, "thread.list", {"archived": None}):
-        PanelotStore(page).send("thread.delete", {"threadId": thread["id"]})
+        PageStore(page).send("thread.delete", {"threadId": thread["id"]})
     page.evaluate("() => window.panelotApp.chat.close()")
     to_list(page)
     page.evaluate("() => window.panelotApp.refreshThreads()")
@@ -202,9 +202,9 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
     assert page.is_visible("#app") and page.is_visible("#thread-list")
     assert page.is_visible("#nav-new")
     # The store works: a thread made now is listed.
-    thread_id = PanelotStore(page).send("thread.create", {"title": "after retry"})["threadId"]
+    thread_id = PageStore(page).send("thread.create", {"title": "after retry"})["threadId"]
     assert thread_id in [t["id"] for t in query(page, "thread.list", {})]
-    PanelotStore(page).send("thread.delete", {"threadId": thread_id})
+    PageStore(page).send("thread.delete", {"threadId": thread_id})
     page.close()
 
 
@@ -236,7 +236,7 @@ PASTE = """({bytes, text}) => {
 
 
 def test_drop_and_paste_attach_images_stored_byte_for_byte(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -309,7 +309,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(
 
 
 def test_copy_puts_the_exact_message_text_on_the_clipboard(
-    panel: Page, store: PanelotStore, panelot_module_context: ExtensionContext
+    panel: Page, store: PageStore, panelot_module_context: ExtensionContext
 ) -> None:
     context = panelot_module_context.context
     # Chromium refuses a grant for the extension's (opaque) origin; a context-wide one
@@ -356,7 +356,7 @@ def test_copy_puts_the_exact_message_text_on_the_clipboard(
 # ---- legacy import and clean-up --------------------------------------------------------
 
 
-def test_legacy_import_button_imports_once(panel: Page, store: PanelotStore) -> None:
+def test_legacy_import_button_imports_once(panel: Page, store: PageStore) -> None:
     page = panel
     wipe(page)
     page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
@@ -427,7 +427,7 @@ MISSING = "image (not available: it was not in the imported data)"
 
 
 def test_legacy_import_says_which_images_it_could_not_bring_over(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     """Images the old data did not hold are counted in the status line and shown as such.
 
@@ -467,7 +467,7 @@ def test_legacy_import_says_which_images_it_could_not_bring_over(
 
 
 def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     wipe(page)
@@ -576,7 +576,7 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
 
 
 def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
-    panel: Page, store: PanelotStore, tmp_path: Any
+    panel: Page, store: PageStore, tmp_path: Any
 ) -> None:
     page = panel
     wipe(page)
@@ -697,7 +697,7 @@ def summary(el: Locator) -> str:
     return " ".join((el.locator("summary").text_content() or "").split())
 
 
-def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore) -> None:
+def test_tool_calls_and_results_render_as_text(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = store.send("thread.create", {"title": "Tools " + XSS})["threadId"]
     store.seed_turn(thread_id, "use a tool")
@@ -707,7 +707,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
         ("call-2", XSS, {"q": XSS}),
     ]
     for item, tool, args in calls:
-        PanelotStore(page).send(
+        PageStore(page).send(
             "message.append",
             {
                 "threadId": thread_id,
@@ -715,7 +715,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
                 "payload": {"itemId": item, "toolName": tool, "params": args, "level": "builtin"},
             },
         )
-    PanelotStore(page).send(
+    PageStore(page).send(
         "message.append",
         {
             "threadId": thread_id,
@@ -727,7 +727,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
             },
         },
     )
-    PanelotStore(page).send(
+    PageStore(page).send(
         "message.append",
         {
             "threadId": thread_id,

@@ -26,7 +26,7 @@ from browser_harness import READY_TIMEOUT_MS, query
 from e2e_support import shot, tiny_png
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.testing import (
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     last_id,
@@ -76,7 +76,7 @@ def reload(page: Page) -> None:
 
 
 def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -248,7 +248,7 @@ def test_the_history_budget_sends_only_the_newest_turns(
 
 
 def test_the_retention_setting_is_saved_shown_again_and_switched_off(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     store.send("settings.reset", {"group": "retention"})
@@ -308,7 +308,7 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(
 MARKER = "<img src=x onerror=\"window.__xss='details'\"> needle-7f3a"
 
 
-def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotStore) -> None:
+def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = new_thread(page)
     details = {"marker": MARKER, "rows": [{"i": i, "text": "x" * 60} for i in range(600)]}

@@ -27,7 +27,7 @@ from browser_harness import query
 from e2e_support import shot, wait_query
 from panelot.testing import (
     API_KEY,
-    PanelotStore,
+    PageStore,
     StubProvider,
     configure_provider,
     new_thread,
@@ -120,7 +120,7 @@ def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again
 ) -> None:
     # A restored backup holds no keys, and another window may remove one: the connection
     # still names its credential, which is gone. "API key stored" would be untrue.
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     providers = store.query("settings.get", {"group": "providers"})["value"]
     ref = next(c for c in providers["connections"] if c["id"] == "default")["credentialRef"]
     assert store.query("credential.status", {"ref": ref})["exists"] is True
@@ -154,7 +154,7 @@ def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
 ) -> None:
     # As after restoring a backup into a fresh profile: the connection names a key that
     # is not stored. Sending must not store the message nor ask the provider.
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     forget_key(store)
     thread_id = new_thread(panel)
     requests = len(panelot_stub.requests)
@@ -193,7 +193,7 @@ def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
 def test_regenerating_or_editing_without_the_stored_key_asks_nothing(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     thread = store.seed_thread("Seeded question", title="seeded for the missing key")
     forget_key(store)
     to_list(panel)
@@ -222,7 +222,7 @@ def test_regenerating_or_editing_without_the_stored_key_asks_nothing(
     configure_provider(panel, panelot_stub.base_url)  # the key again, for the next tests
 
 
-def forget_key(store: PanelotStore) -> None:
+def forget_key(store: PageStore) -> None:
     """Delete the default connection's stored key, as a restore into a fresh profile does.
 
     A test that failed before saving the key again may have left it deleted already.

@@ -11,13 +11,13 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from panelot.testing import PanelotStore, send_message, wait_thread_shown
+from panelot.testing import PageStore, send_message, wait_thread_shown
 
 PAGE = 50
 MSGS = "() => document.querySelectorAll('#messages .msg[data-node-id]').length"
 
 
-def seed(store: PanelotStore, count: int) -> str:
+def seed(store: PageStore, count: int) -> str:
     """A thread of ``count`` alternating user and assistant messages, by import."""
     tid = store.send("thread.create", {"title": "seed"})["threadId"]
     store.send("message.append", {
@@ -70,7 +70,7 @@ def scroll_to_top(page: Page, expected: int) -> None:
 
 
 def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     tid = seed(store, 130)
     full = [n["id"] for n in store.query("thread.snapshot", {"threadId": tid})["nodes"]]
@@ -97,7 +97,7 @@ def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(
 
 
 def test_a_turn_on_a_long_thread_renders_its_reply_in_the_window(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     tid = seed(store, 300)
     open_thread(panel, tid)

@@ -22,7 +22,7 @@ from test_attachments_browser import MIB, own_browser  # noqa: F401 - the shared
 
 from browser_harness import DIST_EXTENSION, READY_TIMEOUT_MS, query, require_dist, serve_directory
 from panelot.testing import (
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
@@ -97,7 +97,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     assert shown.startswith("Could not save your message.") and "Storage is full" in shown
     assert page.is_visible("#chat-retry")
     # nothing half-written: no message, no attachment in this thread, no receipt
-    assert PanelotStore(page).raw_nodes(thread_id) == []
+    assert PageStore(page).raw_nodes(thread_id) == []
     assert query(page, "attachment.list", {"threadId": thread_id})["attachments"] == []
     assert query(page, "attachment.usage")["count"] == stored
     assert len(query(page, "receipts.list", {"limit": 200})) == receipts_before
@@ -118,7 +118,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     page.click("#chat-retry")
     wait_reply(page, None)
     assert page.is_hidden("#chat-error")
-    nodes = PanelotStore(page).raw_nodes(thread_id)
+    nodes = PageStore(page).raw_nodes(thread_id)
     assert [n["type"] for n in nodes] == ["user_message", "assistant_message"]
     blocks = nodes[0]["payload"]["content"]
     assert blocks[0] == {"type": "text", "text": "keep this message"}
