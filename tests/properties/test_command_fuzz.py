@@ -329,7 +329,8 @@ def test_query_args(name: str) -> None:
                 await store.query(name, _fill(args, ids))
             except PanelotError as exc:
                 _assert_project_error(exc.to_json(), name)
-            # reads may repair (§3.4) but the base store is sound: nothing changes
+            # reads may repair (docs/tree.md, Integrity repair) but the base store is sound:
+            # nothing changes
             assert await dump(store, backend) == before
 
         _run(attempt())

@@ -7,10 +7,11 @@ duplicate seqs, deleted nodes and thread records. They are written as raw record
 through the idb layer's Table API, and ``corruption_check.check_store`` asserts that
 the thread list, loading, context, UI snapshot, Markdown, export (and re-import),
 siblings, branch switch and append finish with a result or a project error, that a
-broken leaf is repaired with one ``system_notice`` per §3.4, and that a second load is
-stable. Many examples run on the memory core; a fixed, derandomized sample runs the
-same code in Pyodide on real IndexedDB, and a few corruptions are opened in the real
-side panel, which must show them without an uncaught error.
+broken leaf is repaired with one ``system_notice`` (docs/tree.md, Integrity repair), and
+that a second load is stable. Many examples run on the memory core; a fixed,
+derandomized sample runs the same code in Pyodide on real IndexedDB, and a few
+corruptions are opened in the real side panel, which must show them without an uncaught
+error.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The command bus and its receipts (seed §2.4)."""
+"""The command bus and its receipts (docs/api.md, Receipts)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Approvals and interactions: requests, the one claim, pending lists (seed §2, §2.2)."""
+"""Approvals and interactions: requests, the one claim, pending lists (docs/api.md)."""
 
 from __future__ import annotations
 

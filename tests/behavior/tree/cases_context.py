@@ -1,4 +1,4 @@
-"""Session context, UI snapshot and Markdown export (seed §4)."""
+"""Session context, UI snapshot and Markdown export (docs/tree.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Integrity on load (seed §3.4): corruption written straight into the tables."""
+"""Integrity on load (docs/tree.md, Integrity repair): corruption written into the tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tree operations through the command bus (seed §3)."""
+"""Tree operations through the command bus (docs/tree.md)."""
 
 from __future__ import annotations
 
