@@ -23,11 +23,9 @@ objects as keys) to prove the boundary maps them to the same errors.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -36,6 +34,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from hypothesis_support import examples
+from loops import run_async
 from panelot.api.registry import COMMANDS, QUERIES
 from panelot.errors import SnapshotError
 from panelot.idb import MemoryFactory
@@ -172,11 +171,6 @@ def payloads(kind: str) -> st.SearchStrategy[Any]:
     )
 
 
-def _run(coro: Any) -> Any:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 async def _base() -> tuple[PanelotStore, dict[str, str], MemoryStorageBackend]:
     backend = MemoryStorageBackend()
     use_backend(backend, MemoryKeyStore())
@@ -279,7 +273,7 @@ def test_command_payloads(kind: str) -> None:
     @given(payloads(kind))
     @example({"": None})  # once named no field: "payload." (an empty key)
     def check(payload: Any) -> None:
-        _run(_send(kind, payload))
+        run_async(_send(kind, payload))
 
     check()
 
@@ -297,7 +291,7 @@ def test_unknown_types_and_malformed_envelopes(kind: Any, extra: dict[str, Any])
         if not (isinstance(kind, str) and kind in COMMANDS):
             assert out["error"]["name"] == "UnknownCommandError" and out["error"]["field"] == "type"
 
-    _run(attempt())
+    run_async(attempt())
 
 
 def test_envelopes_that_are_not_objects() -> None:
@@ -308,7 +302,7 @@ def test_envelopes_that_are_not_objects() -> None:
             assert out["status"] == "failed"
             _assert_project_error(out["error"], repr(command))
 
-    _run(attempt())
+    run_async(attempt())
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -333,7 +327,7 @@ def test_query_args(name: str) -> None:
             # nothing changes
             assert await dump(store, backend) == before
 
-        _run(attempt())
+        run_async(attempt())
 
     check()
 
@@ -349,7 +343,7 @@ def test_unknown_query_names() -> None:
             else:
                 raise AssertionError(f"query {name!r} was accepted")
 
-    _run(attempt())
+    run_async(attempt())
 
 
 # ---- the legacy import over a hostile chrome.storage.local layout ---------------------------
@@ -458,7 +452,7 @@ async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
 @example({"savedSessions": [{"id": "\ud800"}]})  # once a UnicodeEncodeError in uuid5
 @example({"savedSessions": [{"id": "a", "name": "\udc00"}, {"id": "b\udfff", "history": []}]})
 def test_legacy_import_of_hostile_layouts(layout: dict[str, Any]) -> None:
-    _run(_legacy(layout))
+    run_async(_legacy(layout))
 
 
 def test_legacy_import_is_bounded() -> None:
@@ -482,12 +476,12 @@ def test_legacy_import_is_bounded() -> None:
         ),
     ]
     for layout, field in cases:
-        out = _run(_legacy(layout))
+        out = run_async(_legacy(layout))
         assert out["status"] == "failed", field
         assert out["error"]["name"] == "ValidationError", out
         assert out["error"]["field"] == field and field in out["error"]["message"], out
     # within the bounds it imports
-    ok = _run(_legacy({"history": [entry, {"role": "assistant", "content": _deep(10)}]}))
+    ok = run_async(_legacy({"history": [entry, {"role": "assistant", "content": _deep(10)}]}))
     assert ok["status"] == "completed", ok
 
 
@@ -577,7 +571,7 @@ def test_run_recover_with_a_corrupt_stored_snapshot(snapshot: Any, bindings: Any
         except PanelotError as exc:
             _assert_project_error(exc.to_json(), "run.recover")
 
-    _run(attempt())
+    run_async(attempt())
 
 
 # ---- through panelot.send / panelot.query in Chromium ------------------------------------------
@@ -906,7 +900,7 @@ def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
-        out = _run(_send_with_lone(kind, []))
+        out = run_async(_send_with_lone(kind, []))
         assert out["status"] != "failed", (kind, out)
 
 
@@ -915,7 +909,7 @@ def test_lone_surrogates_in_any_string_of_a_valid_payload(kind: str) -> None:
     @FUZZ
     @given(lone_edits)
     def check(edits: list[tuple[int, str, float]]) -> None:
-        _run(_send_with_lone(kind, edits))
+        run_async(_send_with_lone(kind, edits))
 
     check()
 
@@ -939,6 +933,6 @@ def test_lone_surrogates_in_any_string_of_valid_query_args(name: str) -> None:
                 _assert_project_error(exc.to_json(), name)
             assert await dump(store, backend) == before
 
-        _run(attempt())
+        run_async(attempt())
 
     check()
