@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, b64, text
 from panelot.attachments.records import read_bytes
 from panelot.store import PanelotStore
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def send(store: PanelotStore, payload: dict[str, Any], sub: str = "s") -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.backup.fill import attachment_bytes, b64, dump, fill_everything
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.backup.section import PENDING_KEY
 from panelot.bus.receipts import receipt_id
 from panelot.idb.blobs import blob_bytes, is_blob

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.bus.receipts import cleanup_receipts, receipt_id, write_receipt
 
 

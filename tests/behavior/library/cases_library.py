@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import b64
 from panelot.bus.receipts import receipt_id
 from panelot.idb import ValidationError
 from panelot.library.memories import memory_list, memory_read, memory_write
 from panelot.library.skills import SkillInput, enabled_skills, put_skill, skills_by_name
 from panelot.store import PanelotStore
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def wire_asset(path: str, data: bytes, kind: str = "script", mime: str = "text/javascript"):

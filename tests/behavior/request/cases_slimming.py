@@ -17,7 +17,7 @@ import zlib
 from typing import Any
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, b64, text
 from panelot.attachments.records import read_bytes
 from panelot.idb.blobs import blob_bytes
 from panelot.idb.errors import ValidationError
@@ -442,10 +442,6 @@ async def case_missing_originals_are_reported_evicted(ctx: Ctx) -> None:
         "no-such-attachment": {"evicted": True},
         kept: {"mime": "image/png", "size": 10, "dataBase64": b64(b"k" * 10)},
     }
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def case_plan_is_pure_and_leaves_its_input_alone(ctx: Ctx) -> None:
