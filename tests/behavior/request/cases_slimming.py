@@ -44,7 +44,7 @@ class FakeThumbnailer:
         return Thumbnail(b"thumb:" + hashlib.sha256(data).digest(), "image/jpeg", 16, 12)
 
 
-def png(width: int, height: int, seed: int) -> bytes:
+def noise_png(width: int, height: int, seed: int) -> bytes:
     """A valid RGB PNG of random pixels (incompressible, so about 3 bytes per pixel)."""
     rng = random.Random(seed)
     rows = b"".join(b"\x00" + rng.randbytes(width * 3) for _ in range(height))
@@ -416,7 +416,7 @@ async def case_default_thumbnailer_is_real_in_the_browser_and_refuses_elsewhere(
 ) -> None:
     store = await ctx.store()
     tid = await store.create_thread("real")
-    ids = [await put(store, tid, png(600, 400, seed)) for seed in (1, 2)]
+    ids = [await put(store, tid, noise_png(600, 400, seed)) for seed in (1, 2)]
     await store.append(tid, "user_message", user(img(ids[0])))
     await store.append(tid, "user_message", user(img(ids[1])))
     options = SlimOptions(seen_images=False, image_budget=1_000_000)
