@@ -40,6 +40,7 @@ from panelot.testing import (
     ExtensionContext,
     PageStore,
     StubProvider,
+    error_class,
     new_thread,
     open_thread,
     send_message,
@@ -503,12 +504,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
         left = {a["id"] for a in query(page, "attachment.list", {})["attachments"]}
         assert left == {ids["d"], ids["c"]}
         for key in "ab":
-            error = page.evaluate(
-                "(id) => window.panelot.query('attachment.get', {attachmentId: id})"
-                ".then(() => null, e => e.name)",
-                ids[key],
-            )
-            assert error == "NotFoundError"
+            with pytest.raises(error_class("NotFoundError")):
+                store.query("attachment.get", {"attachmentId": ids[key]})
         blocks = [
             n["payload"]["content"][1]
             for n in store.query("thread.snapshot", {"threadId": old_id})["nodes"]
@@ -535,10 +532,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
             'import json\nfrom panelot.faults import FAULTS\nFAULTS.arm("attachment.evict.between")'
             "\njson.dumps(1)",
         )
-        failed = page.evaluate(
-            """(active) => window.panelot.send({type: "attachment.evict", clientId: "e2e-more",
-                 submissionId: crypto.randomUUID(), payload: {budget: 0, activeThreadId: active}})""",
-            open_id,
+        failed = PageStore(page, client_id="e2e-more").envelope(
+            "attachment.evict", {"budget": 0, "activeThreadId": open_id}
         )
         assert failed["status"] == "failed" and failed["error"]["name"] == "InjectedFault"
         marked = run_py(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
@@ -59,19 +58,14 @@ def small_panel(own_browser: Browser, panel_files: str) -> Iterator[Page]:  # no
     context.close()
 
 
-def send(page: Page, kind: str, payload: dict[str, Any], sid: str) -> Any:
-    command = {"type": kind, "clientId": "filler", "submissionId": sid, "payload": payload}
-    return page.evaluate("(c) => window.panelot.send(c)", command)
-
-
 def fill_storage(page: Page) -> int:
     """Put 1 MiB attachments in another thread until the quota refuses one; return how many."""
-    filler = send(page, "thread.create", {"title": "filler"}, "filler-thread")
-    tid = filler["response"]["threadId"]
+    store = PageStore(page, client_id="filler")
+    tid = store.send("thread.create", {"title": "filler"}, "filler-thread")["threadId"]
     for i in range(QUOTA // MIB + 2):
         data = base64.b64encode(os.urandom(MIB)).decode()
         payload = {"threadId": tid, "kind": "file", "mime": "application/octet-stream"}
-        out = send(page, "attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
+        out = store.envelope("attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
         if out["status"] == "failed":
             assert out["error"]["name"] == "QuotaExceededError", out
             return i
