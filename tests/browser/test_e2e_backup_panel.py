@@ -92,7 +92,7 @@ def file_size(n: int) -> str:
     return f"{n} B" if i == 0 else f"{value:.1f} {units[i]}"
 
 
-def to_settings(page: Page) -> None:
+def to_backup_settings(page: Page) -> None:
     """Settings, from wherever the panel is."""
     if page.evaluate("() => window.panelotApp.view") != "settings":
         page.click("#nav-settings")
@@ -110,7 +110,7 @@ def back_up(page: Page, path: Path) -> str:
     Returns the summary the panel showed; checks that it gave the size before the
     download, and that the file saved is that size.
     """
-    to_settings(page)
+    to_backup_settings(page)
     exports = count(page, "export")
     page.click("#backup-export")
     page.wait_for_selector(f"#settings-backup[data-export-count='{exports + 1}']")
@@ -136,7 +136,7 @@ def back_up(page: Page, path: Path) -> str:
 
 def restore(page: Page, path: Path) -> None:
     """Choose ``path`` in the restore file picker (the confirmation may follow)."""
-    to_settings(page)
+    to_backup_settings(page)
     page.set_input_files("#backup-file", str(path))
 
 
@@ -186,7 +186,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
     receipts = restore_receipts(store)
 
     try:
-        to_settings(page)
+        to_backup_settings(page)
         restores = count(page, "restore")
         restore(page, path)
         page.wait_for_selector("#dialog[open][data-kind=restore]")
@@ -254,7 +254,7 @@ def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
     receipts = len(restore_receipts(store))
     path = tmp_path / "not-a-backup.json"
     path.write_text(json.dumps({"threads": [{"title": "Kept"}], "hello": "world"}))
-    to_settings(page)
+    to_backup_settings(page)
     restores = count(page, "restore")
     restore(page, path)
     assert wait_restore(page, restores) == "refused"
