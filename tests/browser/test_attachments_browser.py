@@ -47,7 +47,7 @@ def own_context(own_browser: Browser) -> Iterator[BrowserContext]:
     context.close()
 
 
-def open_page(context: BrowserContext, base_url: str) -> Page:
+def open_web_page(context: BrowserContext, base_url: str) -> Page:
     """A harness page of ``context`` with ``window.panelot`` booted."""
     page = context.new_page()
     page.goto(f"{base_url}index.html")
@@ -109,7 +109,7 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     own_context: BrowserContext, web_server: str
 ) -> None:
     name = f"kill-{uuid.uuid4().hex[:8]}"
-    page = open_page(own_context, web_server)
+    page = open_web_page(own_context, web_server)
     scene = run_py(page, _SCENE.format(name=name))
     assert scene["out"]["status"] == "failed"
     assert scene["out"]["error"]["name"] == "InjectedFault"
@@ -119,7 +119,7 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     )
     page.close()  # the context dies between step 1 and step 2
 
-    page = open_page(own_context, web_server)
+    page = open_web_page(own_context, web_server)
     code = f"""
 import json
 from panelot.idb.browser import BrowserFactory

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page
 
 from browser_harness import query
-from e2e_support import tiny_png
+from e2e_support import confirm, tiny_png
 from panelot.testing import (
     ExtensionContext,
     PageStore,
@@ -46,12 +46,6 @@ def second(panelot_module_context: ExtensionContext) -> Iterator[Page]:
     page.on("dialog", lambda dialog: dialog.dismiss())
     yield page
     page.close()
-
-
-def confirm(page: Page) -> None:
-    page.wait_for_selector("#dialog[open]")
-    page.click("#dialog-ok")
-    page.wait_for_selector("#dialog:not([open])", state="attached")
 
 
 def shown(page: Page) -> list[tuple[str, str]]:
@@ -169,10 +163,8 @@ def test_the_auto_title_keeps_a_rename_made_in_another_panel(panel: Page, second
     thread_id = new_thread(panel)
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "New chat"
     open_thread(second, thread_id)
-    second.evaluate(
-        """(id) => window.panelot.send({type: 'thread.update', clientId: 'b',
-             submissionId: crypto.randomUUID(), payload: {threadId: id, patch: {title: 'Named in B'}}})""",
-        thread_id,
+    PageStore(second, client_id="b").envelope(
+        "thread.update", {"threadId": thread_id, "patch": {"title": "Named in B"}}
     )
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
     send_message(panel, "my very first words")  # panel A still holds the placeholder title
