@@ -23,8 +23,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from playwright.sync_api import BrowserContext, Page, Worker
+from playwright.sync_api import BrowserContext, Worker
 
+from e2e_support import show_thread
 from panelot.testing import Launcher, open_panel, wait_ready, wait_thread_shown
 from panelot.testing.panel import CHROMIUM_ARGS
 from retention_support import archived, make_thread, run_retention, set_retention
@@ -83,12 +84,6 @@ def stored_reopen(worker: Worker) -> str | None:
     return got.get(REOPEN_KEY)
 
 
-def show(page: Page, thread_id: str) -> None:
-    """Open ``thread_id`` in ``page`` and wait until it is shown."""
-    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
-    wait_thread_shown(page, thread_id)
-
-
 def test_two_panels_on_two_old_threads_are_both_spared(panelot_launcher: Launcher) -> None:
     with panelot_launcher.launch("panelot-presence-two-") as ext:
         worker = ext.context.service_workers[0]
@@ -98,8 +93,8 @@ def test_two_panels_on_two_old_threads_are_both_spared(panelot_launcher: Launche
             make_thread(a, name, age_days=60)
             for name in ("shown in A", "shown in B", "shown nowhere")
         )
-        show(a, x)
-        show(b, y)
+        show_thread(a, x)
+        show_thread(b, y)
         wait_locks(worker, {x, y})
         set_retention(a, 30)
         result = run_retention(worker)
@@ -119,7 +114,7 @@ def test_the_thread_a_panel_reopens_is_spared_after_a_browser_restart(
             page = open_panel(context, extension_id(worker))
             reopen = make_thread(page, "Reopened after the restart", age_days=60)
             other = make_thread(page, "Not reopened", age_days=60)
-            show(page, reopen)
+            show_thread(page, reopen)
             deadline = time.monotonic() + 30
             while stored_reopen(worker) != reopen and time.monotonic() < deadline:
                 time.sleep(0.05)  # the panel's chrome.storage.local write lands
@@ -152,10 +147,10 @@ def test_a_page_that_goes_away_or_moves_on_releases_its_entry(
         a = ext.open_panel()
         b = ext.open_panel()
         x, y, w = (make_thread(a, name, age_days=60) for name in ("A's", "B's", "A's next"))
-        show(a, x)
-        show(b, y)
+        show_thread(a, x)
+        show_thread(b, y)
         wait_locks(worker, {x, y})
-        show(a, w)  # A shows another thread: its lock moves
+        show_thread(a, w)  # A shows another thread: its lock moves
         wait_locks(worker, {w, y})
         a.close()  # A goes away: its lock goes with it
         wait_locks(worker, {y})

@@ -36,7 +36,7 @@ def panel(extension: tuple[BrowserContext, Worker, str]) -> Page:
     return open_panel(context, extension_id)
 
 
-def open_thread(page: Page, worker: Worker, thread_id: str) -> None:
+def open_thread_locked(page: Page, worker: Worker, thread_id: str) -> None:
     """Open a thread in the panel; wait until the worker sees the panel's lock on it."""
     page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
     name = f"panelot-open:{thread_id}"
@@ -70,7 +70,7 @@ def test_the_worker_pass_archives_old_threads_only(
     active = make_thread(panel, "Old but open", age_days=40)
     pinned = make_thread(panel, "Old but pinned", age_days=40, pinned=True)
     recent = make_thread(panel, "Recent", age_days=5)
-    open_thread(panel, worker, active)
+    open_thread_locked(panel, worker, active)
 
     # Off (the default): nothing happens, and Pyodide is not even loaded.
     assert run_retention(worker) == {"ran": False}
@@ -123,7 +123,7 @@ def test_panel_start_up_applies_the_setting_and_spares_the_open_thread(
     context, worker, extension_id = extension
     stale = make_thread(panel, "Stale", age_days=400)
     open_one = make_thread(panel, "Stale but open", age_days=400)
-    open_thread(panel, worker, open_one)
+    open_thread_locked(panel, worker, open_one)
     set_retention(panel, 365)
     second = open_panel(context, extension_id)
     try:

@@ -20,13 +20,13 @@ __all__ = ["DAY_MS", "archived", "make_thread", "run_retention", "set_retention"
 DAY_MS = 24 * 3600 * 1000
 
 
-def _store(page: Page) -> PageStore:
+def _page_store(page: Page) -> PageStore:
     return PageStore(page, client_id="test")
 
 
 def make_thread(page: Page, title: str, age_days: int = 0, pinned: bool = False) -> str:
     """A thread with one message, its ``updatedAt`` moved ``age_days`` into the past."""
-    store = _store(page)
+    store = _page_store(page)
     tid = str(store.send("thread.create", {"title": title})["threadId"])
     message = {"content": [{"type": "text", "text": f"hello from {title}"}]}
     store.send("message.append", {"threadId": tid, "type": "user_message", "payload": message})
@@ -46,7 +46,7 @@ json.dumps(old)
 
 def threads(page: Page) -> dict[str, dict[str, Any]]:
     """Every thread by id, archived ones included."""
-    return {r["id"]: r for r in _store(page).query("thread.list", {"archived": None})}
+    return {r["id"]: r for r in _page_store(page).query("thread.list", {"archived": None})}
 
 
 def archived(page: Page) -> set[str]:
@@ -56,7 +56,7 @@ def archived(page: Page) -> set[str]:
 
 def set_retention(page: Page, days: int | None) -> None:
     """Set the retention setting (``None``: off)."""
-    _store(page).send("settings.set", {"group": "retention", "value": {"days": days}})
+    _page_store(page).send("settings.set", {"group": "retention", "value": {"days": days}})
 
 
 def run_retention(worker: Worker) -> dict[str, Any]:
