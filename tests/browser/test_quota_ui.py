@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page
-from test_attachments_browser import MIB, own_browser  # noqa: F401 - the shared fixture
 
 from browser_harness import DIST_EXTENSION, READY_TIMEOUT_MS, query, require_dist, serve_directory
 from panelot.testing import (
@@ -28,6 +27,7 @@ from panelot.testing import (
     new_thread,
     wait_reply,
 )
+from quota_support import MIB, own_browser  # noqa: F401 - the shared fixture
 
 QUOTA = 16 * MIB
 
