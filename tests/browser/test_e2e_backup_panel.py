@@ -73,7 +73,7 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def contents(rows: dict[str, int]) -> str:
+def contents_sentence(rows: dict[str, int]) -> str:
     """What the panel says ``{table: rows}`` holds (panel_backup.mjs ``contents``)."""
     parts = [plural(rows.get(table, 0), noun) for table, noun in NOUNS.items()]
     others = sum(n for t, n in rows.items() if t not in NOUNS and t != "commandReceipts")
@@ -169,7 +169,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
     text = path.read_text()
     rows = {t["name"]: t["rowCount"] for t in json.loads(text)["data"]["tables"]}
     assert {t: rows[t] for t in TABLES} == {t: len(before[t]) for t in TABLES}
-    counts = contents(rows)
+    counts = contents_sentence(rows)
     assert f"with {counts}, and your settings (no API keys)." in summary
     assert API_KEY not in text
 
@@ -192,7 +192,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
         page.wait_for_selector("#dialog[open][data-kind=restore]")
         assert page.inner_text("#dialog-title") == "Replace everything with this backup?"
         stored_now = page.inner_text("#restore-now")
-        assert stored_now.splitlines()[0] == contents(now), stored_now
+        assert stored_now.splitlines()[0] == contents_sentence(now), stored_now
         assert page.inner_text("#restore-backup") == counts
         assert "replaced by the backup's" in page.inner_text("#restore-settings")
         assert "API keys are never in a backup" in page.inner_text("#restore-keys-note")

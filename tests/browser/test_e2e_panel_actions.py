@@ -103,7 +103,7 @@ def sidepanel_receipts(page: Page, kind: str) -> list[dict[str, Any]]:
     return [r for r in reversed(rows) if r["commandType"] == kind]
 
 
-def attachment_bytes(page: Page, attachment_id: str) -> tuple[dict[str, Any], bytes]:
+def get_attachment(page: Page, attachment_id: str) -> tuple[dict[str, Any], bytes]:
     """``attachment.get``: the metadata and the decoded bytes."""
     got = query(page, "attachment.get", {"attachmentId": attachment_id})
     return got, base64.b64decode(got["dataBase64"])
@@ -289,7 +289,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(
         ("image", "pasted-image.png", "image/png"),
     ]
     for block, expected in zip(content[1:], (dropped, pasted), strict=True):
-        meta, data = attachment_bytes(page, block["attachmentId"])
+        meta, data = get_attachment(page, block["attachmentId"])
         assert data == expected
         assert (meta["kind"], meta["mime"], meta["size"]) == ("image", "image/png", len(expected))
         assert meta["threadId"] == thread_id
@@ -514,8 +514,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
             (ids["a"], True),
             (ids["b"], True),
         ]
-        assert attachment_bytes(page, ids["d"])[1] == images["d"]
-        assert attachment_bytes(page, ids["c"])[1] == images["c"]
+        assert get_attachment(page, ids["d"])[1] == images["d"]
+        assert get_attachment(page, ids["c"])[1] == images["c"]
         [receipt] = sidepanel_receipts(page, "attachment.evict")
         assert receipt["response"]["evicted"] == 2
         # The old thread shows placeholders where its images were.
@@ -640,7 +640,7 @@ def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
         "page_text",
         "retention:summary",
     )
-    assert "the old question" in attachment_bytes(page, kept["id"])[1].decode()
+    assert "the old question" in get_attachment(page, kept["id"])[1].decode()
 
     # The list (live) no longer shows it among the active ones; among the archived ones
     # it says "summarized", not its old turn count.
