@@ -219,7 +219,7 @@ def _fill(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-async def dump(store: PanelotStore, backend: MemoryStorageBackend) -> str:
+async def dump_as_text(store: PanelotStore, backend: MemoryStorageBackend) -> str:
     """Every record of every table, and every settings value, as comparable text."""
     tables = {}
     for name in PANELOT_V1_STORES:
@@ -241,7 +241,7 @@ STATS: dict[str, dict[str, int]] = {}
 
 async def _send(kind: Any, payload: Any, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     store, ids, backend = await _base()
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     command = {"type": kind, "clientId": "fuzz", "submissionId": "s-1", "payload": payload}
     command.update(extra or {})
     command = _fill(command, ids)
@@ -250,7 +250,7 @@ async def _send(kind: Any, payload: Any, extra: dict[str, Any] | None = None) ->
     stats[out["status"]] += 1
     if out["status"] == "failed":
         _assert_project_error(out["error"], f"{kind}")
-        assert await dump(store, backend) == before, f"{kind} failed but wrote: {out}"
+        assert await dump_as_text(store, backend) == before, f"{kind} failed but wrote: {out}"
     else:
         assert out["status"] == "completed", out
     return out
@@ -318,14 +318,14 @@ def test_query_args(name: str) -> None:
     def check(args: Any) -> None:
         async def attempt() -> None:
             store, ids, backend = await _base()
-            before = await dump(store, backend)
+            before = await dump_as_text(store, backend)
             try:
                 await store.query(name, _fill(args, ids))
             except PanelotError as exc:
                 _assert_project_error(exc.to_json(), name)
             # reads may repair (docs/tree.md, Integrity repair) but the base store is sound:
             # nothing changes
-            assert await dump(store, backend) == before
+            assert await dump_as_text(store, backend) == before
 
         run_async(attempt())
 
@@ -423,14 +423,14 @@ def _json_safe(value: Any) -> bool:
 async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
     store, _, backend = await _base()
     await backend.set(layout)
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     out = await store.send(
         {"type": "legacy.import", "clientId": "fuzz", "submissionId": "l-1", "payload": {}}
     )
     if out["status"] == "failed":
         _assert_project_error(out["error"], "legacy.import")
         tables_before = before.split("}, [")[0]
-        assert (await dump(store, backend)).split("}, [")[0] == tables_before
+        assert (await dump_as_text(store, backend)).split("}, [")[0] == tables_before
     else:
         response = out["response"]
         for thread_id in [
@@ -881,12 +881,12 @@ async def _send_with_lone(kind: str, edits: list[tuple[int, str, float]]) -> dic
     for pick, char, at in edits:
         path, is_key = places[pick % len(places)]
         payload = _with_lone(payload, path, is_key, char, at)
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     command = {"type": kind, "clientId": "fuzz", "submissionId": "lone", "payload": payload}
     out = await store.send(command)
     if out["status"] == "failed":
         _assert_project_error(out["error"], kind)
-        assert await dump(store, backend) == before, f"{kind} failed but wrote: {out}"
+        assert await dump_as_text(store, backend) == before, f"{kind} failed but wrote: {out}"
     else:
         assert out["status"] in ("completed", "acknowledged"), out
         assert await store.send(command) == out  # the replay: the same fingerprint
@@ -926,12 +926,12 @@ def test_lone_surrogates_in_any_string_of_valid_query_args(name: str) -> None:
             for pick, char, at in edits:
                 path, is_key = places[pick % len(places)]
                 args = _with_lone(args, path, is_key, char, at)
-            before = await dump(store, backend)
+            before = await dump_as_text(store, backend)
             try:
                 await store.query(name, args)
             except PanelotError as exc:
                 _assert_project_error(exc.to_json(), name)
-            assert await dump(store, backend) == before
+            assert await dump_as_text(store, backend) == before
 
         run_async(attempt())
 
