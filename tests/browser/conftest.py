@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Dialog, Page
 
-from panelot.testing import PanelotStore, StubProvider, configure_provider
+from panelot.testing import PageStore, StubProvider, configure_provider
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +33,6 @@ def panel(panelot_module_panel: Page, panelot_stub: StubProvider) -> Page:
 
 
 @pytest.fixture(scope="module")
-def store(panel: Page) -> PanelotStore:
+def store(panel: Page) -> PageStore:
     """The typed store handle over ``panel``."""
-    return PanelotStore(panel, client_id="e2e")
+    return PageStore(panel, client_id="e2e")

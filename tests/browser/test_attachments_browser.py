@@ -12,29 +12,14 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
-from browser_harness import CHROMIUM, CHROMIUM_ARGS, run_py, wait_ready
-
-MIB = 1024 * 1024
-
-
-@pytest.fixture(scope="module")
-def own_browser(playwright: Playwright) -> Iterator[Browser]:
-    """Chromium with ``StaticStorageQuota`` off, closed after this module.
-
-    That feature makes ``navigator.storage.estimate()`` report a fixed quota (usage +
-    10 GiB) whatever the real one; without it the estimate shows the quota set with
-    CDP ``Storage.overrideQuotaForOrigin``.
-    """
-    args = [*CHROMIUM_ARGS, "--disable-features=StaticStorageQuota"]
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)
-    yield browser
-    browser.close()
+from browser_harness import run_py, wait_ready
+from quota_support import MIB, own_browser  # noqa: F401 - the shared fixture
 
 
 @pytest.fixture()
-def own_context(own_browser: Browser) -> Iterator[BrowserContext]:
+def own_context(own_browser: Browser) -> Iterator[BrowserContext]:  # noqa: F811
     """A fresh browser context (its own storage and quota), closed after the test.
 
     Off the record, as Playwright's contexts are: IndexedDB lives in memory. The
@@ -47,7 +32,7 @@ def own_context(own_browser: Browser) -> Iterator[BrowserContext]:
     context.close()
 
 
-def open_page(context: BrowserContext, base_url: str) -> Page:
+def open_web_page(context: BrowserContext, base_url: str) -> Page:
     """A harness page of ``context`` with ``window.panelot`` booted."""
     page = context.new_page()
     page.goto(f"{base_url}index.html")
@@ -110,7 +95,7 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     own_context: BrowserContext, web_server: str
 ) -> None:
     name = f"kill-{uuid.uuid4().hex[:8]}"
-    page = open_page(own_context, web_server)
+    page = open_web_page(own_context, web_server)
     scene = run_py(page, _SCENE.format(name=name))
     assert scene["out"]["status"] == "failed"
     assert scene["out"]["error"]["name"] == "InjectedFault"
@@ -120,7 +105,7 @@ def test_kill_between_eviction_steps_is_finished_at_next_start(
     )
     page.close()  # the context dies between step 1 and step 2
 
-    page = open_page(own_context, web_server)
+    page = open_web_page(own_context, web_server)
     code = f"""
 import json
 from panelot.host import browser_host

@@ -11,6 +11,7 @@ from typing import Any
 
 from playwright.sync_api import Browser, Page
 
+from behavior.payloads import text
 from browser_harness import query, run_py, wait_ready
 
 
@@ -25,10 +26,6 @@ def cmd(kind: str, payload: dict[str, Any], sub: str | None = None) -> dict[str,
         "submissionId": sub or uuid.uuid4().hex,
         "payload": payload,
     }
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": t}]}
 
 
 def test_every_command_and_query_through_the_bridge(harness_page: Page) -> None:

@@ -16,6 +16,7 @@ from playwright.sync_api import Browser, Page
 
 from behavior.runs.cases_runs import snapshot_body
 from browser_harness import query, run_py, wait_ready
+from panelot.testing import PageStore
 
 N = 500
 CLAIMS = 10
@@ -33,23 +34,6 @@ START_APPENDS = """([threadId, client, n]) => {
     }
     return failures;
   })();
-}"""
-
-PREPARE_APPROVALS = """async ([threadId, snapshot, ask, n]) => {
-  const send = async (type, payload) => {
-    const out = await window.panelot.send({ type, clientId: "setup",
-      submissionId: crypto.randomUUID(), payload });
-    if (out.status !== "completed") throw new Error(JSON.stringify(out.error));
-    return out.response;
-  };
-  const ids = [];
-  for (let i = 0; i < n; i++) {
-    const { runId } = await send("run.start", { threadId, input: `run ${i}`, snapshot });
-    await send("run.transition", { runId, to: "preparing" });
-    await send("run.transition", { runId, to: "running" });
-    ids.push((await send("approval.request", { threadId, runId, request: ask })).approvalId);
-  }
-  return ids;
 }"""
 
 #: Claims every approval at once when the wall clock reaches ``at`` (both pages share it).
@@ -84,11 +68,7 @@ def _finish(page: Page, timeout_ms: int = 240_000) -> Any:
 
 def test_two_contexts_append_500_each_to_one_thread(two_pages: tuple[Page, Page]) -> None:
     a, b = two_pages
-    created = a.evaluate(
-        "() => window.panelot.send({type: 'thread.create', clientId: 'setup', "
-        "submissionId: crypto.randomUUID(), payload: {title: 'shared'}})"
-    )
-    tid = created["response"]["threadId"]
+    tid = PageStore(a, client_id="setup").send("thread.create", {"title": "shared"})["threadId"]
     a.evaluate(START_APPENDS, [tid, "panel", N])
     b.evaluate(START_APPENDS, [tid, "console", N])
     assert _finish(a) == [] and _finish(b) == []
@@ -110,10 +90,7 @@ def test_two_contexts_append_500_each_to_one_thread(two_pages: tuple[Page, Page]
 
 def test_two_contexts_run_the_same_submission_once(two_pages: tuple[Page, Page]) -> None:
     a, b = two_pages
-    tid = a.evaluate(
-        "() => window.panelot.send({type: 'thread.create', clientId: 'setup', "
-        "submissionId: crypto.randomUUID(), payload: {}})"
-    )["response"]["threadId"]
+    tid = PageStore(a, client_id="setup").send("thread.create", {})["threadId"]
     command = {
         "type": "message.append",
         "clientId": "both",
@@ -132,12 +109,18 @@ def test_two_contexts_run_the_same_submission_once(two_pages: tuple[Page, Page])
 
 def test_two_contexts_claim_the_same_approval_exactly_once(two_pages: tuple[Page, Page]) -> None:
     a, b = two_pages
-    tid = a.evaluate(
-        "() => window.panelot.send({type: 'thread.create', clientId: 'setup', "
-        "submissionId: crypto.randomUUID(), payload: {title: 'approvals'}})"
-    )["response"]["threadId"]
+    setup = PageStore(a, client_id="setup")
+    tid = setup.send("thread.create", {"title": "approvals"})["threadId"]
     a.set_default_timeout(120_000)
-    ids = a.evaluate(PREPARE_APPROVALS, [tid, snapshot_body(), ASK, CLAIMS])
+    snapshot = snapshot_body()
+    ids = []
+    for i in range(CLAIMS):
+        run = {"threadId": tid, "input": f"run {i}", "snapshot": snapshot}
+        run_id = setup.send("run.start", run)["runId"]
+        setup.send("run.transition", {"runId": run_id, "to": "preparing"})
+        setup.send("run.transition", {"runId": run_id, "to": "running"})
+        asked = setup.send("approval.request", {"threadId": tid, "runId": run_id, "request": ASK})
+        ids.append(asked["approvalId"])
     assert len(set(ids)) == CLAIMS
     # both contexts claim every approval at once, in opposite orders, with opposite
     # decisions: the two queues meet in the middle, so each side wins some races

@@ -9,47 +9,14 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page
-from test_settings_extension import open_page, send, storage_remove
 
 from browser_harness import query, run_py
+from extension_pages import envelope, open_page, storage_remove
+from leak_scan import DUMP_IDB, secret_forms
 
 SECRET = "sk-ant-PLANTED-9d8c7b6a5f4e3d2c1b0a-ZYXW"
 ROTATED = "sk-ant-ROTATED-1122334455667788-abcd"
 REF = "cred:anthropic-main"
-
-#: Every value of every object store of every IndexedDB database of the origin, as text.
-DUMP_IDB = """async () => {
-  const out = {};
-  const text = async (v) => {
-    if (v instanceof Blob) return "BLOB:" + (await v.text());
-    if (v instanceof CryptoKey) return "CRYPTOKEY:" + JSON.stringify({ e: v.extractable, a: v.algorithm, u: v.usages });
-    if (v instanceof ArrayBuffer || ArrayBuffer.isView(v)) return "BYTES:" + new TextDecoder().decode(v);
-    if (Array.isArray(v)) return "[" + (await Promise.all(v.map(text))).join(",") + "]";
-    if (v && typeof v === "object") {
-      const parts = [];
-      for (const [k, x] of Object.entries(v)) parts.push(k + ":" + (await text(x)));
-      return "{" + parts.join(",") + "}";
-    }
-    return JSON.stringify(v);
-  };
-  for (const { name } of await indexedDB.databases()) {
-    const db = await new Promise((res, rej) => {
-      const r = indexedDB.open(name);
-      r.onsuccess = () => res(r.result);
-      r.onerror = () => rej(r.error);
-    });
-    for (const store of db.objectStoreNames) {
-      const values = await new Promise((res, rej) => {
-        const r = db.transaction(store).objectStore(store).getAll();
-        r.onsuccess = () => res(r.result);
-        r.onerror = () => rej(r.error);
-      });
-      out[name + "/" + store] = await Promise.all(values.map(text));
-    }
-    db.close();
-  }
-  return out;
-}"""
 
 #: Tries to export the stored credential key (must fail: it is non-extractable).
 EXPORT_KEY = """async () => {
@@ -68,20 +35,9 @@ EXPORT_KEY = """async () => {
 }"""
 
 
-def forms(secret: str) -> list[str]:
-    """The secret in clear, URL-encoded, hex, and base64/base64url at every alignment."""
-    raw = secret.encode()
-    out = [secret, secret.lower(), raw.hex(), json.dumps(secret)[1:-1]]
-    for shift in range(3):
-        for enc in (base64.b64encode, base64.urlsafe_b64encode):
-            b64 = enc(b"\0" * shift + raw).decode()
-            out.append(b64[(shift * 4 + 2) // 3 + 2 : -4])
-    return out
-
-
 def assert_absent(secret: str, where: str, text: str) -> None:
     """Fail if ``text`` holds the secret in any form."""
-    for form in forms(secret):
+    for form in secret_forms(secret):
         assert form not in text and form.lower() not in text.lower(), f"{where} holds {form!r}"
 
 
@@ -93,15 +49,15 @@ def panel(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
     page.on("console", lambda msg: logs.append(msg.text))
     page.logs = logs  # type: ignore[attr-defined]
     yield page
-    send(page, "credential.delete", {"ref": REF})
+    envelope(page, "credential.delete", {"ref": REF})
     storage_remove(page, ["credentials.index", REF])
     page.close()
 
 
 def test_planted_secret_is_nowhere_in_clear(panel: Page) -> None:
-    out = send(panel, "credential.set", {"secret": SECRET, "ref": REF}, "plant-1")
+    out = envelope(panel, "credential.set", {"secret": SECRET, "ref": REF}, "plant-1")
     assert out == {"status": "completed", "response": {"ref": REF}}
-    assert send(panel, "credential.set", {"secret": SECRET, "ref": REF}, "plant-1") == out
+    assert envelope(panel, "credential.set", {"secret": SECRET, "ref": REF}, "plant-1") == out
     providers = {
         "connections": [
             {
@@ -114,11 +70,11 @@ def test_planted_secret_is_nowhere_in_clear(panel: Page) -> None:
         ]
     }
     assert (
-        send(panel, "settings.set", {"group": "providers", "value": providers})["status"]
+        envelope(panel, "settings.set", {"group": "providers", "value": providers})["status"]
         == "completed"
     )
-    thread = send(panel, "thread.create", {"title": "uses " + REF})["response"]["threadId"]
-    send(
+    thread = envelope(panel, "thread.create", {"title": "uses " + REF})["response"]["threadId"]
+    envelope(
         panel,
         "message.append",
         {
@@ -169,7 +125,9 @@ def test_planted_secret_is_nowhere_in_clear(panel: Page) -> None:
 
 
 def test_key_is_non_extractable_and_rotation_keeps_the_reference(panel: Page) -> None:
-    assert send(panel, "credential.set", {"secret": SECRET, "ref": REF})["status"] == "completed"
+    assert (
+        envelope(panel, "credential.set", {"secret": SECRET, "ref": REF})["status"] == "completed"
+    )
     info = run_py(
         panel,
         "import json\nfrom panelot.runtime import store\n"
@@ -191,7 +149,7 @@ def test_key_is_non_extractable_and_rotation_keeps_the_reference(panel: Page) ->
 
     before = query(panel, "credential.status", {"ref": REF})
     first = panel.evaluate("(k) => chrome.storage.local.get([k])", REF)[REF]
-    assert send(panel, "credential.rotate", {"ref": REF, "secret": ROTATED})["response"] == {
+    assert envelope(panel, "credential.rotate", {"ref": REF, "secret": ROTATED})["response"] == {
         "ref": REF
     }
     after = panel.evaluate("(k) => chrome.storage.local.get([k])", REF)[REF]

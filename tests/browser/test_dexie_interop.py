@@ -11,7 +11,6 @@ import json
 import uuid
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page
 
 from browser_harness import run_py
@@ -53,38 +52,32 @@ def _name() -> str:
     return f"interop-{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture()
-def db_name(fresh_db: str) -> str:
-    """A new database name, deleted after the test (conftest's ``fresh_db``)."""
-    return fresh_db
-
-
 def _describe(page: Page, name: str) -> dict[str, Any]:
     return run_py(page, DESCRIBE_PY.format(name=name))  # type: ignore[no-any-return]
 
 
-def test_dexie_opens_python_database_unchanged(harness_page: Page, db_name: str) -> None:
-    before = _describe(harness_page, db_name)
+def test_dexie_opens_python_database_unchanged(harness_page: Page, fresh_db: str) -> None:
+    before = _describe(harness_page, fresh_db)
     assert before["version"] == 10
-    seen = harness_page.evaluate(DEXIE_OPEN, [db_name, PANELOT_V1_STORES])
+    seen = harness_page.evaluate(DEXIE_OPEN, [fresh_db, PANELOT_V1_STORES])
     assert seen["verno"] == 1
     assert seen["nativeVersion"] == 10, "Dexie bumped the version"
     assert not [w for w in seen["warnings"] if "SchemaDiff" in w or "schema" in w.lower()]
     assert seen["stores"] == sorted(PANELOT_V1_STORES)
-    assert _describe(harness_page, db_name) == before
+    assert _describe(harness_page, fresh_db) == before
 
 
-def test_python_opens_dexie_database_unchanged(harness_page: Page, db_name: str) -> None:
-    seen = harness_page.evaluate(DEXIE_OPEN, [db_name, PANELOT_V1_STORES])
+def test_python_opens_dexie_database_unchanged(harness_page: Page, fresh_db: str) -> None:
+    seen = harness_page.evaluate(DEXIE_OPEN, [fresh_db, PANELOT_V1_STORES])
     assert seen["nativeVersion"] == 10
-    described = _describe(harness_page, db_name)
+    described = _describe(harness_page, fresh_db)
     assert described["version"] == 10
     indexes = {s["name"]: [i["name"] for i in s["indexes"]] for s in described["stores"]}
     assert indexes["nodes"] == ["[threadId+seq]", "parentId", "threadId"]
     node_store = next(s for s in described["stores"] if s["name"] == "nodes")
     seq = next(i for i in node_store["indexes"] if i["name"] == "[threadId+seq]")
     assert seq["keyPath"] == ["threadId", "seq"]
-    again = harness_page.evaluate(DEXIE_OPEN, [db_name, PANELOT_V1_STORES])
+    again = harness_page.evaluate(DEXIE_OPEN, [fresh_db, PANELOT_V1_STORES])
     assert again["nativeVersion"] == 10 and not again["warnings"]
 
 
@@ -104,14 +97,14 @@ RECORD = {
 }
 
 
-def test_records_read_identically_both_ways(harness_page: Page, db_name: str) -> None:
-    harness_page.evaluate(DEXIE_OPEN, [db_name, PANELOT_V1_STORES])
+def test_records_read_identically_both_ways(harness_page: Page, fresh_db: str) -> None:
+    harness_page.evaluate(DEXIE_OPEN, [fresh_db, PANELOT_V1_STORES])
     py_write = f"""
 import json
 from panelot.idb import Database
 from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
-db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
+db = await Database({fresh_db!r}, PANELOT_VERSIONS).open(BrowserFactory())
 await db.table("nodes").put(json.loads({json.dumps(json.dumps(RECORD))}))
 await db.table("nodes").put({{"id": "bin", "threadId": "t-1", "seq": 2, "data": b"\\x00\\x01\\xff"}})
 db.close()
@@ -133,7 +126,7 @@ json.dumps(True)
       db.close();
       return { rec, proto, parentIsNull, dataKind, data: Array.from(bin.data) };
     }""",
-        [db_name, PANELOT_V1_STORES],
+        [fresh_db, PANELOT_V1_STORES],
     )
     assert from_dexie["rec"] == RECORD
     assert from_dexie["proto"] and from_dexie["parentIsNull"]
@@ -144,7 +137,7 @@ import json
 from panelot.idb import Database
 from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
-db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
+db = await Database({fresh_db!r}, PANELOT_VERSIONS).open(BrowserFactory())
 rec = await db.table("nodes").get("from-dexie")
 binrec = await db.table("nodes").get("bin")
 db.close()
@@ -201,7 +194,7 @@ QUERIES: list[tuple[str, str]] = [
 ]
 
 
-def test_same_queries_same_rows_same_order(harness_page: Page, db_name: str) -> None:
+def test_same_queries_same_rows_same_order(harness_page: Page, fresh_db: str) -> None:
     nodes = [
         {
             "id": f"n-{t}-{i}",
@@ -219,7 +212,7 @@ import json
 from panelot.idb import Database, MIN_KEY, MAX_KEY
 from panelot.idb.browser import BrowserFactory
 from panelot.schema import PANELOT_VERSIONS
-db = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
+db = await Database({fresh_db!r}, PANELOT_VERSIONS).open(BrowserFactory())
 t = db.table("nodes")
 await t.bulk_put(json.loads({json.dumps(json.dumps(nodes))}))
 out = []
@@ -243,14 +236,14 @@ json.dumps(out)
       db.close();
       return out;
     }""",
-        [db_name, PANELOT_V1_STORES, [q[1] for q in QUERIES]],
+        [fresh_db, PANELOT_V1_STORES, [q[1] for q in QUERIES]],
     )
     for (py_expr, _), got, want in zip(QUERIES, python_rows, dexie_rows, strict=True):
         assert got == want, py_expr
     assert any(len(rows) > 5 for rows in dexie_rows)
 
 
-def test_control_dexie_detects_a_missing_index(harness_page: Page, db_name: str) -> None:
+def test_control_dexie_detects_a_missing_index(harness_page: Page, fresh_db: str) -> None:
     """The detector above can fail: a database lacking one index makes Dexie upgrade and warn."""
     stores = dict(PANELOT_V1_STORES, nodes="id, threadId, [threadId+seq]")
     run_py(
@@ -259,11 +252,11 @@ def test_control_dexie_detects_a_missing_index(harness_page: Page, db_name: str)
 import json
 from panelot.idb import Database, SchemaVersion
 from panelot.idb.browser import BrowserFactory
-db = await Database({db_name!r}, [SchemaVersion(1, json.loads({json.dumps(json.dumps(stores))}))]).open(BrowserFactory())
+db = await Database({fresh_db!r}, [SchemaVersion(1, json.loads({json.dumps(json.dumps(stores))}))]).open(BrowserFactory())
 db.close()
 json.dumps(True)
 """,
     )
-    seen = harness_page.evaluate(DEXIE_OPEN, [db_name, PANELOT_V1_STORES])
+    seen = harness_page.evaluate(DEXIE_OPEN, [fresh_db, PANELOT_V1_STORES])
     assert seen["nativeVersion"] != 10
     assert any("SchemaDiff" in w for w in seen["warnings"]), seen["warnings"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page
 
 from browser_harness import run_py
@@ -80,12 +79,6 @@ def _py(page: Page, code: str) -> Any:
     return run_py(page, PRELUDE + code)
 
 
-@pytest.fixture()
-def db_name(fresh_db: str) -> str:
-    """A new database name, deleted after the test (conftest's ``fresh_db``)."""
-    return fresh_db
-
-
 def _dexie(
     page: Page,
     name: str,
@@ -97,17 +90,17 @@ def _dexie(
 
 
 def test_python_works_on_the_database_dexie_upgraded_to_version_2(
-    harness_page: Page, db_name: str
+    harness_page: Page, fresh_db: str
 ) -> None:
-    first = _dexie(harness_page, db_name, put={"id": "t1", "title": "one", "updatedAt": 5})
+    first = _dexie(harness_page, fresh_db, put={"id": "t1", "title": "one", "updatedAt": 5})
     assert first["nativeVersion"] == 10
-    upgraded = _dexie(harness_page, db_name, V2_STORES)
+    upgraded = _dexie(harness_page, fresh_db, V2_STORES)
     assert upgraded["nativeVersion"] == 20 and "notes" in upgraded["stores"]
     assert upgraded["threads"][0]["upgradedBy"] == "dexie"
     seen = _py(
         harness_page,
         f"""
-db, warned = await dv_open({db_name!r})
+db, warned = await dv_open({fresh_db!r})
 threads = db.table("threads")
 old = await threads.get("t1")
 await threads.put(thread("t2", "two"))
@@ -134,21 +127,21 @@ json.dumps(out)
     assert seen["keys"] == ["t2", "t1"]
     assert seen["tables"] == sorted(PANELOT_V1_STORES)
     # Dexie's version 2 opens it unchanged, and its new index covers Python's write
-    again = _dexie(harness_page, db_name, V2_STORES, title="two")
+    again = _dexie(harness_page, fresh_db, V2_STORES, title="two")
     assert again["nativeVersion"] == 20
     assert not [w for w in again["warnings"] if "SchemaDiff" in w], again["warnings"]
     assert again["byTitle"] == ["t2"]
 
 
 def test_python_adds_a_declared_index_by_a_bump_and_dexie_follows(
-    harness_page: Page, db_name: str
+    harness_page: Page, fresh_db: str
 ) -> None:
-    _dexie(harness_page, db_name, put={"id": "t1", "title": "one", "updatedAt": 5})
+    _dexie(harness_page, fresh_db, put={"id": "t1", "title": "one", "updatedAt": 5})
     stores = {**PANELOT_V1_STORES, "threads": PANELOT_V1_STORES["threads"] + ", title"}
     seen = _py(
         harness_page,
         f"""
-db, warned = await dv_open({db_name!r}, [SchemaVersion(1, {stores!r})])
+db, warned = await dv_open({fresh_db!r}, [SchemaVersion(1, {stores!r})])
 out = {{"version": db.version, "warned": warned, "diff": db.describe()["schemaDiff"],
        "byTitle": await db.table("threads").where("title").equals("one").primary_keys()}}
 db.close()
@@ -160,7 +153,7 @@ json.dumps(out)
     assert seen["diff"]["added"] == ["threads.title"] and seen["diff"]["newer"] is False
     assert seen["byTitle"] == ["t1"]  # the new index covers Dexie's record
     # Dexie's version(1) opens 11 as it is (its VersionError path): no SchemaDiff, no bump
-    dexie = _dexie(harness_page, db_name, title="one")
+    dexie = _dexie(harness_page, fresh_db, title="one")
     assert dexie["nativeVersion"] == 11
     assert not [w for w in dexie["warnings"] if "SchemaDiff" in w], dexie["warnings"]
     assert dexie["byTitle"] == ["t1"]
@@ -168,7 +161,7 @@ json.dumps(out)
     plain = _py(
         harness_page,
         f"""
-db, warned = await dv_open({db_name!r})
+db, warned = await dv_open({fresh_db!r})
 out = {{"version": db.version, "diff": db.describe().get("schemaDiff")}}
 db.close()
 json.dumps(out)
@@ -179,24 +172,24 @@ json.dumps(out)
 
 
 def test_dexie_upgrade_while_python_is_open_is_not_blocked_and_python_reopens(
-    harness_page: Page, db_name: str
+    harness_page: Page, fresh_db: str
 ) -> None:
     _py(
         harness_page,
         f"""
-db, _ = await dv_open({db_name!r})
+db, _ = await dv_open({fresh_db!r})
 await db.table("threads").put(thread("t1", "one"))
-KEEP[{db_name!r}] = db
+KEEP[{fresh_db!r}] = db
 json.dumps(db.version)
 """,
     )
-    upgraded = _dexie(harness_page, db_name, V2_STORES)
+    upgraded = _dexie(harness_page, fresh_db, V2_STORES)
     assert upgraded["nativeVersion"] == 20 and not upgraded["blocked"]
     assert upgraded["threads"][0]["upgradedBy"] == "dexie"
     seen = _py(
         harness_page,
         f"""
-db = KEEP.pop({db_name!r})
+db = KEEP.pop({fresh_db!r})
 closed = db.core.versionchanged
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", SchemaDiffWarning)
@@ -215,4 +208,4 @@ json.dumps(out)
         "newer": True,
         "ids": ["t1", "t2"],
     }
-    assert _dexie(harness_page, db_name, V2_STORES, title="two")["byTitle"] == ["t2"]
+    assert _dexie(harness_page, fresh_db, V2_STORES, title="two")["byTitle"] == ["t2"]

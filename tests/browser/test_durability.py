@@ -7,7 +7,6 @@ object: what the browser will honour, not what Python meant to ask.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from playwright.sync_api import Page
 
 from browser_harness import run_py
+from panelot.testing import PageStore
 
 RECORD = """() => {
   window.__durability = [];
@@ -39,33 +39,19 @@ def recording(harness_page: Page) -> Iterator[Page]:
     harness_page.evaluate("() => window.__durabilityOff()")
 
 
-def _cmd(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": kind,
-        "clientId": "durability-test",
-        "submissionId": uuid.uuid4().hex,
-        "payload": payload,
-    }
-
-
-def _send(page: Page, kind: str, payload: dict[str, Any]) -> Any:
-    out = page.evaluate("(c) => window.panelot.send(c)", _cmd(kind, payload))
-    assert out["status"] == "completed", out
-    return out["response"]
-
-
 def _recorded(page: Page) -> list[dict[str, Any]]:
     return page.evaluate("() => window.__durability.splice(0)")  # type: ignore[no-any-return]
 
 
 def test_thread_delete_cascade_is_strict_and_others_default(recording: Page) -> None:
+    store = PageStore(recording, client_id="durability-test")
     page = recording
-    tid = _send(page, "thread.create", {"title": "strict"})["threadId"]
+    tid = store.send("thread.create", {"title": "strict"})["threadId"]
     text = {"content": [{"type": "text", "text": "hi"}]}
     _recorded(page)
-    _send(page, "message.append", {"threadId": tid, "type": "user_message", "payload": text})
+    store.send("message.append", {"threadId": tid, "type": "user_message", "payload": text})
     assert [t["durability"] for t in _recorded(page)] == ["default"]
-    _send(page, "thread.delete", {"threadId": tid})
+    store.send("thread.delete", {"threadId": tid})
     seen = _recorded(page)
     cascade = [t for t in seen if "nodes" in t["stores"] and "commandReceipts" in t["stores"]]
     assert [t["durability"] for t in cascade] == ["strict"], seen

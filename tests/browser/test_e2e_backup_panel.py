@@ -1,7 +1,7 @@
 """End-to-end tests of Settings → Back up & restore (extension/panel_backup.mjs).
 
 The real extension in Chromium, driven by clicks and the file picker. What a test asserts
-as stored is read back with IndexedDB itself (``PanelotStore.raw``), never from the DOM.
+as stored is read back with IndexedDB itself (``PageStore.raw``), never from the DOM.
 
 * "Back up everything" shows the file's size and what it holds before anything is
   downloaded; "Download" saves it as ``panelot-backup-<date>.json``; restoring that file
@@ -27,7 +27,7 @@ from playwright.sync_api import Page
 from panelot.schema import PANELOT_V1_STORES
 from panelot.testing import (
     API_KEY,
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
@@ -58,12 +58,12 @@ _WATCH_PROGRESS = """() => {
 }"""
 
 
-def stored(store: PanelotStore) -> dict[str, list[dict[str, Any]]]:
+def stored(store: PageStore) -> dict[str, list[dict[str, Any]]]:
     """Every record of :data:`TABLES`, read with IndexedDB itself, by id."""
     return {table: sorted(store.raw(table), key=lambda r: r["id"]) for table in TABLES}
 
 
-def restore_receipts(store: PanelotStore) -> dict[str, dict[str, Any]]:
+def restore_receipts(store: PageStore) -> dict[str, dict[str, Any]]:
     """The panel's ``backup.restore`` receipts, by submission id."""
     rows = store.query("receipts.list", {"clientId": "sidepanel", "limit": 500})
     return {r["submissionId"]: r for r in rows if r["commandType"] == "backup.restore"}
@@ -73,7 +73,7 @@ def plural(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def contents(rows: dict[str, int]) -> str:
+def contents_sentence(rows: dict[str, int]) -> str:
     """What the panel says ``{table: rows}`` holds (panel_backup.mjs ``contents``)."""
     parts = [plural(rows.get(table, 0), noun) for table, noun in NOUNS.items()]
     others = sum(n for t, n in rows.items() if t not in NOUNS and t != "commandReceipts")
@@ -92,7 +92,7 @@ def file_size(n: int) -> str:
     return f"{n} B" if i == 0 else f"{value:.1f} {units[i]}"
 
 
-def to_settings(page: Page) -> None:
+def to_backup_settings(page: Page) -> None:
     """Settings, from wherever the panel is."""
     if page.evaluate("() => window.panelotApp.view") != "settings":
         page.click("#nav-settings")
@@ -110,7 +110,7 @@ def back_up(page: Page, path: Path) -> str:
     Returns the summary the panel showed; checks that it gave the size before the
     download, and that the file saved is that size.
     """
-    to_settings(page)
+    to_backup_settings(page)
     exports = count(page, "export")
     page.click("#backup-export")
     page.wait_for_selector(f"#settings-backup[data-export-count='{exports + 1}']")
@@ -136,7 +136,7 @@ def back_up(page: Page, path: Path) -> str:
 
 def restore(page: Page, path: Path) -> None:
     """Choose ``path`` in the restore file picker (the confirmation may follow)."""
-    to_settings(page)
+    to_backup_settings(page)
     page.set_input_files("#backup-file", str(path))
 
 
@@ -147,7 +147,7 @@ def wait_restore(page: Page, before: int) -> str:
 
 
 def test_a_backup_restored_through_the_panel_brings_everything_back(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider, tmp_path: Path
+    panel: Page, store: PageStore, panelot_stub: StubProvider, tmp_path: Path
 ) -> None:
     page = panel
     # Two conversations made in the panel: messages, and a file attached in the composer.
@@ -169,7 +169,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
     text = path.read_text()
     rows = {t["name"]: t["rowCount"] for t in json.loads(text)["data"]["tables"]}
     assert {t: rows[t] for t in TABLES} == {t: len(before[t]) for t in TABLES}
-    counts = contents(rows)
+    counts = contents_sentence(rows)
     assert f"with {counts}, and your settings (no API keys)." in summary
     assert API_KEY not in text
 
@@ -186,13 +186,13 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
     receipts = restore_receipts(store)
 
     try:
-        to_settings(page)
+        to_backup_settings(page)
         restores = count(page, "restore")
         restore(page, path)
         page.wait_for_selector("#dialog[open][data-kind=restore]")
         assert page.inner_text("#dialog-title") == "Replace everything with this backup?"
         stored_now = page.inner_text("#restore-now")
-        assert stored_now.splitlines()[0] == contents(now), stored_now
+        assert stored_now.splitlines()[0] == contents_sentence(now), stored_now
         assert page.inner_text("#restore-backup") == counts
         assert "replaced by the backup's" in page.inner_text("#restore-settings")
         assert "API keys are never in a backup" in page.inner_text("#restore-keys-note")
@@ -246,7 +246,7 @@ def test_a_backup_restored_through_the_panel_brings_everything_back(
 
 
 def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     store.seed_thread("kept as it is", title="Kept")
@@ -254,7 +254,7 @@ def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
     receipts = len(restore_receipts(store))
     path = tmp_path / "not-a-backup.json"
     path.write_text(json.dumps({"threads": [{"title": "Kept"}], "hello": "world"}))
-    to_settings(page)
+    to_backup_settings(page)
     restores = count(page, "restore")
     restore(page, path)
     assert wait_restore(page, restores) == "refused"
@@ -264,7 +264,7 @@ def test_a_file_that_is_not_a_backup_is_refused_and_changes_nothing(
 
 
 def assert_unchanged(
-    page: Page, store: PanelotStore, said: str, detail: str, before: Any, receipts: int
+    page: Page, store: PageStore, said: str, detail: str, before: Any, receipts: int
 ) -> None:
     """The refusal's words and technical detail are shown, and nothing was stored."""
     assert page.inner_text("#backup-status .error-text") == (
@@ -277,7 +277,7 @@ def assert_unchanged(
 
 
 def test_a_damaged_backup_is_refused_after_the_confirmation_and_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     store.seed_thread("in the backup", title="Backed up")
@@ -301,7 +301,7 @@ def test_a_damaged_backup_is_refused_after_the_confirmation_and_changes_nothing(
 
 
 def test_cancelling_the_confirmation_changes_nothing(
-    panel: Page, store: PanelotStore, tmp_path: Path
+    panel: Page, store: PageStore, tmp_path: Path
 ) -> None:
     page = panel
     path = tmp_path / "backup.json"

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import Any
 
 from playwright.sync_api import Page
 
 from browser_harness import query
-from panelot.testing import new_thread
+from panelot.testing import PageStore, new_thread
 
 MIB = 1024 * 1024
 
@@ -27,22 +26,16 @@ LAGGING_ESTIMATE = """([usage, quota]) => {
 }"""
 
 
-def send(page: Page, kind: str, payload: dict[str, Any], sid: str) -> Any:
-    command = {"type": kind, "clientId": "filler", "submissionId": sid, "payload": payload}
-    out = page.evaluate("(c) => window.panelot.send(c)", command)
-    assert out["status"] == "completed", out
-    return out["response"]
-
-
 def test_cleanup_shows_what_it_freed_and_a_second_click_evicts_nothing(
     panelot_panel: Page,
 ) -> None:
     page = panelot_panel
-    filler = send(page, "thread.create", {"title": "filler"}, "filler-thread")["threadId"]
+    store = PageStore(page, client_id="filler")
+    filler = store.send("thread.create", {"title": "filler"}, "filler-thread")["threadId"]
     for i in range(10):
         data = base64.b64encode(os.urandom(MIB)).decode()
         payload = {"threadId": filler, "kind": "file", "mime": "application/octet-stream"}
-        send(page, "attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
+        store.send("attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
     new_thread(page)  # the open conversation is another one: the filler's files may go
     page.evaluate(LAGGING_ESTIMATE, [11 * MIB, 12 * MIB])  # 91.67% full, and it stays so
 

@@ -16,6 +16,7 @@ from e2e_support import shot
 from panelot.testing import (
     API_KEY,
     ExtensionContext,
+    PageStore,
     new_thread,
     open_panel,
     send_message,
@@ -346,13 +347,8 @@ _CLEAN = {
 
 
 def _import_hostile(page: Page) -> str:
-    out = page.evaluate(
-        "(data) => window.panelot.send({type: 'thread.import', clientId: 'xss',"
-        " submissionId: crypto.randomUUID(), payload: {data}})",
-        _HOSTILE_EXPORT,
-    )
-    assert out["status"] == "completed", out
-    return str(out["response"]["threadId"])
+    imported = PageStore(page, client_id="xss").send("thread.import", {"data": _HOSTILE_EXPORT})
+    return str(imported["threadId"])
 
 
 def test_hostile_content_is_inert_in_the_console(console: Page) -> None:
@@ -403,10 +399,6 @@ def test_hostile_imported_data_is_inert_in_the_panel(
         shown = panel.inner_text("#messages")
         assert HOSTILE[0] in shown and HOSTILE[1] in shown  # text, literally
         assert panel.inner_text("#view-title") == HOSTILE[0] + HOSTILE[1]
-        panel.evaluate(
-            "(id) => window.panelot.send({type: 'thread.delete', clientId: 'xss',"
-            " submissionId: crypto.randomUUID(), payload: {threadId: id}})",
-            thread_id,
-        )
+        PageStore(panel, client_id="xss").envelope("thread.delete", {"threadId": thread_id})
     finally:
         panel.close()

@@ -20,7 +20,7 @@ from browser_harness import query
 from e2e_support import tiny_png
 from panelot.testing import (
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     attach,
     edit_message,
     last_id,
@@ -57,7 +57,7 @@ def pair(panel: Page, b: Page) -> tuple[Page, Page]:
         to_list(page)
         page.eval_on_selector("#input", "(el) => { el.value = ''; }")
     for thread in query(a, "thread.list", {"archived": None}):
-        PanelotStore(a).send("thread.delete", {"threadId": thread["id"]})
+        PageStore(a).send("thread.delete", {"threadId": thread["id"]})
     for page in (a, b):
         page.wait_for_function(f"() => ({ROWS})() === 0", timeout=LIVE_MS)
     return a, b
@@ -110,7 +110,7 @@ def test_a_thread_created_renamed_and_imported_in_a_shows_in_b(pair: tuple[Page,
 
     data = query(a, "thread.export", {"threadId": created, "format": "json"})["data"]
     data["thread"]["title"] = "Imported in A"
-    imported = PanelotStore(a).send("thread.import", {"data": data})["threadId"]
+    imported = PageStore(a).send("thread.import", {"data": data})["threadId"]
     expect(b.locator(f"{row(b, imported)} .thread-title")).to_have_text(
         "Imported in A", timeout=LIVE_MS
     )
@@ -118,13 +118,13 @@ def test_a_thread_created_renamed_and_imported_in_a_shows_in_b(pair: tuple[Page,
 
 def test_unchanged_rows_keep_their_elements_in_b(pair: tuple[Page, Page]) -> None:
     a, b = pair
-    changed = PanelotStore(a).send("thread.create", {"title": "To be renamed"})["threadId"]
-    kept = PanelotStore(a).send("thread.create", {"title": "Left alone"})["threadId"]
+    changed = PageStore(a).send("thread.create", {"title": "To be renamed"})["threadId"]
+    kept = PageStore(a).send("thread.create", {"title": "Left alone"})["threadId"]
     expect(b.locator(row(b, changed))).to_have_count(1, timeout=LIVE_MS)
     expect(b.locator(row(b, kept))).to_have_count(1, timeout=LIVE_MS)
     mark(b, row(b, kept), "kept")
     mark(b, row(b, changed), "changed")
-    PanelotStore(a).send(
+    PageStore(a).send(
         "thread.update",
         {"threadId": changed, "patch": {"title": "Renamed meanwhile", "pinned": True}},
     )
@@ -139,7 +139,7 @@ def test_unchanged_rows_keep_their_elements_in_b(pair: tuple[Page, Page]) -> Non
     )
     assert order == [changed, kept]
 
-    PanelotStore(a).send("thread.delete", {"threadId": changed})
+    PageStore(a).send("thread.delete", {"threadId": changed})
     expect(b.locator(row(b, changed))).to_have_count(0, timeout=LIVE_MS)
     assert marked(b, row(b, kept)) == "kept"
 
@@ -211,9 +211,9 @@ def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
 
 def test_bs_scroll_position_survives_an_append_in_a(pair: tuple[Page, Page]) -> None:
     a, b = pair
-    thread_id = PanelotStore(a).send("thread.create", {"title": "Long one"})["threadId"]
+    thread_id = PageStore(a).send("thread.create", {"title": "Long one"})["threadId"]
     for i in range(12):
-        PanelotStore(a).send("message.append", {
+        PageStore(a).send("message.append", {
             "threadId": thread_id, "type": "user_message",
             "payload": {"content": [{"type": "text", "text": f"line {i}\n" * 6}]},
         })  # fmt: skip
@@ -221,7 +221,7 @@ def test_bs_scroll_position_survives_an_append_in_a(pair: tuple[Page, Page]) -> 
     b.eval_on_selector("#messages", "(el) => { el.scrollTop = 40; }")
     top = b.eval_on_selector("#messages", "(el) => el.scrollTop")
     assert top > 0
-    appended = PanelotStore(a).send("message.append", {
+    appended = PageStore(a).send("message.append", {
         "threadId": thread_id, "type": "user_message",
         "payload": {"content": [{"type": "text", "text": "one more"}]},
     })["nodeId"]  # fmt: skip
@@ -233,8 +233,8 @@ def test_switching_threads_stops_the_old_threads_live_queries(
     pair: tuple[Page, Page],
 ) -> None:
     a, b = pair
-    one = PanelotStore(a).send("thread.create", {"title": "One"})["threadId"]
-    two = PanelotStore(a).send("thread.create", {"title": "Two"})["threadId"]
+    one = PageStore(a).send("thread.create", {"title": "One"})["threadId"]
+    two = PageStore(a).send("thread.create", {"title": "Two"})["threadId"]
     count = LIVE_COUNT
     open_thread(b, one)
     watching = b.evaluate(count)
@@ -283,7 +283,7 @@ def test_a_message_sent_into_a_thread_deleted_elsewhere_is_refused_and_kept(
     # B sends before it hears of the delete: its live view is paused to hold that window
     # open (otherwise the view closes first, well within a second).
     b.evaluate("() => window.panelotApp.chat.watching.stop()")
-    PanelotStore(a).send("thread.delete", {"threadId": thread_id})
+    PageStore(a).send("thread.delete", {"threadId": thread_id})
     b.fill("#input", "this cannot be stored")
     b.press("#input", "Enter")
     expect(b.locator("#toast")).to_contain_text("deleted in another window", timeout=LIVE_MS)
@@ -309,7 +309,7 @@ def test_bs_storage_figures_follow_an_attachment_sent_in_a(pair: tuple[Page, Pag
     a.press("#input", "Enter")
     wait_reply(a, before)
     expect(b.locator("#attachment-usage")).to_contain_text("Attachments: 1 file,", timeout=LIVE_MS)
-    PanelotStore(a).send("thread.delete", {"threadId": thread_id})
+    PageStore(a).send("thread.delete", {"threadId": thread_id})
     expect(b.locator("#attachment-usage")).to_contain_text("Attachments: 0 files,", timeout=LIVE_MS)
     to_list(b)  # leaving Settings stops its live queries
     assert b.evaluate(LIVE_COUNT) == watching

@@ -27,7 +27,7 @@ from playwright.sync_api import Page, Request
 from e2e_support import open_module_page, shot
 from panelot.testing import (
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
     last_id,
     new_thread,
@@ -75,7 +75,7 @@ def loads(requests: list[str], origin: str) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def rich(panel: Page, store: PanelotStore) -> Page:
+def rich(panel: Page, store: PageStore) -> Page:
     """The panel showing a conversation whose reply is RICH_REPLY."""
     thread_id = store.send("thread.create", {"title": "Rich"})["threadId"]
     store.seed_turn(thread_id, "show me", RICH_REPLY)
@@ -161,7 +161,7 @@ def test_code_blocks_get_a_label_a_copy_button_and_highlighting(
             "foreign": [],
         }
 
-        store = PanelotStore(page)
+        store = PageStore(page)
         thread_id = store.send("thread.create", {"title": "Code"})["threadId"]
         store.seed_turn(thread_id, "code please", CODE_REPLY)
         open_thread(page, thread_id)
@@ -247,7 +247,7 @@ def test_without_the_libraries_replies_show_as_plain_text(
 ) -> None:
     page = open_panel_without(panelot_module_context, "marked.esm.js")
     try:
-        store = PanelotStore(page)
+        store = PageStore(page)
         thread_id = store.send("thread.create", {"title": "Plain"})["threadId"]
         store.seed_turn(thread_id, "no libraries", RICH_REPLY)
         open_thread(page, thread_id)
@@ -263,7 +263,7 @@ def test_without_highlight_js_code_blocks_show_plain(
 ) -> None:
     page = open_panel_without(panelot_module_context, "highlight.min.js")
     try:
-        store = PanelotStore(page)
+        store = PageStore(page)
         thread_id = store.send("thread.create", {"title": "No highlighting"})["threadId"]
         store.seed_turn(thread_id, "code, no highlighting", CODE_REPLY)
         with page.expect_console_message(lambda m: "highlight.js did not load" in m.text):

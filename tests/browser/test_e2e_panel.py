@@ -17,15 +17,16 @@ import pytest
 from playwright.sync_api import Page
 
 from browser_harness import TargetRuntime, open_real_side_panel, query
-from e2e_support import shot, tiny_png
+from e2e_support import confirm, shot, tiny_png
 from panelot.testing import (
     API_KEY,
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
     edit_message,
+    error_class,
     last_id,
     new_thread,
     open_panel,
@@ -42,15 +43,8 @@ def panelot_stub() -> Iterator[StubProvider]:
         yield server
 
 
-def texts(page: Page, selector: str) -> list[str]:
+def inner_texts(page: Page, selector: str) -> list[str]:
     return [t.strip() for t in page.locator(selector).all_inner_texts()]
-
-
-def confirm(page: Page) -> None:
-    """Press OK in the panel's confirmation dialog."""
-    page.wait_for_selector("#dialog[open]")
-    page.click("#dialog-ok")
-    page.wait_for_selector("#dialog:not([open])", state="attached")
 
 
 # ---- boot ------------------------------------------------------------------------------
@@ -63,7 +57,7 @@ def test_boot_shows_each_stage_then_the_app(panelot_module_context: ExtensionCon
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_selector("#stages li.active")
     assert page.is_visible("#boot")
-    assert texts(page, "#stages li") == [
+    assert inner_texts(page, "#stages li") == [
         "Loading Python runtime",
         "Installing packages",
         "Opening database",
@@ -144,7 +138,7 @@ def test_without_provider_the_composer_says_what_to_configure(
 
 
 def test_send_streams_then_stores_one_assistant_node(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -186,7 +180,7 @@ def test_send_streams_then_stores_one_assistant_node(
     )
     assert reply["model"] == "stub-model" and reply["connectionId"] == "default"
     assert reply["usage"]["inputTokens"] > 0 and reply["usage"]["outputTokens"] > 0
-    assert texts(page, ".msg.assistant .msg-body") == [reply["content"][0]["text"]]
+    assert inner_texts(page, ".msg.assistant .msg-body") == [reply["content"][0]["text"]]
     assert len(store.raw_nodes(thread_id)) == 2
     # The first message titles the thread.
     assert query(page, "thread.get", {"threadId": thread_id})["title"] == (
@@ -196,7 +190,7 @@ def test_send_streams_then_stores_one_assistant_node(
 
 def test_stop_keeps_the_streamed_text_as_one_stopped_reply(
     panel: Page,
-    store: PanelotStore,
+    store: PageStore,
     panelot_stub: StubProvider,
     panelot_module_context: ExtensionContext,
 ) -> None:
@@ -254,7 +248,7 @@ def test_stop_keeps_the_streamed_text_as_one_stopped_reply(
 
 
 def test_stop_before_any_text_saves_nothing_and_says_so_calmly(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     configure_provider(page, panelot_stub.url("stall"))  # headers, then nothing
@@ -275,7 +269,7 @@ def test_stop_before_any_text_saves_nothing_and_says_so_calmly(
 
 
 def test_a_stream_that_breaks_off_keeps_its_text_marked_cut_off_and_retry_works(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -345,7 +339,7 @@ def test_a_reply_streaming_turns_regenerate_off_without_redrawing_the_messages(
 
 
 def test_a_failing_provider_shows_the_error_and_retry_writes_nothing(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -367,7 +361,7 @@ def branch_of(page: Page, index: int, kind: str) -> str:
     return page.locator(f".msg.{kind}").nth(index).locator(".branch-pos").inner_text()
 
 
-def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStore) -> None:
+def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = new_thread(page)
     send_message(page, "First question")
@@ -376,7 +370,7 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStor
 
     # Edit & resend: a new sibling of the user message, with its own reply.
     edit_message(page, "Edited question")
-    assert texts(page, ".msg.user .msg-body") == ["Edited question"]
+    assert inner_texts(page, ".msg.user .msg-body") == ["Edited question"]
     assert branch_of(page, 0, "user") == "2/2"
     edited_user = page.locator(".msg.user").first.get_attribute("data-node-id")
     sibs = query(page, "thread.siblings", {"nodeId": edited_user})
@@ -405,7 +399,7 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStor
     # And the user branch: 1/2 is the original question with its original reply.
     page.locator(".msg.user").first.locator("[data-action=prev]").click()
     page.wait_for_selector(".msg.user .branch-pos >> text=1/2")
-    assert texts(page, ".msg.user .msg-body") == ["First question"]
+    assert inner_texts(page, ".msg.user .msg-body") == ["First question"]
     assert query(page, "thread.get", {"threadId": thread_id})["leafId"] == first_reply
     page.locator(".msg.user").first.locator("[data-action=next]").click()
     page.wait_for_selector(".msg.user .branch-pos >> text=2/2")
@@ -420,7 +414,7 @@ def test_edit_regenerate_and_the_branch_selector(panel: Page, store: PanelotStor
 
 
 def test_delete_message_is_a_tombstone_and_thread_delete_cascades(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -434,7 +428,7 @@ def test_delete_message_is_a_tombstone_and_thread_delete_cascades(
     page.wait_for_function(
         "(id) => !document.querySelector(`[data-node-id='${id}']`)", arg=victim_id
     )
-    assert texts(page, ".msg.user .msg-body") == ["one", "two"]
+    assert inner_texts(page, ".msg.user .msg-body") == ["one", "two"]
     stored = {n["id"]: n for n in store.raw_nodes(thread_id)}
     assert len(stored) == 4 and stored[victim_id]["payload"]["deleted"] is True
     assert victim_id not in [
@@ -450,11 +444,8 @@ def test_delete_message_is_a_tombstone_and_thread_delete_cascades(
     page.wait_for_selector("#view-threads:not([hidden])")
     assert page.locator(f"[data-thread-id='{thread_id}']").count() == 0
     assert len(store.raw_nodes(thread_id)) == 0
-    error = page.evaluate(
-        "(id) => window.panelot.query('thread.get', {threadId: id}).then(() => null, e => e.name)",
-        thread_id,
-    )
-    assert error == "NotFoundError"
+    with pytest.raises(error_class("NotFoundError")):
+        store.query("thread.get", {"threadId": thread_id})
 
 
 # ---- thread list -------------------------------------------------------------------------
@@ -525,7 +516,7 @@ def test_thread_list_search_filters_pin_archive(panel: Page) -> None:
 
 
 def test_attach_an_image_and_see_it_in_the_message(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -561,7 +552,7 @@ def test_attach_an_image_and_see_it_in_the_message(
 # ---- export / import -----------------------------------------------------------------------
 
 
-def test_export_then_import(panel: Page, store: PanelotStore, tmp_path: Any) -> None:
+def test_export_then_import(panel: Page, store: PageStore, tmp_path: Any) -> None:
     page = panel
     thread_id = new_thread(page)
     send_message(page, "Export me please")
@@ -643,7 +634,7 @@ def test_html_and_script_payloads_render_inert(panel: Page) -> None:
       })"""
     )
     assert inert == {"scripts": 0, "imgs": 0, "svgs": 0, "iframes": 0, "jsLinks": 0, "handlers": 0}
-    user_texts = texts(page, ".msg.user .msg-body")
+    user_texts = inner_texts(page, ".msg.user .msg-body")
     assert user_texts[: len(PAYLOADS)] == PAYLOADS  # shown literally
     assert page.inner_text("#view-title") == title
     assert "onerror" in page.inner_text(".file-chip")

@@ -38,8 +38,9 @@ from browser_harness import (
 from e2e_support import shot, tiny_png
 from panelot.testing import (
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
+    error_class,
     new_thread,
     open_thread,
     send_message,
@@ -83,7 +84,7 @@ def wait_toast(page: Page, text: str) -> None:
 def wipe(page: Page) -> None:
     """Delete every thread (and so every attachment), close the chat, show the list."""
     for thread in query(page, "thread.list", {"archived": None}):
-        PanelotStore(page).send("thread.delete", {"threadId": thread["id"]})
+        PageStore(page).send("thread.delete", {"threadId": thread["id"]})
     page.evaluate("() => window.panelotApp.chat.close()")
     to_list(page)
     page.evaluate("() => window.panelotApp.refreshThreads()")
@@ -102,7 +103,7 @@ def sidepanel_receipts(page: Page, kind: str) -> list[dict[str, Any]]:
     return [r for r in reversed(rows) if r["commandType"] == kind]
 
 
-def attachment_bytes(page: Page, attachment_id: str) -> tuple[dict[str, Any], bytes]:
+def get_attachment(page: Page, attachment_id: str) -> tuple[dict[str, Any], bytes]:
     """``attachment.get``: the metadata and the decoded bytes."""
     got = query(page, "attachment.get", {"attachmentId": attachment_id})
     return got, base64.b64decode(got["dataBase64"])
@@ -202,9 +203,9 @@ def test_boot_failure_shows_the_error_and_retry_boots_the_app(
     assert page.is_visible("#app") and page.is_visible("#thread-list")
     assert page.is_visible("#nav-new")
     # The store works: a thread made now is listed.
-    thread_id = PanelotStore(page).send("thread.create", {"title": "after retry"})["threadId"]
+    thread_id = PageStore(page).send("thread.create", {"title": "after retry"})["threadId"]
     assert thread_id in [t["id"] for t in query(page, "thread.list", {})]
-    PanelotStore(page).send("thread.delete", {"threadId": thread_id})
+    PageStore(page).send("thread.delete", {"threadId": thread_id})
     page.close()
 
 
@@ -236,7 +237,7 @@ PASTE = """({bytes, text}) => {
 
 
 def test_drop_and_paste_attach_images_stored_byte_for_byte(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -288,7 +289,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(
         ("image", "pasted-image.png", "image/png"),
     ]
     for block, expected in zip(content[1:], (dropped, pasted), strict=True):
-        meta, data = attachment_bytes(page, block["attachmentId"])
+        meta, data = get_attachment(page, block["attachmentId"])
         assert data == expected
         assert (meta["kind"], meta["mime"], meta["size"]) == ("image", "image/png", len(expected))
         assert meta["threadId"] == thread_id
@@ -309,7 +310,7 @@ def test_drop_and_paste_attach_images_stored_byte_for_byte(
 
 
 def test_copy_puts_the_exact_message_text_on_the_clipboard(
-    panel: Page, store: PanelotStore, panelot_module_context: ExtensionContext
+    panel: Page, store: PageStore, panelot_module_context: ExtensionContext
 ) -> None:
     context = panelot_module_context.context
     # Chromium refuses a grant for the extension's (opaque) origin; a context-wide one
@@ -356,7 +357,7 @@ def test_copy_puts_the_exact_message_text_on_the_clipboard(
 # ---- legacy import and clean-up --------------------------------------------------------
 
 
-def test_legacy_import_button_imports_once(panel: Page, store: PanelotStore) -> None:
+def test_legacy_import_button_imports_once(panel: Page, store: PageStore) -> None:
     page = panel
     wipe(page)
     page.evaluate("(keys) => chrome.storage.local.remove(keys)", KEYS)
@@ -427,7 +428,7 @@ MISSING = "image (not available: it was not in the imported data)"
 
 
 def test_legacy_import_says_which_images_it_could_not_bring_over(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     """Images the old data did not hold are counted in the status line and shown as such.
 
@@ -467,7 +468,7 @@ def test_legacy_import_says_which_images_it_could_not_bring_over(
 
 
 def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     wipe(page)
@@ -503,12 +504,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
         left = {a["id"] for a in query(page, "attachment.list", {})["attachments"]}
         assert left == {ids["d"], ids["c"]}
         for key in "ab":
-            error = page.evaluate(
-                "(id) => window.panelot.query('attachment.get', {attachmentId: id})"
-                ".then(() => null, e => e.name)",
-                ids[key],
-            )
-            assert error == "NotFoundError"
+            with pytest.raises(error_class("NotFoundError")):
+                store.query("attachment.get", {"attachmentId": ids[key]})
         blocks = [
             n["payload"]["content"][1]
             for n in store.query("thread.snapshot", {"threadId": old_id})["nodes"]
@@ -517,8 +514,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
             (ids["a"], True),
             (ids["b"], True),
         ]
-        assert attachment_bytes(page, ids["d"])[1] == images["d"]
-        assert attachment_bytes(page, ids["c"])[1] == images["c"]
+        assert get_attachment(page, ids["d"])[1] == images["d"]
+        assert get_attachment(page, ids["c"])[1] == images["c"]
         [receipt] = sidepanel_receipts(page, "attachment.evict")
         assert receipt["response"]["evicted"] == 2
         # The old thread shows placeholders where its images were.
@@ -535,10 +532,8 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
             'import json\nfrom panelot.faults import FAULTS\nFAULTS.arm("attachment.evict.between")'
             "\njson.dumps(1)",
         )
-        failed = page.evaluate(
-            """(active) => window.panelot.send({type: "attachment.evict", clientId: "e2e-more",
-                 submissionId: crypto.randomUUID(), payload: {budget: 0, activeThreadId: active}})""",
-            open_id,
+        failed = PageStore(page, client_id="e2e-more").envelope(
+            "attachment.evict", {"budget": 0, "activeThreadId": open_id}
         )
         assert failed["status"] == "failed" and failed["error"]["name"] == "InjectedFault"
         marked = run_py(
@@ -576,7 +571,7 @@ def test_cleanup_button_evicts_down_to_the_budget_and_finishes_leftovers(
 
 
 def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
-    panel: Page, store: PanelotStore, tmp_path: Any
+    panel: Page, store: PageStore, tmp_path: Any
 ) -> None:
     page = panel
     wipe(page)
@@ -645,7 +640,7 @@ def test_summarize_old_messages_asks_first_and_the_thread_shows_its_summary(
         "page_text",
         "retention:summary",
     )
-    assert "the old question" in attachment_bytes(page, kept["id"])[1].decode()
+    assert "the old question" in get_attachment(page, kept["id"])[1].decode()
 
     # The list (live) no longer shows it among the active ones; among the archived ones
     # it says "summarized", not its old turn count.
@@ -697,7 +692,7 @@ def summary(el: Locator) -> str:
     return " ".join((el.locator("summary").text_content() or "").split())
 
 
-def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore) -> None:
+def test_tool_calls_and_results_render_as_text(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = store.send("thread.create", {"title": "Tools " + XSS})["threadId"]
     store.seed_turn(thread_id, "use a tool")
@@ -707,7 +702,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
         ("call-2", XSS, {"q": XSS}),
     ]
     for item, tool, args in calls:
-        PanelotStore(page).send(
+        PageStore(page).send(
             "message.append",
             {
                 "threadId": thread_id,
@@ -715,7 +710,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
                 "payload": {"itemId": item, "toolName": tool, "params": args, "level": "builtin"},
             },
         )
-    PanelotStore(page).send(
+    PageStore(page).send(
         "message.append",
         {
             "threadId": thread_id,
@@ -727,7 +722,7 @@ def test_tool_calls_and_results_render_as_text(panel: Page, store: PanelotStore)
             },
         },
     )
-    PanelotStore(page).send(
+    PageStore(page).send(
         "message.append",
         {
             "threadId": thread_id,

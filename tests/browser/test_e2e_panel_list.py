@@ -24,7 +24,7 @@ from typing import Any
 from playwright.sync_api import FilePayload, Page
 
 from panelot.testing import (
-    PanelotStore,
+    PageStore,
     new_thread,
     open_thread,
     send_message,
@@ -37,12 +37,12 @@ from panelot.testing.store import DB_NAME
 ROW = "#thread-list [data-thread-id='{}']"
 
 
-def archive_all(store: PanelotStore) -> None:
+def archive_all(store: PageStore) -> None:
     for thread in store.query("thread.list", {"archived": False}):
         store.send("thread.update", {"threadId": thread["id"], "patch": {"archived": True}})
 
 
-def unarchive_all(store: PanelotStore) -> None:
+def unarchive_all(store: PageStore) -> None:
     for thread in store.query("thread.list", {"archived": True}):
         store.send("thread.update", {"threadId": thread["id"], "patch": {"archived": False}})
 
@@ -53,7 +53,7 @@ def show_active(page: Page) -> None:
     page.select_option("#filter-archived", "active")
 
 
-def test_the_list_counts_the_turns_the_branch_shows(panel: Page, store: PanelotStore) -> None:
+def test_the_list_counts_the_turns_the_branch_shows(panel: Page, store: PageStore) -> None:
     page = panel
     show_active(page)
     thread_id = new_thread(page)
@@ -111,7 +111,7 @@ _STRIP_SHOWN = """async ([dbName, id]) => {
 
 
 def test_a_thread_without_shown_gets_its_count_after_the_panel_opens(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     show_active(page)
@@ -130,7 +130,7 @@ def test_a_thread_without_shown_gets_its_count_after_the_panel_opens(
     assert store.query("thread.get", {"threadId": seeded.thread_id})["shown"] == shown
 
 
-def seed_long(store: PanelotStore, count: int) -> str:
+def seed_long(store: PageStore, count: int) -> str:
     """A thread of ``count`` alternating user and assistant messages, appended."""
     tid = str(store.send("thread.create", {"title": f"{count} messages"})["threadId"])
     for i in range(count // 2):
@@ -138,7 +138,7 @@ def seed_long(store: PanelotStore, count: int) -> str:
     return tid
 
 
-def test_the_header_counts_every_message_of_a_long_branch(panel: Page, store: PanelotStore) -> None:
+def test_the_header_counts_every_message_of_a_long_branch(panel: Page, store: PageStore) -> None:
     page = panel
     tid = seed_long(store, 120)
     open_thread(page, tid)
@@ -148,9 +148,7 @@ def test_the_header_counts_every_message_of_a_long_branch(panel: Page, store: Pa
     )
 
 
-def test_every_conversation_archived_says_so_and_shows_them(
-    panel: Page, store: PanelotStore
-) -> None:
+def test_every_conversation_archived_says_so_and_shows_them(panel: Page, store: PageStore) -> None:
     page = panel
     show_active(page)
     kept = store.seed_thread("Kept for later", title="Archived one").thread_id
@@ -177,7 +175,7 @@ def test_every_conversation_archived_says_so_and_shows_them(
         show_active(page)
 
 
-def test_the_thread_menu_closes_with_escape(panel: Page, store: PanelotStore) -> None:
+def test_the_thread_menu_closes_with_escape(panel: Page, store: PageStore) -> None:
     page = panel
     tid = store.seed_thread("Menu", title="Menu").thread_id
     open_thread(page, tid)
@@ -188,7 +186,7 @@ def test_the_thread_menu_closes_with_escape(panel: Page, store: PanelotStore) ->
     assert page.evaluate("() => document.activeElement?.closest('#chat-menu') !== null")
 
 
-def test_a_title_uses_the_row_full_width(panel: Page, store: PanelotStore) -> None:
+def test_a_title_uses_the_row_full_width(panel: Page, store: PageStore) -> None:
     page = panel
     show_active(page)
     title = "A long title that does not fit in one line of the side panel at all " * 2
@@ -211,9 +209,7 @@ def test_a_title_uses_the_row_full_width(panel: Page, store: PanelotStore) -> No
     assert box["titleRight"] >= box["rowRight"] - box["pad"] - 1, box
 
 
-def test_the_usage_line_is_not_cut_beside_the_version_arrows(
-    panel: Page, store: PanelotStore
-) -> None:
+def test_the_usage_line_is_not_cut_beside_the_version_arrows(panel: Page, store: PageStore) -> None:
     page = panel
     tid = str(store.send("thread.create", {"title": "Usage"})["threadId"])
     user = store.send(
@@ -259,7 +255,7 @@ _TOAST_AND_CHIPS = """(text) => {
 }"""
 
 
-def test_a_toast_does_not_cover_the_attachment_chips(panel: Page, store: PanelotStore) -> None:
+def test_a_toast_does_not_cover_the_attachment_chips(panel: Page, store: PageStore) -> None:
     page = panel
     tid = store.seed_thread("Chips", title="Chips").thread_id
     open_thread(page, tid)

@@ -26,7 +26,7 @@ from browser_harness import READY_TIMEOUT_MS, query
 from e2e_support import shot, tiny_png
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.testing import (
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     last_id,
@@ -37,18 +37,7 @@ from panelot.testing import (
 )
 
 
-def command(page: Page, kind: str, payload: dict[str, Any]) -> Any:
-    """Run a bus command through ``panelot.send``; return its response (it must complete)."""
-    envelope = page.evaluate(
-        """([type, payload]) => window.panelot.send({
-             type, clientId: "e2e-test", submissionId: crypto.randomUUID(), payload})""",
-        [kind, payload],
-    )
-    assert envelope["status"] == "completed", envelope
-    return envelope["response"]
-
-
-def to_settings(page: Page) -> None:
+def to_retention_settings(page: Page) -> None:
     """Open Settings and wait until the retention control has read the setting."""
     page.click("#nav-settings")
     page.wait_for_selector("#retention-auto-box[data-state=loaded]")
@@ -76,7 +65,7 @@ def reload(page: Page) -> None:
 
 
 def test_a_seen_image_goes_as_a_figure_placeholder_in_the_next_request(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -248,12 +237,12 @@ def test_the_history_budget_sends_only_the_newest_turns(
 
 
 def test_the_retention_setting_is_saved_shown_again_and_switched_off(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     page = panel
     store.send("settings.reset", {"group": "retention"})
     try:
-        to_settings(page)
+        to_retention_settings(page)
         assert not page.is_checked("#retention-auto")
         assert page.is_disabled("#retention-auto-days")
         assert page.inner_text("#retention-auto-status").startswith("Off")
@@ -281,7 +270,7 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(
         shot(page, "panel-retention-setting")
 
         reload(page)
-        to_settings(page)
+        to_retention_settings(page)
         assert page.is_checked("#retention-auto")
         assert page.input_value("#retention-auto-days") == "30"
         assert "30 days" in page.inner_text("#retention-auto-status")
@@ -295,7 +284,7 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(
         assert query(page, "settings.get", {"group": "retention"})["value"].get("days") is None
 
         reload(page)
-        to_settings(page)
+        to_retention_settings(page)
         assert not page.is_checked("#retention-auto")
         assert page.inner_text("#retention-auto-status").startswith("Off")
     finally:
@@ -308,14 +297,13 @@ def test_the_retention_setting_is_saved_shown_again_and_switched_off(
 MARKER = "<img src=x onerror=\"window.__xss='details'\"> needle-7f3a"
 
 
-def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotStore) -> None:
+def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = new_thread(page)
     details = {"marker": MARKER, "rows": [{"i": i, "text": "x" * 60} for i in range(600)]}
     size = len(json.dumps(details, separators=(",", ":")).encode())
     assert size > 32 * 1024
-    user = command(
-        page,
+    user = store.send(
         "message.append",
         {
             "threadId": thread_id,
@@ -323,8 +311,7 @@ def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotS
             "payload": {"content": [{"type": "text", "text": "Read the page"}]},
         },
     )
-    command(
-        page,
+    store.send(
         "message.append",
         {
             "threadId": thread_id,
@@ -338,8 +325,7 @@ def test_tool_result_details_load_on_demand_as_text(panel: Page, store: PanelotS
             },
         },
     )
-    result = command(
-        page,
+    result = store.send(
         "message.append",
         {
             "threadId": thread_id,

@@ -27,7 +27,7 @@ from browser_harness import query
 from e2e_support import shot, wait_query
 from panelot.testing import (
     API_KEY,
-    PanelotStore,
+    PageStore,
     StubProvider,
     configure_provider,
     new_thread,
@@ -44,7 +44,7 @@ def to_list(page: Page) -> None:
     page.evaluate("() => window.panelotApp.refreshThreads()")
 
 
-def to_settings(page: Page) -> None:
+def to_provider_settings(page: Page) -> None:
     """Settings, freshly drawn (the form shows the saved provider)."""
     to_list(page)
     page.click("#nav-settings")
@@ -106,7 +106,7 @@ def test_enter_in_a_dialog_field_saves_and_escape_or_cancel_do_not(panel: Page) 
 def test_settings_says_the_provider_is_saved_not_that_it_works(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    to_settings(panel)
+    to_provider_settings(panel)
     shown = panel.inner_text("#provider-status")
     assert shown == (
         f"Saved: stub-model at {panelot_stub.base_url} (API key stored). Not tested yet: Test connection"
@@ -120,12 +120,12 @@ def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again
 ) -> None:
     # A restored backup holds no keys, and another window may remove one: the connection
     # still names its credential, which is gone. "API key stored" would be untrue.
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     providers = store.query("settings.get", {"group": "providers"})["value"]
     ref = next(c for c in providers["connections"] if c["id"] == "default")["credentialRef"]
     assert store.query("credential.status", {"ref": ref})["exists"] is True
     store.send("credential.delete", {"ref": ref})
-    to_settings(panel)
+    to_provider_settings(panel)
     panel.wait_for_function(
         "() => document.querySelector('#provider-status').textContent.includes('API key missing')"
     )
@@ -140,7 +140,7 @@ def test_settings_says_a_missing_key_is_missing_and_saving_a_key_stores_it_again
     to_list(panel)
     configure_provider(panel, panelot_stub.base_url)
     assert store.query("credential.status", {"ref": ref})["exists"] is True
-    to_settings(panel)
+    to_provider_settings(panel)
     before = len(panelot_stub.requests)
     press_test(panel)
     assert (
@@ -154,7 +154,7 @@ def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
 ) -> None:
     # As after restoring a backup into a fresh profile: the connection names a key that
     # is not stored. Sending must not store the message nor ask the provider.
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     forget_key(store)
     thread_id = new_thread(panel)
     requests = len(panelot_stub.requests)
@@ -193,7 +193,7 @@ def test_sending_without_the_stored_key_names_the_connection_and_keeps_the_text(
 def test_regenerating_or_editing_without_the_stored_key_asks_nothing(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    store = PanelotStore(panel, client_id="e2e-settings")
+    store = PageStore(panel, client_id="e2e-settings")
     thread = store.seed_thread("Seeded question", title="seeded for the missing key")
     forget_key(store)
     to_list(panel)
@@ -222,7 +222,7 @@ def test_regenerating_or_editing_without_the_stored_key_asks_nothing(
     configure_provider(panel, panelot_stub.base_url)  # the key again, for the next tests
 
 
-def forget_key(store: PanelotStore) -> None:
+def forget_key(store: PageStore) -> None:
     """Delete the default connection's stored key, as a restore into a fresh profile does.
 
     A test that failed before saving the key again may have left it deleted already.
@@ -251,7 +251,7 @@ def status_text(page: Page) -> str:
 def test_connection_test_against_the_stub_uses_the_stored_key(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    to_settings(panel)
+    to_provider_settings(panel)
     before = len(panelot_stub.requests)
     press_test(panel)
     assert (
@@ -272,7 +272,7 @@ def test_connection_test_reports_an_unreachable_provider(
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    to_settings(panel)
+    to_provider_settings(panel)
     panel.fill("#provider-base-url", f"http://127.0.0.1:{port}/v1")
     press_test(panel)
     assert status_text(panel) == (
@@ -287,7 +287,7 @@ def test_connection_test_reports_an_unreachable_provider(
 def test_an_http_error_shows_the_status_the_providers_words_and_details_on_a_click(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    to_settings(panel)
+    to_provider_settings(panel)
     panel.fill("#provider-base-url", panelot_stub.url("status-401"))
     panel.fill("#provider-key", "sk-wrong-key")
     before = len(panelot_stub.requests)
@@ -310,7 +310,7 @@ def test_an_http_error_shows_the_status_the_providers_words_and_details_on_a_cli
 def test_a_provider_that_never_answers_times_out_and_is_aborted(
     panel: Page, panelot_stub: StubProvider
 ) -> None:
-    to_settings(panel)
+    to_provider_settings(panel)
     panel.evaluate(
         "async () => { (await import('/panel_provider.mjs')).TIMEOUTS.connectionTestMs = 1500; }"
     )

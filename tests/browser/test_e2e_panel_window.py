@@ -11,13 +11,14 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from panelot.testing import PanelotStore, send_message, wait_thread_shown
+from e2e_support import show_thread
+from panelot.testing import PageStore, send_message
 
 PAGE = 50
 MSGS = "() => document.querySelectorAll('#messages .msg[data-node-id]').length"
 
 
-def seed(store: PanelotStore, count: int) -> str:
+def seed(store: PageStore, count: int) -> str:
     """A thread of ``count`` alternating user and assistant messages, by import."""
     tid = store.send("thread.create", {"title": "seed"})["threadId"]
     store.send("message.append", {
@@ -43,11 +44,6 @@ def seed(store: PanelotStore, count: int) -> str:
     return str(out["threadId"])
 
 
-def open_thread(page: Page, thread_id: str) -> None:
-    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
-    wait_thread_shown(page, thread_id)
-
-
 def shown_ids(page: Page) -> list[str]:
     return page.evaluate(  # type: ignore[no-any-return]
         "() => [...document.querySelectorAll('#messages .msg[data-node-id]')]"
@@ -70,12 +66,12 @@ def scroll_to_top(page: Page, expected: int) -> None:
 
 
 def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     tid = seed(store, 130)
     full = [n["id"] for n in store.query("thread.snapshot", {"threadId": tid})["nodes"]]
     assert len(full) == 130
-    open_thread(panel, tid)
+    show_thread(panel, tid)
     ids = shown_ids(panel)
     assert ids == full[-PAGE:]
     assert panel.is_visible("#messages > .earlier")
@@ -97,10 +93,10 @@ def test_a_long_thread_shows_its_last_page_and_loads_earlier_ones_on_scroll(
 
 
 def test_a_turn_on_a_long_thread_renders_its_reply_in_the_window(
-    panel: Page, store: PanelotStore
+    panel: Page, store: PageStore
 ) -> None:
     tid = seed(store, 300)
-    open_thread(panel, tid)
+    show_thread(panel, tid)
     send_message(panel, "one more question")
     ids = shown_ids(panel)
     assert len(ids) == PAGE

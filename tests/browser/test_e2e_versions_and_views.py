@@ -18,10 +18,10 @@ import pytest
 from playwright.sync_api import Page
 
 from browser_harness import query
-from e2e_support import tiny_png
+from e2e_support import confirm, tiny_png
 from panelot.testing import (
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
@@ -48,12 +48,6 @@ def second(panelot_module_context: ExtensionContext) -> Iterator[Page]:
     page.close()
 
 
-def confirm(page: Page) -> None:
-    page.wait_for_selector("#dialog[open]")
-    page.click("#dialog-ok")
-    page.wait_for_selector("#dialog:not([open])", state="attached")
-
-
 def shown(page: Page) -> list[tuple[str, str]]:
     """The messages on screen: (node id, version position or "")."""
     rows = page.evaluate(
@@ -64,7 +58,7 @@ def shown(page: Page) -> list[tuple[str, str]]:
 
 
 def stored_replies(page: Page, thread_id: str) -> list[dict[str, Any]]:
-    return [n for n in PanelotStore(page).raw_nodes(thread_id) if n["type"] == "assistant_message"]
+    return [n for n in PageStore(page).raw_nodes(thread_id) if n["type"] == "assistant_message"]
 
 
 def wait_stored_reply(page: Page, thread_id: str, before: int) -> None:
@@ -145,7 +139,7 @@ def test_a_follow_up_goes_under_the_branch_its_panel_shows(
     second.press("#input", "Enter")
 
     def follow_up() -> dict[str, Any] | None:
-        nodes = PanelotStore(second).raw_nodes(thread_id)
+        nodes = PageStore(second).raw_nodes(thread_id)
         follow = next((n for n in nodes if n["type"] == "user_message"
                        and n["payload"]["content"][0]["text"] == "Follow-up from B"), None)  # fmt: skip
         replied = follow and any(n["parentId"] == follow["id"] for n in nodes)
@@ -169,10 +163,8 @@ def test_the_auto_title_keeps_a_rename_made_in_another_panel(panel: Page, second
     thread_id = new_thread(panel)
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "New chat"
     open_thread(second, thread_id)
-    second.evaluate(
-        """(id) => window.panelot.send({type: 'thread.update', clientId: 'b',
-             submissionId: crypto.randomUUID(), payload: {threadId: id, patch: {title: 'Named in B'}}})""",
-        thread_id,
+    PageStore(second, client_id="b").envelope(
+        "thread.update", {"threadId": thread_id, "patch": {"title": "Named in B"}}
     )
     assert query(panel, "thread.get", {"threadId": thread_id})["title"] == "Named in B"
     send_message(panel, "my very first words")  # panel A still holds the placeholder title
@@ -280,7 +272,7 @@ def test_a_reload_reopens_the_last_conversation(
     page.close()
 
 
-def test_an_image_only_message_has_no_empty_text_bubble(panel: Page, store: PanelotStore) -> None:
+def test_an_image_only_message_has_no_empty_text_bubble(panel: Page, store: PageStore) -> None:
     page = panel
     thread_id = new_thread(page)
     attach(page, "dot.png", tiny_png(), "image/png")
@@ -313,7 +305,7 @@ def test_the_list_header_stays_after_a_rename_from_the_list(panel: Page) -> None
 
 
 def test_an_attached_text_file_reaches_the_model_as_its_text(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     thread_id = new_thread(page)
@@ -331,7 +323,7 @@ def test_an_attached_text_file_reaches_the_model_as_its_text(
 
 
 def test_a_provider_that_never_answers_ends_with_a_message_and_retry(
-    panel: Page, store: PanelotStore, panelot_stub: StubProvider
+    panel: Page, store: PageStore, panelot_stub: StubProvider
 ) -> None:
     page = panel
     configure_provider(page, panelot_stub.url("never"))
@@ -377,7 +369,7 @@ def test_a_bundle_with_one_bad_thread_imports_nothing(panel: Page, tmp_path: Any
 HOUR_MS = 3_600_000
 
 
-def _dated_export(store: PanelotStore, title: str, age_ms: int) -> dict[str, Any]:
+def _dated_export(store: PageStore, title: str, age_ms: int) -> dict[str, Any]:
     """A thread export as made elsewhere ``age_ms`` ago: its record and nodes dated then."""
     seeded = store.seed_thread(f"question for {title}", title=title)
     data: dict[str, Any] = store.query("thread.export", {"threadId": seeded.thread_id})["data"]
@@ -391,7 +383,7 @@ def _dated_export(store: PanelotStore, title: str, age_ms: int) -> dict[str, Any
 
 
 def test_an_imported_bundle_lists_as_it_was_exported(
-    panel: Page, store: PanelotStore, tmp_path: Any
+    panel: Page, store: PageStore, tmp_path: Any
 ) -> None:
     """Settings -> Import of a bundle keeps each thread's time: the list order and "ago"."""
     page = panel

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page
-from test_settings_extension import open_page, send, storage_remove, storage_set
 
 from behavior.legacy.browsa_fixture import (
     DATED_KEYS,
@@ -26,6 +25,7 @@ from behavior.legacy.browsa_fixture import (
     storage,
 )
 from browser_harness import query, run_py, wait_ready
+from extension_pages import envelope, open_page, storage_remove, storage_set
 from panelot.legacy.convert import parse_data_url
 from panelot.legacy.importer import NAMESPACE
 
@@ -66,7 +66,7 @@ def clean(page: Page) -> None:
     existing = {t["id"] for t in query(page, "thread.list", {"archived": None})}
     for tid in [*THREAD_IDS, *DATED_IDS.values()]:
         if tid in existing:
-            assert send(page, "thread.delete", {"threadId": tid})["status"] == "completed"
+            assert envelope(page, "thread.delete", {"threadId": tid})["status"] == "completed"
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def panel(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
 
 
 def test_import_legacy_and_split_sessions_with_images_and_pages(panel: Page) -> None:
-    out = send(panel, "legacy.import", {}, "browsa-import-1")
+    out = envelope(panel, "legacy.import", {}, "browsa-import-1")
     assert out["status"] == "completed", out
     r = out["response"]
     assert (r["threads"], r["sessions"], r["migrated"], r["images"], r["pageContexts"]) == (
@@ -132,8 +132,8 @@ def test_import_legacy_and_split_sessions_with_images_and_pages(panel: Page) -> 
     assert now["activeProvider"] == "hermes"
 
     # twice imports once: the receipt replays; a new submission skips every thread
-    assert send(panel, "legacy.import", {}, "browsa-import-1") == out
-    again = send(panel, "legacy.import", {}, "browsa-import-2")["response"]
+    assert envelope(panel, "legacy.import", {}, "browsa-import-1") == out
+    again = envelope(panel, "legacy.import", {}, "browsa-import-2")["response"]
     assert (again["threads"], again["skippedThreads"], again["migrated"]) == (0, 3, 0)
     assert get_keys(panel, KEYS) == now
 
@@ -144,8 +144,7 @@ def test_migration_killed_between_writes_completes_on_rerun(panel: Page) -> None
         panel,
         'import json\nfrom panelot.faults import FAULTS\nFAULTS.arm("legacy.migrate.index")\njson.dumps(1)',
     )
-    command = {"type": "legacy.import", "clientId": "test", "submissionId": "killed", "payload": {}}
-    failed = panel.evaluate("(c) => window.panelot.send(c)", command)
+    failed = envelope(panel, "legacy.import", {}, "killed")
     assert failed["status"] == "failed" and failed["error"]["name"] == "InjectedFault"
     half = get_keys(panel, KEYS)
     assert half["session_s-legacy"] == source["savedSessions"][0]  # the body was written ...
@@ -154,7 +153,7 @@ def test_migration_killed_between_writes_completes_on_rerun(panel: Page) -> None
 
     panel.reload()  # the page dies; a new one boots
     wait_ready(panel)
-    done = panel.evaluate("(c) => window.panelot.send(c)", command)
+    done = envelope(panel, "legacy.import", {}, "killed")
     assert done["status"] == "completed" and done["response"]["threads"] == 3
     assert done["response"]["migrated"] == 1
     now = get_keys(panel, KEYS)
@@ -180,7 +179,7 @@ def test_sessions_keep_their_dates_and_wrapped_base64_images_their_bytes(
 ) -> None:
     """Through real chrome.storage.local: dates, list order, and images in every form."""
     started = dated_panel.evaluate("() => Date.now()")
-    out = send(dated_panel, "legacy.import", {}, f"browsa-dated-{uuid.uuid4()}")
+    out = envelope(dated_panel, "legacy.import", {}, f"browsa-dated-{uuid.uuid4()}")
     assert out["status"] == "completed", out
     r = out["response"]
     assert (r["threads"], r["images"], r["imagesWithoutBytes"], r["externalImages"]) == (

@@ -234,7 +234,7 @@ def py_seed_and_watch_t(page: Page, name: str) -> None:
 
 
 @pytest.fixture()
-def db_name(behavior_page: Page) -> Iterator[str]:
+def live_db_name(behavior_page: Page) -> Iterator[str]:
     """A fresh database name; afterwards every connection to it is closed and it is deleted.
 
     The page is the harness page with tests/behavior importable (the prelude imports
@@ -254,14 +254,14 @@ def db_name(behavior_page: Page) -> Iterator[str]:
 
 
 @pytest.fixture()
-def second_page(harness_page: Page, web_server: str, db_name: str) -> Iterator[Page]:
+def second_page(harness_page: Page, web_server: str, live_db_name: str) -> Iterator[Page]:
     """A blank page of the harness page's origin, in its browser context (no Pyodide)."""
     page = harness_page.context.new_page()
     url = f"{web_server}live-dexie-blank.html"
     page.route(url, lambda route: route.fulfill(content_type="text/html", body="<!doctype html>"))
     page.goto(url)
     yield page
-    dexie(page, "close", db_name)
+    dexie(page, "close", live_db_name)
     page.close()
 
 
@@ -292,35 +292,35 @@ SUPPRESS_BC = """() => {
 
 
 def test_python_write_wakes_dexie_live_query_in_the_same_page(
-    harness_page: Page, db_name: str
+    harness_page: Page, live_db_name: str
 ) -> None:
     """The CustomEvent alone carries it: this page's BroadcastChannel posts are dropped."""
-    py_put(harness_page, db_name, node("t-1", T, 1), node("u-1", U, 1))
-    dexie_watch(harness_page, db_name, "T", T, ["t-1"])
+    py_put(harness_page, live_db_name, node("t-1", T, 1), node("u-1", U, 1))
+    dexie_watch(harness_page, live_db_name, "T", T, ["t-1"])
     harness_page.evaluate(SUPPRESS_BC)
     try:
-        py_put(harness_page, db_name, node("t-new", T, 2))
-        wait_emitted(harness_page, db_name, "T", ["t-1", "t-new"])
+        py_put(harness_page, live_db_name, node("t-new", T, 2))
+        wait_emitted(harness_page, live_db_name, "T", ["t-1", "t-new"])
         events = harness_page.evaluate("() => globalThis.__events")
         suppressed = harness_page.evaluate("() => globalThis.__suppressed")
     finally:
         harness_page.evaluate("() => globalThis.__unsuppress()")
-    assert any(db_name in e and '"t-new"' in e for e in events), events
-    assert any(db_name in m and '"t-new"' in m for m in suppressed), "Python never posted"
-    assert dexie(harness_page, "watches", db_name)["T"]["errors"] == []
+    assert any(live_db_name in e and '"t-new"' in e for e in events), events
+    assert any(live_db_name in m and '"t-new"' in m for m in suppressed), "Python never posted"
+    assert dexie(harness_page, "watches", live_db_name)["T"]["errors"] == []
 
 
 def test_python_write_wakes_dexie_live_query_in_a_second_page(
-    harness_page: Page, second_page: Page, db_name: str
+    harness_page: Page, second_page: Page, live_db_name: str
 ) -> None:
     """The BroadcastChannel carries it to another page of the same origin."""
-    py_put(harness_page, db_name, node("t-1", T, 1))
-    dexie_watch(second_page, db_name, "T", T, ["t-1"])
-    py_put(harness_page, db_name, node("t-new", T, 2))
-    wait_emitted(second_page, db_name, "T", ["t-1", "t-new"])
-    py_put(harness_page, db_name, node("t-newer", T, 3), node("u-1", U, 1))
-    wait_emitted(second_page, db_name, "T", ["t-1", "t-new", "t-newer"])
-    assert dexie(second_page, "watches", db_name)["T"]["errors"] == []
+    py_put(harness_page, live_db_name, node("t-1", T, 1))
+    dexie_watch(second_page, live_db_name, "T", T, ["t-1"])
+    py_put(harness_page, live_db_name, node("t-new", T, 2))
+    wait_emitted(second_page, live_db_name, "T", ["t-1", "t-new"])
+    py_put(harness_page, live_db_name, node("t-newer", T, 3), node("u-1", U, 1))
+    wait_emitted(second_page, live_db_name, "T", ["t-1", "t-new", "t-newer"])
+    assert dexie(second_page, "watches", live_db_name)["T"]["errors"] == []
 
 
 # -- 2. Dexie's writes wake a Python live query -------------------------------------------
@@ -328,21 +328,27 @@ def test_python_write_wakes_dexie_live_query_in_a_second_page(
 
 @WHERE
 def test_dexie_put_bulk_put_and_delete_wake_a_python_live_query(
-    harness_page: Page, second_page: Page, db_name: str, where: str
+    harness_page: Page, second_page: Page, live_db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
-    py_seed_and_watch_t(harness_page, db_name)
-    dexie(page, "put", db_name, node("t-put", T, 2))
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-put"])
-    dexie(page, "bulkPut", db_name, [node("t-bulk-a", T, 3), node("t-bulk-b", T, 4)])
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-put", "t-bulk-a", "t-bulk-b"])
-    dexie(page, "delete", db_name, "t-put")
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-bulk-a", "t-bulk-b"])
+    py_seed_and_watch_t(harness_page, live_db_name)
+    dexie(page, "put", live_db_name, node("t-put", T, 2))
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-put"])
+    dexie(page, "bulkPut", live_db_name, [node("t-bulk-a", T, 3), node("t-bulk-b", T, 4)])
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-put", "t-bulk-a", "t-bulk-b"])
+    dexie(page, "delete", live_db_name, "t-put")
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-bulk-a", "t-bulk-b"])
     # An update in place (same key, same thread, new payload) is a change too.
-    py(harness_page, f"await ld_watch({db_name!r}, 'texts', {T!r}, texts=True)\njson.dumps(True)")
-    dexie(page, "put", db_name, {**node("t-1", T, 1), "payload": {"text": "edited"}})
+    py(
+        harness_page,
+        f"await ld_watch({live_db_name!r}, 'texts', {T!r}, texts=True)\njson.dumps(True)",
+    )
+    dexie(page, "put", live_db_name, {**node("t-1", T, 1), "payload": {"text": "edited"}})
     py_wait_result(
-        harness_page, db_name, "texts", ["t-1=edited", "t-bulk-a=t-bulk-a", "t-bulk-b=t-bulk-b"]
+        harness_page,
+        live_db_name,
+        "texts",
+        ["t-1=edited", "t-bulk-a=t-bulk-a", "t-bulk-b=t-bulk-b"],
     )
 
 
@@ -350,24 +356,24 @@ def test_dexie_put_bulk_put_and_delete_wake_a_python_live_query(
 
 
 def test_aborted_python_transaction_publishes_nothing(
-    harness_page: Page, second_page: Page, db_name: str
+    harness_page: Page, second_page: Page, live_db_name: str
 ) -> None:
     aborted = f"aborted-{uuid.uuid4().hex[:8]}"
     second_page.evaluate(RAW_LISTEN)
-    py_put(harness_page, db_name, node("t-1", T, 1))
+    py_put(harness_page, live_db_name, node("t-1", T, 1))
     # The listener hears this database's writes (and the seed's message is out of the way).
     second_page.wait_for_function(
         "(name) => globalThis.__raw.some((m) => m.includes(name) && m.includes('\"t-1\"'))",
-        arg=db_name,
+        arg=live_db_name,
         timeout=WAIT_MS,
     )
     second_page.evaluate("() => { globalThis.__raw = []; }")
-    dexie_watch(harness_page, db_name, "T", T, ["t-1"])
-    runs = dexie_runs(harness_page, db_name, "T")
+    dexie_watch(harness_page, live_db_name, "T", T, ["t-1"])
+    runs = dexie_runs(harness_page, live_db_name, "T")
     outcome = py(
         harness_page,
         f"""
-st = await ld_open({db_name!r})
+st = await ld_open({live_db_name!r})
 db = st["db"]
 published = db.feed.published
 async def body(tx):
@@ -383,16 +389,16 @@ json.dumps({{"raised": raised, "published": db.feed.published - published,
             "stored": await db.table("nodes").get({aborted!r})}})
 """,
     )
-    assert dexie_runs(harness_page, db_name, "T") == runs, "Dexie's liveQuery re-ran"
+    assert dexie_runs(harness_page, live_db_name, "T") == runs, "Dexie's liveQuery re-ran"
     raw = second_page.evaluate("() => globalThis.__raw")
-    assert [m for m in raw if db_name in m] == [], raw
+    assert [m for m in raw if live_db_name in m] == [], raw
     assert outcome == {"raised": "RuntimeError", "published": 0, "stored": None}
     # A following successful write is received, by both.
-    py_put(harness_page, db_name, node("t-ok", T, 3))
-    wait_emitted(harness_page, db_name, "T", ["t-1", "t-ok"])
+    py_put(harness_page, live_db_name, node("t-ok", T, 3))
+    wait_emitted(harness_page, live_db_name, "T", ["t-1", "t-ok"])
     second_page.wait_for_function(
         "(name) => globalThis.__raw.some((m) => m.includes(name) && m.includes('\"t-ok\"'))",
-        arg=db_name,
+        arg=live_db_name,
         timeout=WAIT_MS,
     )
     raw = second_page.evaluate("() => globalThis.__raw")
@@ -405,41 +411,41 @@ json.dumps({{"raised": raised, "published": db.feed.published - published,
 
 @WHERE
 def test_dexie_write_to_another_thread_does_not_rerun_python_live_query(
-    harness_page: Page, second_page: Page, db_name: str, where: str
+    harness_page: Page, second_page: Page, live_db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
-    py_seed_and_watch_t(harness_page, db_name)
-    py_watch(harness_page, db_name, "U", U)
-    runs = py_runs(harness_page, db_name, "T")
-    dexie(page, "put", db_name, node("u-new", U, 2))
+    py_seed_and_watch_t(harness_page, live_db_name)
+    py_watch(harness_page, live_db_name, "U", U)
+    runs = py_runs(harness_page, live_db_name, "T")
+    dexie(page, "put", live_db_name, node("u-new", U, 2))
     # Proof the message arrived: the live query on U, on the same feed, saw it.
-    py_wait_result(harness_page, db_name, "U", ["u-1", "u-new"])
+    py_wait_result(harness_page, live_db_name, "U", ["u-1", "u-new"])
     py(harness_page, f"await asyncio.sleep({QUIET_S})\njson.dumps(True)")
-    assert py_runs(harness_page, db_name, "T") == runs, "the query on T re-ran"
-    assert py(harness_page, f"json.dumps(ld_last({db_name!r}, 'T'))") == ["t-1"]
+    assert py_runs(harness_page, live_db_name, "T") == runs, "the query on T re-ran"
+    assert py(harness_page, f"json.dumps(ld_last({live_db_name!r}, 'T'))") == ["t-1"]
     # The control: a Dexie write on T does re-run it.
-    dexie(page, "put", db_name, node("t-new", T, 2))
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-new"])
+    dexie(page, "put", live_db_name, node("t-new", T, 2))
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-new"])
 
 
 @WHERE
 def test_python_write_to_another_thread_does_not_wake_dexie_live_query(
-    harness_page: Page, second_page: Page, db_name: str, where: str
+    harness_page: Page, second_page: Page, live_db_name: str, where: str
 ) -> None:
     page = pages(harness_page, second_page, where)
     # Seeded by Dexie in its own page: no message of Python's is in flight to it.
-    dexie(page, "bulkPut", db_name, [node("t-1", T, 1), node("u-1", U, 1)])
-    dexie_watch(page, db_name, "T", T, ["t-1"])
-    dexie_watch(page, db_name, "U", U, ["u-1"])
-    runs = dexie_runs(page, db_name, "T")
-    py_put(harness_page, db_name, node("u-new", U, 2))
+    dexie(page, "bulkPut", live_db_name, [node("t-1", T, 1), node("u-1", U, 1)])
+    dexie_watch(page, live_db_name, "T", T, ["t-1"])
+    dexie_watch(page, live_db_name, "U", U, ["u-1"])
+    runs = dexie_runs(page, live_db_name, "T")
+    py_put(harness_page, live_db_name, node("u-new", U, 2))
     # Proof the set arrived: Dexie's liveQuery on U, in the same page, saw it.
-    wait_emitted(page, db_name, "U", ["u-1", "u-new"])
+    wait_emitted(page, live_db_name, "U", ["u-1", "u-new"])
     page.wait_for_timeout(QUIET_S * 1000)
-    assert dexie_runs(page, db_name, "T") == runs, "Dexie's liveQuery on T re-ran"
+    assert dexie_runs(page, live_db_name, "T") == runs, "Dexie's liveQuery on T re-ran"
     # The control: a Python write on T does wake it.
-    py_put(harness_page, db_name, node("t-new", T, 2))
-    wait_emitted(page, db_name, "T", ["t-1", "t-new"])
+    py_put(harness_page, live_db_name, node("t-new", T, 2))
+    wait_emitted(page, live_db_name, "T", ["t-1", "t-new"])
 
 
 # -- 5. malformed messages on the real BroadcastChannel are ignored -----------------------
@@ -463,7 +469,7 @@ POST_JUNK = """(name) => {
 
 
 def test_malformed_broadcast_messages_are_ignored(
-    harness_page: Page, second_page: Page, db_name: str
+    harness_page: Page, second_page: Page, live_db_name: str
 ) -> None:
     page_errors: list[str] = []
 
@@ -471,15 +477,15 @@ def test_malformed_broadcast_messages_are_ignored(
         page_errors.append(str(exc))
 
     harness_page.on("pageerror", on_error)
-    py_put(harness_page, db_name, node("t-1", T, 1))
-    py_watch(harness_page, db_name, "T", T)
-    assert py(harness_page, f"json.dumps(LD[{db_name!r}]['db'].feed.ignored)") == 0
-    posted = second_page.evaluate(POST_JUNK, db_name)
+    py_put(harness_page, live_db_name, node("t-1", T, 1))
+    py_watch(harness_page, live_db_name, "T", T)
+    assert py(harness_page, f"json.dumps(LD[{live_db_name!r}]['db'].feed.ignored)") == 0
+    posted = second_page.evaluate(POST_JUNK, live_db_name)
     assert posted == 6
     ignored = py(
         harness_page,
         f"""
-feed = LD[{db_name!r}]["db"].feed
+feed = LD[{live_db_name!r}]["db"].feed
 await until(lambda: feed.ignored >= {posted}, WAIT_S, "the junk counted")
 await asyncio.sleep({QUIET_S})  # a miscount (one message counted twice) shows by now
 json.dumps(feed.ignored)
@@ -487,8 +493,8 @@ json.dumps(feed.ignored)
     )
     assert ignored == posted
     # Still live: a real write from the second page (the same BroadcastChannel) lands.
-    dexie(second_page, "put", db_name, node("t-after", T, 2))
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-after"])
+    dexie(second_page, "put", live_db_name, node("t-after", T, 2))
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-after"])
     harness_page.remove_listener("pageerror", on_error)
     assert page_errors == []
 
@@ -502,17 +508,17 @@ COUNT = """() => {
 
 
 def test_live_queries_and_connections_leave_nothing_behind(
-    harness_page: Page, db_name: str
+    harness_page: Page, live_db_name: str
 ) -> None:
-    py_put(harness_page, db_name, node("t-1", T, 1))
-    py_watch(harness_page, db_name, "T", T)  # stays open: the baseline has one listener
+    py_put(harness_page, live_db_name, node("t-1", T, 1))
+    py_watch(harness_page, live_db_name, "T", T)  # stays open: the baseline has one listener
     module = "window.panelot.py._module"
     harness_page.evaluate(f"() => {module}.enable_pyproxy_allocation_tracing()")
     try:
         state = f"""
 from panelot.idb.browser.channel import BrowserChannel
 gc.collect()
-json.dumps({{"listeners": LD[{db_name!r}]["db"].feed.listeners,
+json.dumps({{"listeners": LD[{live_db_name!r}]["db"].feed.listeners,
             "channels": len(BrowserChannel._realm)}})
 """
         before_py = py(harness_page, state)
@@ -520,7 +526,7 @@ json.dumps({{"listeners": LD[{db_name!r}]["db"].feed.listeners,
         done = py(
             harness_page,
             f"""
-db = LD[{db_name!r}]["db"]
+db = LD[{live_db_name!r}]["db"]
 body = ld_thread_ids({T!r})
 for i in range(50):
     live = db.live_query(body)
@@ -528,7 +534,7 @@ for i in range(50):
     assert first == ["t-1"], first
     live.close()
 for i in range(20):
-    other = await Database({db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
+    other = await Database({live_db_name!r}, PANELOT_VERSIONS).open(BrowserFactory())
     await other.table("nodes").put(ld_node(f"c-{{i}}", "thread-C", i))
     other.close()
 json.dumps(True)
@@ -543,5 +549,5 @@ json.dumps(True)
     assert after["pyproxies"] == before["pyproxies"], (before, after)
     assert after["jsrefs"] <= before["jsrefs"] + 5, (before, after)
     # The connection left open still works.
-    py_put(harness_page, db_name, node("t-2", T, 2))
-    py_wait_result(harness_page, db_name, "T", ["t-1", "t-2"])
+    py_put(harness_page, live_db_name, node("t-2", T, 2))
+    py_wait_result(harness_page, live_db_name, "T", ["t-1", "t-2"])

@@ -9,9 +9,7 @@ a title and tag holding one cross ``panelot.send``/``panelot.query`` unchanged.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hypothesis import given
@@ -19,6 +17,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import BrowserContext
 
 from browser_harness import run_py, wait_ready
+from loops import run_async
 from panelot.console import Rows, render_tree
 from panelot.settings import MemoryStorageBackend
 from panelot.surrogates import (
@@ -65,8 +64,7 @@ def test_memory_backend_stores_u_fffd_as_chrome_does() -> None:
         await backend.set({"k\ud800": "v\udc00w", "plain": {"a": "\ud800", "😀": "ok"}})
         return await backend.get(["k\ud800", "k\ufffd", "plain"]), backend.dump()
 
-    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may own this thread's loop
-        got, stored = pool.submit(asyncio.run, run()).result()
+    got, stored = run_async(run())  # Playwright's sync API may own this thread's loop
     assert got == {"k\ufffd": "v\ufffdw", "plain": {"a": "\ufffd", "😀": "ok"}}
     assert set(stored) == {"k\ufffd", "plain"}
 

@@ -1,10 +1,10 @@
 """The example of docs/testing.md: written only against panelot.testing's fixtures."""
 
-from panelot.testing import PanelotStore, StubProvider, new_thread, send_message
+from panelot.testing import PageStore, StubProvider, new_thread, send_message
 
 
 def test_a_message_sent_in_the_composer_is_stored(
-    panelot_store: PanelotStore, panelot_provider: StubProvider
+    panelot_store: PageStore, panelot_provider: StubProvider
 ) -> None:
     thread_id = new_thread(panelot_store.page)
     send_message(panelot_store.page, "hello from pytest")

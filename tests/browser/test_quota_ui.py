@@ -14,21 +14,20 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
-from test_attachments_browser import MIB, own_browser  # noqa: F401 - the shared fixture
 
 from browser_harness import DIST_EXTENSION, READY_TIMEOUT_MS, query, require_dist, serve_directory
 from panelot.testing import (
-    PanelotStore,
+    PageStore,
     StubProvider,
     attach,
     configure_provider,
     new_thread,
     wait_reply,
 )
+from quota_support import MIB, own_browser  # noqa: F401 - the shared fixture
 
 QUOTA = 16 * MIB
 
@@ -59,19 +58,14 @@ def small_panel(own_browser: Browser, panel_files: str) -> Iterator[Page]:  # no
     context.close()
 
 
-def send(page: Page, kind: str, payload: dict[str, Any], sid: str) -> Any:
-    command = {"type": kind, "clientId": "filler", "submissionId": sid, "payload": payload}
-    return page.evaluate("(c) => window.panelot.send(c)", command)
-
-
 def fill_storage(page: Page) -> int:
     """Put 1 MiB attachments in another thread until the quota refuses one; return how many."""
-    filler = send(page, "thread.create", {"title": "filler"}, "filler-thread")
-    tid = filler["response"]["threadId"]
+    store = PageStore(page, client_id="filler")
+    tid = store.send("thread.create", {"title": "filler"}, "filler-thread")["threadId"]
     for i in range(QUOTA // MIB + 2):
         data = base64.b64encode(os.urandom(MIB)).decode()
         payload = {"threadId": tid, "kind": "file", "mime": "application/octet-stream"}
-        out = send(page, "attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
+        out = store.envelope("attachment.put", {**payload, "dataBase64": data}, f"fill-{i}")
         if out["status"] == "failed":
             assert out["error"]["name"] == "QuotaExceededError", out
             return i
@@ -97,7 +91,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     assert shown.startswith("Could not save your message.") and "Storage is full" in shown
     assert page.is_visible("#chat-retry")
     # nothing half-written: no message, no attachment in this thread, no receipt
-    assert PanelotStore(page).raw_nodes(thread_id) == []
+    assert PageStore(page).raw_nodes(thread_id) == []
     assert query(page, "attachment.list", {"threadId": thread_id})["attachments"] == []
     assert query(page, "attachment.usage")["count"] == stored
     assert len(query(page, "receipts.list", {"limit": 200})) == receipts_before
@@ -118,7 +112,7 @@ def test_quota_error_reaches_the_panel_and_retry_after_clean_up_succeeds(
     page.click("#chat-retry")
     wait_reply(page, None)
     assert page.is_hidden("#chat-error")
-    nodes = PanelotStore(page).raw_nodes(thread_id)
+    nodes = PageStore(page).raw_nodes(thread_id)
     assert [n["type"] for n in nodes] == ["user_message", "assistant_message"]
     blocks = nodes[0]["payload"]["content"]
     assert blocks[0] == {"type": "text", "text": "keep this message"}

@@ -18,20 +18,18 @@ Each test has a profile of its own.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from playwright.sync_api import BrowserContext, Page, Worker
+from playwright.sync_api import BrowserContext, Worker
 
-from browser_harness import run_py
+from e2e_support import show_thread
 from panelot.testing import Launcher, open_panel, wait_ready, wait_thread_shown
 from panelot.testing.panel import CHROMIUM_ARGS
+from retention_support import archived, make_thread, run_retention, set_retention
 
-DAY_MS = 24 * 3600 * 1000
 TIMEOUT_MS = 60_000
 OPEN_LOCK = "panelot-open:"
 REOPEN_KEY = "panelot.reopenThreadId"
@@ -63,35 +61,6 @@ def extension_id(worker: Worker) -> str:
     return worker.url.split("/")[2]
 
 
-def send(page: Page, kind: str, payload: dict[str, Any]) -> Any:
-    command = {"type": kind, "clientId": "test", "submissionId": f"s-{time.monotonic_ns()}"}
-    out = page.evaluate("(c) => window.panelot.send(c)", {**command, "payload": payload})
-    assert out["status"] == "completed", out
-    return out["response"]
-
-
-def old_thread(page: Page, title: str, age_days: int = 60) -> str:
-    """A thread with one message, its ``updatedAt`` moved ``age_days`` into the past."""
-    tid = str(send(page, "thread.create", {"title": title})["threadId"])
-    message = {"content": [{"type": "text", "text": f"hello from {title}"}]}
-    send(page, "message.append", {"threadId": tid, "type": "user_message", "payload": message})
-    run_py(
-        page,
-        f"""
-import json, time
-from panelot.runtime import store
-old = int(time.time() * 1000) - {age_days} * {DAY_MS}
-await store().db.table("threads").update({json.dumps(tid)}, {{"updatedAt": old}})
-json.dumps(old)
-""",
-    )
-    return tid
-
-
-def set_retention(page: Page, days: int | None) -> None:
-    send(page, "settings.set", {"group": "retention", "value": {"days": days}})
-
-
 def open_locks(worker: Worker) -> set[str]:
     """The threads whose open-thread lock some context holds, as the worker sees them."""
     names = worker.evaluate(
@@ -115,29 +84,17 @@ def stored_reopen(worker: Worker) -> str | None:
     return got.get(REOPEN_KEY)
 
 
-def show(page: Page, thread_id: str) -> None:
-    """Open ``thread_id`` in ``page`` and wait until it is shown."""
-    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
-    wait_thread_shown(page, thread_id)
-
-
-def run_retention(worker: Worker) -> dict[str, Any]:
-    return dict(worker.evaluate("() => self.panelotRunRetention()"))
-
-
-def archived(page: Page) -> set[str]:
-    rows = page.evaluate("() => window.panelot.query('thread.list', {archived: null})")
-    return {r["id"] for r in rows if r["archived"]}
-
-
 def test_two_panels_on_two_old_threads_are_both_spared(panelot_launcher: Launcher) -> None:
     with panelot_launcher.launch("panelot-presence-two-") as ext:
         worker = ext.context.service_workers[0]
         a = ext.open_panel()
         b = ext.open_panel()
-        x, y, z = (old_thread(a, name) for name in ("shown in A", "shown in B", "shown nowhere"))
-        show(a, x)
-        show(b, y)
+        x, y, z = (
+            make_thread(a, name, age_days=60)
+            for name in ("shown in A", "shown in B", "shown nowhere")
+        )
+        show_thread(a, x)
+        show_thread(b, y)
         wait_locks(worker, {x, y})
         set_retention(a, 30)
         result = run_retention(worker)
@@ -155,9 +112,9 @@ def test_the_thread_a_panel_reopens_is_spared_after_a_browser_restart(
     with tempfile.TemporaryDirectory(prefix="panelot-presence-restart-") as profile:
         with profile_launch(panelot_launcher, profile) as (context, worker):
             page = open_panel(context, extension_id(worker))
-            reopen = old_thread(page, "Reopened after the restart")
-            other = old_thread(page, "Not reopened")
-            show(page, reopen)
+            reopen = make_thread(page, "Reopened after the restart", age_days=60)
+            other = make_thread(page, "Not reopened", age_days=60)
+            show_thread(page, reopen)
             deadline = time.monotonic() + 30
             while stored_reopen(worker) != reopen and time.monotonic() < deadline:
                 time.sleep(0.05)  # the panel's chrome.storage.local write lands
@@ -189,11 +146,11 @@ def test_a_page_that_goes_away_or_moves_on_releases_its_entry(
         worker = ext.context.service_workers[0]
         a = ext.open_panel()
         b = ext.open_panel()
-        x, y, w = (old_thread(a, name) for name in ("A's", "B's", "A's next"))
-        show(a, x)
-        show(b, y)
+        x, y, w = (make_thread(a, name, age_days=60) for name in ("A's", "B's", "A's next"))
+        show_thread(a, x)
+        show_thread(b, y)
         wait_locks(worker, {x, y})
-        show(a, w)  # A shows another thread: its lock moves
+        show_thread(a, w)  # A shows another thread: its lock moves
         wait_locks(worker, {w, y})
         a.close()  # A goes away: its lock goes with it
         wait_locks(worker, {y})

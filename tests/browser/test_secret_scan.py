@@ -25,27 +25,24 @@ import urllib.parse
 from typing import Any
 
 from playwright.sync_api import BrowserContext, ConsoleMessage
-from test_credentials import DUMP_IDB, forms
 
 from browser_harness import READY_TIMEOUT_MS, query
-from panelot.testing import StubProvider, configure_provider, new_thread, open_panel, send_message
+from leak_scan import DUMP_IDB, secret_forms
+from panelot.testing import (
+    PageStore,
+    StubProvider,
+    configure_provider,
+    new_thread,
+    open_panel,
+    send_message,
+)
 
 SECRET = "sk-live-SCAN-7f3e9b2a4c6d8e0f1a2b-QRST"
 
 
 def _assert_absent(where: str, text: str) -> None:
-    for form in [*forms(SECRET), urllib.parse.quote(SECRET, safe="")]:
+    for form in [*secret_forms(SECRET), urllib.parse.quote(SECRET, safe="")]:
         assert form not in text and form.lower() not in text.lower(), f"{where} holds {form!r}"
-
-
-def _send(page: Any, kind: str, payload: dict[str, Any]) -> Any:
-    out = page.evaluate(
-        "([type, payload]) => window.panelot.send({type, clientId: 'scan',"
-        " submissionId: crypto.randomUUID(), payload})",
-        [kind, payload],
-    )
-    assert out["status"] == "completed", out
-    return out["response"]
 
 
 CONSOLE_HELPERS = [
@@ -91,8 +88,8 @@ def test_a_typed_key_is_nowhere_in_any_form(extension_context: tuple[BrowserCont
             "submissionContext": {"origin": "https://example.com"},
             "capabilities": {},
         }
-        run = _send(
-            panel, "run.start", {"threadId": thread_id, "input": "go", "snapshot": snapshot}
+        run = PageStore(panel, client_id="scan").send(
+            "run.start", {"threadId": thread_id, "input": "go", "snapshot": snapshot}
         )
         bindings = {"connection": dict(snapshot["connection"]), "executionBindings": {}}
         outputs: list[Any] = [

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import BrowserContext, Page
 
-from browser_harness import ROOT, query, run_py, wait_ready
+from browser_harness import ROOT, query, run_py
+from extension_pages import UI_KEY, envelope, open_page, storage_remove, storage_set
 
 #: Wraps chrome.storage.local.get so that every call's arguments are recorded.
 RECORD_GETS = """() => {
@@ -27,37 +28,6 @@ RECORD_GETS = """() => {
     return original(...args);
   };
 }"""
-
-UI_KEY = "settings.ui"
-
-
-def open_page(context: BrowserContext, extension_id: str) -> Page:
-    """A booted sidepanel.html tab of the extension."""
-    page = context.new_page()
-    page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
-    wait_ready(page)
-    return page
-
-
-def send(page: Page, kind: str, payload: dict[str, Any], sid: str | None = None) -> Any:
-    """panelot.send a command; return its terminal response envelope."""
-    command = {
-        "type": kind,
-        "clientId": "test",
-        "submissionId": sid or f"{kind}-{time.monotonic_ns()}",
-        "payload": payload,
-    }
-    return page.evaluate("(c) => window.panelot.send(c)", command)
-
-
-def storage_set(page: Page, items: dict[str, Any]) -> None:
-    """chrome.storage.local.set from the page."""
-    page.evaluate("(items) => chrome.storage.local.set(items)", items)
-
-
-def storage_remove(page: Page, keys: list[str]) -> None:
-    """chrome.storage.local.remove of explicit keys."""
-    page.evaluate("(keys) => chrome.storage.local.remove(keys)", keys)
 
 
 @pytest.fixture
@@ -128,12 +98,14 @@ def test_no_code_path_calls_get_null(panel: Page) -> None:
     query(panel, "settings.all")
     query(panel, "settings.get", {"group": "providers"})
     assert (
-        send(panel, "settings.set", {"group": "ui", "value": {"theme": "light"}})["status"]
+        envelope(panel, "settings.set", {"group": "ui", "value": {"theme": "light"}})["status"]
         == "completed"
     )
-    assert send(panel, "credential.set", {"secret": "sk-get-null-probe"})["status"] == "completed"
+    assert (
+        envelope(panel, "credential.set", {"secret": "sk-get-null-probe"})["status"] == "completed"
+    )
     query(panel, "credential.list")
-    assert send(panel, "legacy.import", {"includeHistory": False})["status"] == "completed"
+    assert envelope(panel, "legacy.import", {"includeHistory": False})["status"] == "completed"
     run_py(
         panel,
         """
@@ -217,7 +189,7 @@ def test_change_in_one_page_reaches_the_other(
     try:
         assert run_py(panel, WATCH) == 1
         assert panel.evaluate("() => chrome.storage.onChanged.hasListeners()") is True
-        out = send(
+        out = envelope(
             other, "settings.set", {"group": "ui", "value": {"theme": "dark", "fontSize": 20}}
         )
         assert out == {"status": "completed", "response": {"group": "ui", "version": 1}}
@@ -235,7 +207,7 @@ def test_change_in_one_page_reaches_the_other(
         )
         assert left == 0
         assert panel.evaluate("() => chrome.storage.onChanged.hasListeners()") is False
-        send(other, "settings.set", {"group": "ui", "value": {"theme": "light"}})
+        envelope(other, "settings.set", {"group": "ui", "value": {"theme": "light"}})
         time.sleep(0.3)
         assert run_py(panel, "import json, builtins\njson.dumps(builtins._ui_events)") == events
     finally:

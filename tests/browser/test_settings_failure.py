@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page
-from test_settings_extension import UI_KEY, open_page, send, storage_remove
 
 from browser_harness import query, run_py
+from extension_pages import UI_KEY, envelope, open_page, storage_remove
 from panelot.testing import open_panel
 
 #: Chrome's message for a full chrome.storage.local area.
@@ -92,15 +92,15 @@ def panel(extension_context: tuple[BrowserContext, str]) -> Iterator[Page]:
 
 def test_a_refused_settings_write_keeps_the_previous_value(panel: Page) -> None:
     ui = {"theme": "dark", "fontSize": 16}
-    assert send(panel, "settings.set", {"group": "ui", "value": ui})["status"] == "completed"
-    out = send(panel, "credential.set", {"secret": "sk-before-0001", "ref": CRED})
+    assert envelope(panel, "settings.set", {"group": "ui", "value": ui})["status"] == "completed"
+    out = envelope(panel, "credential.set", {"secret": "sk-before-0001", "ref": CRED})
     assert out["status"] == "completed", out
     before, cred_before = raw(panel, UI_KEY), raw(panel, CRED)
     run_py(panel, WATCH_UI)
 
     panel.evaluate(FAIL_SETS, QUOTA_MESSAGE)
     light = {"group": "ui", "value": {"theme": "light", "fontSize": 16}}
-    out = send(panel, "settings.set", light, "refused-1")
+    out = envelope(panel, "settings.set", light, "refused-1")
     assert out["status"] == "failed", out
     assert out["error"]["name"] == "QuotaExceededError"  # the project's error, not JsException
     assert QUOTA_MESSAGE in out["error"]["message"]
@@ -109,19 +109,19 @@ def test_a_refused_settings_write_keeps_the_previous_value(panel: Page) -> None:
     assert query(panel, "settings.get", {"group": "ui"})["value"]["theme"] == "dark"  # readable
     assert run_py(panel, RECEIPT.format(sub="refused-1")) is None  # no receipt: a retry runs
 
-    rotate = send(panel, "credential.rotate", {"ref": CRED, "secret": "sk-after-0002"})
+    rotate = envelope(panel, "credential.rotate", {"ref": CRED, "secret": "sk-after-0002"})
     assert rotate["status"] == "failed" and rotate["error"]["name"] == "QuotaExceededError"
     assert raw(panel, CRED) == cred_before
     assert run_py(panel, REVEAL) == "sk-before-0001"  # the old secret still decrypts
 
     panel.evaluate(FAIL_SETS, IO_MESSAGE)  # any other refusal: UnknownError, same guarantees
-    io = send(panel, "settings.set", light, "refused-2")
+    io = envelope(panel, "settings.set", light, "refused-2")
     assert io["status"] == "failed" and io["error"]["name"] == "UnknownError", io
     assert IO_MESSAGE in io["error"]["message"]
     assert raw(panel, UI_KEY) == before
 
     assert panel.evaluate(RESTORE_SETS) == 3  # each refused write reached chrome.storage
-    again = send(panel, "settings.set", light, "refused-1")  # the same submission, retried
+    again = envelope(panel, "settings.set", light, "refused-1")  # the same submission, retried
     assert again == {"status": "completed", "response": {"group": "ui", "version": 1}}
     assert raw(panel, UI_KEY)["value"]["theme"] == "light"
     # change events arrive in order: the refused writes fired none before this one

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page
-from test_settings_extension import UI_KEY, open_page, storage_remove
 
 from browser_harness import query, run_py
+from extension_pages import UI_KEY, open_page, storage_remove
 
 START = """(command) => {
   window.__settled = false;

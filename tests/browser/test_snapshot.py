@@ -16,25 +16,10 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Route
 
 from browser_harness import DIST_WEB, run_py, wait_ready
+from panelot.testing import PageStore
 
 SNAPSHOT = DIST_WEB / "snapshot" / "panelot.snap"
 MANIFEST = DIST_WEB / "snapshot" / "manifest.json"
-
-#: A write and reads through the store: a thread, two appended messages, the context.
-ROUND_TRIP = """async () => {
-  const p = window.panelot;
-  const sent = await p.send({type: "thread.create", clientId: "snap", submissionId:
-    crypto.randomUUID(), payload: {title: "restored"}});
-  const threadId = sent.response.threadId;
-  for (const text of ["one", "two"]) {
-    const r = await p.send({type: "message.append", clientId: "snap",
-      submissionId: crypto.randomUUID(), payload: {threadId, type: "user_message",
-      payload: {content: [{type: "text", text}]}}});
-    if (r.status !== "completed") return r;
-  }
-  const ctx = await p.query("thread.context", {threadId});
-  return ctx.messages.map((m) => m.content[0].text);
-}"""
 
 
 def _boot(page: Page, base: str) -> str:
@@ -61,9 +46,16 @@ def _serve(body: bytes, status: int = 200) -> Callable[[Route], None]:
 
 def _works(page: Page) -> None:
     """The store answers queries and commits writes after this start."""
-    assert page.evaluate(ROUND_TRIP) == ["one", "two"]
-    describe = page.evaluate("() => window.panelot.query('db.describe')")
-    assert describe["name"] == "panelot_v1"
+    store = PageStore(page, client_id="snap")
+    thread_id = store.send("thread.create", {"title": "restored"})["threadId"]
+    for text in ("one", "two"):
+        payload = {"content": [{"type": "text", "text": text}]}
+        store.send(
+            "message.append", {"threadId": thread_id, "type": "user_message", "payload": payload}
+        )
+    context = store.query("thread.context", {"threadId": thread_id})
+    assert [m["content"][0]["text"] for m in context["messages"]] == ["one", "two"]
+    assert store.query("db.describe")["name"] == "panelot_v1"
 
 
 def test_harness_starts_from_the_snapshot(harness_page: Page) -> None:

@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, Worker
 
 from browser_harness import run_py
 from panelot.testing import Launcher, open_panel
+from retention_support import archived, make_thread, run_retention, set_retention, threads
 
-DAY_MS = 24 * 3600 * 1000
 PASS_TIMEOUT_MS = 120_000
 
 
@@ -37,52 +36,7 @@ def panel(extension: tuple[BrowserContext, Worker, str]) -> Page:
     return open_panel(context, extension_id)
 
 
-def run_retention(worker: Worker) -> dict[str, Any]:
-    """Call the worker's retention entry point and return its result."""
-    return dict(worker.evaluate("() => self.panelotRunRetention()"))
-
-
-def send(page: Page, kind: str, payload: dict[str, Any]) -> Any:
-    command = {"type": kind, "clientId": "test", "submissionId": f"s-{time.monotonic_ns()}"}
-    out = page.evaluate("(c) => window.panelot.send(c)", {**command, "payload": payload})
-    assert out["status"] == "completed", out
-    return out["response"]
-
-
-def make_thread(page: Page, title: str, age_days: int = 0, pinned: bool = False) -> str:
-    """A thread with one message, its ``updatedAt`` moved ``age_days`` into the past."""
-    tid = str(send(page, "thread.create", {"title": title})["threadId"])
-    message = {"content": [{"type": "text", "text": f"hello from {title}"}]}
-    send(page, "message.append", {"threadId": tid, "type": "user_message", "payload": message})
-    if pinned:
-        send(page, "thread.update", {"threadId": tid, "patch": {"pinned": True}})
-    if age_days:
-        code = f"""
-import json, time
-from panelot.runtime import store
-old = int(time.time() * 1000) - {age_days} * {DAY_MS}
-await store().db.table("threads").update({json.dumps(tid)}, {{"updatedAt": old}})
-json.dumps(old)
-"""
-        run_py(page, code)
-    return tid
-
-
-def threads(page: Page) -> dict[str, dict[str, Any]]:
-    """Every thread by id, archived ones included."""
-    rows = page.evaluate("() => window.panelot.query('thread.list', {archived: null})")
-    return {r["id"]: r for r in rows}
-
-
-def archived(page: Page) -> set[str]:
-    return {tid for tid, t in threads(page).items() if t["archived"]}
-
-
-def set_retention(page: Page, days: int | None) -> None:
-    send(page, "settings.set", {"group": "retention", "value": {"days": days}})
-
-
-def open_thread(page: Page, worker: Worker, thread_id: str) -> None:
+def open_thread_locked(page: Page, worker: Worker, thread_id: str) -> None:
     """Open a thread in the panel; wait until the worker sees the panel's lock on it."""
     page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
     name = f"panelot-open:{thread_id}"
@@ -116,7 +70,7 @@ def test_the_worker_pass_archives_old_threads_only(
     active = make_thread(panel, "Old but open", age_days=40)
     pinned = make_thread(panel, "Old but pinned", age_days=40, pinned=True)
     recent = make_thread(panel, "Recent", age_days=5)
-    open_thread(panel, worker, active)
+    open_thread_locked(panel, worker, active)
 
     # Off (the default): nothing happens, and Pyodide is not even loaded.
     assert run_retention(worker) == {"ran": False}
@@ -169,7 +123,7 @@ def test_panel_start_up_applies_the_setting_and_spares_the_open_thread(
     context, worker, extension_id = extension
     stale = make_thread(panel, "Stale", age_days=400)
     open_one = make_thread(panel, "Stale but open", age_days=400)
-    open_thread(panel, worker, open_one)
+    open_thread_locked(panel, worker, open_one)
     set_retention(panel, 365)
     second = open_panel(context, extension_id)
     try:

@@ -16,7 +16,7 @@ from playwright.sync_api import Page
 from panelot.testing import (
     BootError,
     ExtensionContext,
-    PanelotStore,
+    PageStore,
     StoreError,
     error_class,
     raw_bytes,
@@ -26,11 +26,11 @@ HOSTILE = "quote ' double \" backtick ` ${x} </script><script>window.__pwned=1</
 
 
 @pytest.fixture(scope="module")
-def store(panelot_module_panel: Page) -> PanelotStore:
-    return PanelotStore(panelot_module_panel)
+def store(panelot_module_panel: Page) -> PageStore:
+    return PageStore(panelot_module_panel)
 
 
-def test_a_hostile_payload_round_trips_unchanged(store: PanelotStore) -> None:
+def test_a_hostile_payload_round_trips_unchanged(store: PageStore) -> None:
     seeded = store.seed_thread(HOSTILE, title=HOSTILE)
     thread = store.query("thread.get", {"threadId": seeded.thread_id})
     assert thread["title"] == HOSTILE
@@ -40,7 +40,7 @@ def test_a_hostile_payload_round_trips_unchanged(store: PanelotStore) -> None:
     assert store.page.evaluate("() => window.__pwned") is None
 
 
-def test_domain_errors_are_raised_by_name_with_their_field(store: PanelotStore) -> None:
+def test_domain_errors_are_raised_by_name_with_their_field(store: PageStore) -> None:
     with pytest.raises(error_class("NotFoundError")) as raised:
         store.send("message.append", {"threadId": "nope", "type": "user_message", "payload": {}})
     assert isinstance(raised.value, StoreError)
@@ -54,7 +54,7 @@ def test_domain_errors_are_raised_by_name_with_their_field(store: PanelotStore) 
     assert "no.such.query" in str(unknown.value)
 
 
-def test_receipts_and_nodes_are_waited_for_in_indexeddb(store: PanelotStore) -> None:
+def test_receipts_and_nodes_are_waited_for_in_indexeddb(store: PageStore) -> None:
     created = store.send("thread.create", {"title": "receipt"}, submission_id="sub-plugin-1")
     receipt = store.wait_for_receipt("sub-plugin-1", client_id=store.client_id)
     assert receipt["commandType"] == "thread.create"
@@ -65,7 +65,7 @@ def test_receipts_and_nodes_are_waited_for_in_indexeddb(store: PanelotStore) -> 
         store.wait_for_node(lambda n: False, created["threadId"], timeout_s=0.2)
 
 
-def test_live_yields_the_result_now_and_after_each_change(store: PanelotStore) -> None:
+def test_live_yields_the_result_now_and_after_each_change(store: PageStore) -> None:
     seeded = store.seed_thread("first")
     with store.live("thread.snapshot", {"threadId": seeded.thread_id}) as live:
         assert len(next(live)["nodes"]) == 2
@@ -75,7 +75,7 @@ def test_live_yields_the_result_now_and_after_each_change(store: PanelotStore) -
         next(missing)
 
 
-def test_seeded_branches_and_attachments_are_stored(store: PanelotStore) -> None:
+def test_seeded_branches_and_attachments_are_stored(store: PageStore) -> None:
     seeded = store.seed_thread("branch me")
     user_id = seeded.user_ids[0]
     others = store.seed_branches(seeded.thread_id, user_id, "v2", "v3")
@@ -94,10 +94,10 @@ def test_seeded_branches_and_attachments_are_stored(store: PanelotStore) -> None
 
 
 def test_a_second_panel_sees_the_first_ones_writes(
-    panelot_store: PanelotStore, panelot_second_panel: Page
+    panelot_store: PageStore, panelot_second_panel: Page
 ) -> None:
     seeded = panelot_store.seed_thread("shared", title="from panel one")
-    other = PanelotStore(panelot_second_panel)
+    other = PageStore(panelot_second_panel)
     assert other.query("thread.get", {"threadId": seeded.thread_id})["title"] == "from panel one"
     assert [t["id"] for t in other.raw("threads")] == [seeded.thread_id]
 

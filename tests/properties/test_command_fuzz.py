@@ -23,11 +23,9 @@ objects as keys) to prove the boundary maps them to the same errors.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -36,6 +34,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from hypothesis_support import examples
+from loops import run_async
 from panelot.api.registry import COMMANDS, QUERIES
 from panelot.errors import SnapshotError
 from panelot.host import memory_host
@@ -173,11 +172,6 @@ def payloads(kind: str) -> st.SearchStrategy[Any]:
     )
 
 
-def _run(coro: Any) -> Any:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 async def _base() -> tuple[PanelotStore, dict[str, str], MemoryStorageBackend]:
     backend = MemoryStorageBackend()
     store = await PanelotStore.open(MemoryFactory(), memory_host(backend, MemoryKeyStore()))
@@ -225,7 +219,7 @@ def _fill(value: Any, ids: dict[str, str]) -> Any:
     return value
 
 
-async def dump(store: PanelotStore, backend: MemoryStorageBackend) -> str:
+async def dump_as_text(store: PanelotStore, backend: MemoryStorageBackend) -> str:
     """Every record of every table, and every settings value, as comparable text."""
     tables = {}
     for name in PANELOT_V1_STORES:
@@ -247,7 +241,7 @@ STATS: dict[str, dict[str, int]] = {}
 
 async def _send(kind: Any, payload: Any, extra: dict[str, Any] | None = None) -> dict[str, Any]:
     store, ids, backend = await _base()
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     command = {"type": kind, "clientId": "fuzz", "submissionId": "s-1", "payload": payload}
     command.update(extra or {})
     command = _fill(command, ids)
@@ -256,7 +250,7 @@ async def _send(kind: Any, payload: Any, extra: dict[str, Any] | None = None) ->
     stats[out["status"]] += 1
     if out["status"] == "failed":
         _assert_project_error(out["error"], f"{kind}")
-        assert await dump(store, backend) == before, f"{kind} failed but wrote: {out}"
+        assert await dump_as_text(store, backend) == before, f"{kind} failed but wrote: {out}"
     else:
         assert out["status"] == "completed", out
     return out
@@ -279,7 +273,7 @@ def test_command_payloads(kind: str) -> None:
     @given(payloads(kind))
     @example({"": None})  # once named no field: "payload." (an empty key)
     def check(payload: Any) -> None:
-        _run(_send(kind, payload))
+        run_async(_send(kind, payload))
 
     check()
 
@@ -297,7 +291,7 @@ def test_unknown_types_and_malformed_envelopes(kind: Any, extra: dict[str, Any])
         if not (isinstance(kind, str) and kind in COMMANDS):
             assert out["error"]["name"] == "UnknownCommandError" and out["error"]["field"] == "type"
 
-    _run(attempt())
+    run_async(attempt())
 
 
 def test_envelopes_that_are_not_objects() -> None:
@@ -308,7 +302,7 @@ def test_envelopes_that_are_not_objects() -> None:
             assert out["status"] == "failed"
             _assert_project_error(out["error"], repr(command))
 
-    _run(attempt())
+    run_async(attempt())
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -324,15 +318,16 @@ def test_query_args(name: str) -> None:
     def check(args: Any) -> None:
         async def attempt() -> None:
             store, ids, backend = await _base()
-            before = await dump(store, backend)
+            before = await dump_as_text(store, backend)
             try:
                 await store.query(name, _fill(args, ids))
             except PanelotError as exc:
                 _assert_project_error(exc.to_json(), name)
-            # reads may repair (§3.4) but the base store is sound: nothing changes
-            assert await dump(store, backend) == before
+            # reads may repair (docs/tree.md, Integrity repair) but the base store is sound:
+            # nothing changes
+            assert await dump_as_text(store, backend) == before
 
-        _run(attempt())
+        run_async(attempt())
 
     check()
 
@@ -348,7 +343,7 @@ def test_unknown_query_names() -> None:
             else:
                 raise AssertionError(f"query {name!r} was accepted")
 
-    _run(attempt())
+    run_async(attempt())
 
 
 # ---- the legacy import over a hostile chrome.storage.local layout ---------------------------
@@ -428,14 +423,14 @@ def _json_safe(value: Any) -> bool:
 async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
     store, _, backend = await _base()
     await backend.set(layout)
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     out = await store.send(
         {"type": "legacy.import", "clientId": "fuzz", "submissionId": "l-1", "payload": {}}
     )
     if out["status"] == "failed":
         _assert_project_error(out["error"], "legacy.import")
         tables_before = before.split("}, [")[0]
-        assert (await dump(store, backend)).split("}, [")[0] == tables_before
+        assert (await dump_as_text(store, backend)).split("}, [")[0] == tables_before
     else:
         response = out["response"]
         for thread_id in [
@@ -457,7 +452,7 @@ async def _legacy(layout: dict[str, Any]) -> dict[str, Any]:
 @example({"savedSessions": [{"id": "\ud800"}]})  # once a UnicodeEncodeError in uuid5
 @example({"savedSessions": [{"id": "a", "name": "\udc00"}, {"id": "b\udfff", "history": []}]})
 def test_legacy_import_of_hostile_layouts(layout: dict[str, Any]) -> None:
-    _run(_legacy(layout))
+    run_async(_legacy(layout))
 
 
 def test_legacy_import_is_bounded() -> None:
@@ -481,12 +476,12 @@ def test_legacy_import_is_bounded() -> None:
         ),
     ]
     for layout, field in cases:
-        out = _run(_legacy(layout))
+        out = run_async(_legacy(layout))
         assert out["status"] == "failed", field
         assert out["error"]["name"] == "ValidationError", out
         assert out["error"]["field"] == field and field in out["error"]["message"], out
     # within the bounds it imports
-    ok = _run(_legacy({"history": [entry, {"role": "assistant", "content": _deep(10)}]}))
+    ok = run_async(_legacy({"history": [entry, {"role": "assistant", "content": _deep(10)}]}))
     assert ok["status"] == "completed", ok
 
 
@@ -576,7 +571,7 @@ def test_run_recover_with_a_corrupt_stored_snapshot(snapshot: Any, bindings: Any
         except PanelotError as exc:
             _assert_project_error(exc.to_json(), "run.recover")
 
-    _run(attempt())
+    run_async(attempt())
 
 
 # ---- through panelot.send / panelot.query in Chromium ------------------------------------------
@@ -886,12 +881,12 @@ async def _send_with_lone(kind: str, edits: list[tuple[int, str, float]]) -> dic
     for pick, char, at in edits:
         path, is_key = places[pick % len(places)]
         payload = _with_lone(payload, path, is_key, char, at)
-    before = await dump(store, backend)
+    before = await dump_as_text(store, backend)
     command = {"type": kind, "clientId": "fuzz", "submissionId": "lone", "payload": payload}
     out = await store.send(command)
     if out["status"] == "failed":
         _assert_project_error(out["error"], kind)
-        assert await dump(store, backend) == before, f"{kind} failed but wrote: {out}"
+        assert await dump_as_text(store, backend) == before, f"{kind} failed but wrote: {out}"
     else:
         assert out["status"] in ("completed", "acknowledged"), out
         assert await store.send(command) == out  # the replay: the same fingerprint
@@ -905,7 +900,7 @@ def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
-        out = _run(_send_with_lone(kind, []))
+        out = run_async(_send_with_lone(kind, []))
         assert out["status"] != "failed", (kind, out)
 
 
@@ -914,7 +909,7 @@ def test_lone_surrogates_in_any_string_of_a_valid_payload(kind: str) -> None:
     @FUZZ
     @given(lone_edits)
     def check(edits: list[tuple[int, str, float]]) -> None:
-        _run(_send_with_lone(kind, edits))
+        run_async(_send_with_lone(kind, edits))
 
     check()
 
@@ -931,13 +926,13 @@ def test_lone_surrogates_in_any_string_of_valid_query_args(name: str) -> None:
             for pick, char, at in edits:
                 path, is_key = places[pick % len(places)]
                 args = _with_lone(args, path, is_key, char, at)
-            before = await dump(store, backend)
+            before = await dump_as_text(store, backend)
             try:
                 await store.query(name, args)
             except PanelotError as exc:
                 _assert_project_error(exc.to_json(), name)
-            assert await dump(store, backend) == before
+            assert await dump_as_text(store, backend) == before
 
-        _run(attempt())
+        run_async(attempt())
 
     check()

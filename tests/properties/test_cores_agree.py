@@ -6,10 +6,8 @@ operation sequences run on both cores must observe the same results.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +18,7 @@ from playwright.sync_api import Page
 from behavior.idb.opseq import STORES, run_ops
 from browser_harness import run_py
 from hypothesis_support import examples
+from loops import run_async
 from panelot.idb import Database, MemoryFactory, SchemaVersion, compare_keys
 
 # -- keys ----------------------------------------------------------------------------
@@ -134,8 +133,7 @@ def _memory(seq: list[dict[str, Any]]) -> list[Any]:
         return await run_ops(db, seq)
 
     # Playwright's sync API keeps an event loop on this thread; use a fresh one elsewhere.
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, go()).result()
+    return run_async(go())
 
 
 BROWSER_RUN = """

@@ -7,18 +7,17 @@ duplicate seqs, deleted nodes and thread records. They are written as raw record
 through the idb layer's Table API, and ``corruption_check.check_store`` asserts that
 the thread list, loading, context, UI snapshot, Markdown, export (and re-import),
 siblings, branch switch and append finish with a result or a project error, that a
-broken leaf is repaired with one ``system_notice`` per §3.4, and that a second load is
-stable. Many examples run on the memory core; a fixed, derandomized sample runs the
-same code in Pyodide on real IndexedDB, and a few corruptions are opened in the real
-side panel, which must show them without an uncaught error.
+broken leaf is repaired with one ``system_notice`` (docs/tree.md, Integrity repair), and
+that a second load is stable. Many examples run on the memory core; a fixed,
+derandomized sample runs the same code in Pyodide on real IndexedDB, and a few
+corruptions are opened in the real side panel, which must show them without an uncaught
+error.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from playwright.sync_api import BrowserContext, Page
 from browser_harness import run_py
 from corruption_check import BIG, FLOAT, REF, apply_ops, build_base, check_store
 from hypothesis_support import examples
+from loops import run_async
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -150,11 +150,6 @@ ops = st.one_of(
 corruptions = st.lists(ops, min_size=1, max_size=5)
 
 
-def _run(coro: Any) -> Any:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
 def _seq_refs(ops_: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``{REF: "seq", "i": m}`` (a duplicate seq) becomes node m's seq in the base: m + 1."""
 
@@ -187,7 +182,7 @@ async def _memory_example(ops_: list[dict[str, Any]]) -> dict[str, Any]:
 def test_corrupt_records_never_crash_and_are_repaired_on_the_memory_core(
     ops_: list[dict[str, Any]],
 ) -> None:
-    out = _run(_memory_example(ops_))
+    out = run_async(_memory_example(ops_))
     FIGURES["examples"] += 1
     FIGURES["ops"] += len(ops_)
     FIGURES["repaired"] += out["repaired"]
@@ -204,9 +199,11 @@ def test_the_check_detects_each_kind_of_corruption() -> None:
     missing_leaf = [{"op": "delete_node", "node": 2}]
     wrong_leaf = [{"op": "thread_field", "thread": "A", "field": "leafId", "value": 42}]
     for ops_ in (cycle, dangling, cross, missing_leaf, wrong_leaf):
-        out = _run(_memory_example(ops_))
+        out = run_async(_memory_example(ops_))
         assert out["repaired"] == 1, (ops_, out)
-    sound = _run(_memory_example([{"op": "payload_field", "node": 4, "field": "x", "value": 1}]))
+    sound = run_async(
+        _memory_example([{"op": "payload_field", "node": 4, "field": "x", "value": 1}])
+    )
     assert sound["repaired"] == 0
 
 

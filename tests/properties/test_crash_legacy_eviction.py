@@ -63,7 +63,7 @@ def timed_send(page: Page, command: dict[str, Any]) -> tuple[Any, float]:
     return out[0], float(out[1])
 
 
-def send(page: Page, command: dict[str, Any]) -> Any:
+def send_envelope(page: Page, command: dict[str, Any]) -> Any:
     """Send ``command`` and return its envelope."""
     return page.evaluate("(c) => window.panelot.send(c)", command)
 
@@ -191,7 +191,7 @@ def test_attachment_eviction_survives_kills(harness_browser: CrashableBrowser) -
                 assert state["receipt"]["response"]["evicted"] == len(victims)
                 outcomes["after"] += 1
         window.saw(state["receipt"] is not None)
-        again = send(page, evict)  # the retry completes, or replays the receipt
+        again = send_envelope(page, evict)  # the retry completes, or replays the receipt
         assert again["status"] == "completed", again
         if state["receipt"] is not None:
             assert again["response"] == state["receipt"]["response"]
@@ -314,7 +314,7 @@ def _check_import(state: dict[str, Any], expect: dict[str, Any]) -> None:
 
 def _import_once(page: Page, expect: dict[str, Any], point: str) -> None:
     """A new submission imports nothing more: every thread is skipped."""
-    again = send(page, command("legacy.import", f"legacy-{point}-again", NO_HISTORY))
+    again = send_envelope(page, command("legacy.import", f"legacy-{point}-again", NO_HISTORY))
     assert again["status"] == "completed", again
     assert (again["response"]["threads"], again["response"]["skippedThreads"]) == (
         0,
@@ -368,7 +368,7 @@ def test_legacy_import_survives_kills(extension_browser: CrashableBrowser) -> No
             outcomes["before"] += 1
         if not early:
             window.saw(state["receipt"] is not None)
-        done = send(page, run)  # the rerun finishes the migration and the import
+        done = send_envelope(page, run)  # the rerun finishes the migration and the import
         assert done["status"] == "completed", done
         if state["receipt"] is not None:
             assert done["response"] == state["receipt"]["response"]  # replayed, not redone

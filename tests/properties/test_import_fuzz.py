@@ -7,9 +7,7 @@ errors and a message; on failure nothing is written.
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 
 from hypothesis_support import examples
 from json_paths import paths, set_at
+from loops import run_async
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -85,12 +84,7 @@ async def _attempt(data: Any) -> None:
     assert await store.db.table("threads").count() == threads_before
 
 
-def _run(coro: Any) -> Any:
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
-
-
-BASE = _run(_base())[1]
+BASE = run_async(_base())[1]
 PATHS = paths(BASE)
 
 
@@ -105,30 +99,30 @@ def test_mutated_exports_fail_cleanly_or_import_soundly(
             data = set_at(data, path, new)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier mutation removed this path
-    _run(_attempt(data))
+    run_async(_attempt(data))
 
 
 @settings(max_examples=examples(100), deadline=None)
 @given(json_values)
 def test_arbitrary_json_fails_cleanly(data: Any) -> None:
-    _run(_attempt(data))
+    run_async(_attempt(data))
 
 
 def test_oversized_imports_are_refused() -> None:
     data = copy.deepcopy(BASE)
     big = copy.deepcopy(data["nodes"][0])
     data["nodes"] = [dict(big, id=f"n{i}", seq=i + 1, parentId=None) for i in range(20_001)]
-    _run(_attempt(data))
+    run_async(_attempt(data))
     deep: Any = "x"
     for _ in range(100):
         deep = {"d": deep}
     data = copy.deepcopy(BASE)
     data["nodes"][2]["payload"]["params"] = deep
-    _run(_attempt(data))
+    run_async(_attempt(data))
 
 
 def test_unsafe_integers_are_refused_by_the_precheck() -> None:
     """Found by the fuzzer: a seq of 2**53 once escaped as a storage error."""
     data = copy.deepcopy(BASE)
     data["nodes"][1]["seq"] = 2**53
-    _run(_attempt(data))
+    run_async(_attempt(data))

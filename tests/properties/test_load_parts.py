@@ -12,9 +12,7 @@ numeric seqs the fallback must not be needed.
 
 from __future__ import annotations
 
-import asyncio
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from unittest import mock
 
@@ -22,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
+from loops import run_async
 from panelot.idb import MemoryFactory, Transaction
 from panelot.schema import panelot_database
 from panelot.tree import reading as tree
@@ -69,8 +68,7 @@ def _run(seqs: list[Any], reference: bool = True) -> tuple[list[Any], list[Any],
 
     Playwright's sync API may own this thread's loop when the whole suite runs.
     """
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, _load(seqs, reference)).result()
+    return run_async(_load(seqs, reference))
 
 
 def _small(first: int, part: int, parts: int) -> Any:

@@ -10,9 +10,7 @@ leaf's visible path, and tool calls paired with their results.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hypothesis import HealthCheck, example, given, settings
@@ -22,6 +20,7 @@ from playwright.sync_api import Page
 from behavior.tree.tree_model import check_tree, run_tree_ops
 from browser_harness import run_py
 from hypothesis_support import examples
+from loops import run_async
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -64,8 +63,7 @@ def _memory(seq: list[dict[str, Any]]) -> list[str]:
             store.close()
 
     # Playwright's sync API keeps an event loop on this thread; use a fresh one elsewhere.
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, go()).result()
+    return run_async(go())
 
 
 @settings(max_examples=examples(300), deadline=None)

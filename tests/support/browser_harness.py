@@ -31,6 +31,7 @@ from panelot.testing.panel import (
     READY_TIMEOUT_MS,
     wait_ready,
 )
+from panelot.testing.store import PageStore
 
 __all__ = [
     "CHROMIUM",
@@ -112,8 +113,11 @@ def serve_directory(directory: Path) -> Iterator[str]:
 
 
 def query(page: Page, name: str, args: dict[str, Any] | None = None) -> Any:
-    """Call ``panelot.query(name, args)`` in the page and return its result."""
-    return page.evaluate("([name, args]) => window.panelot.query(name, args)", [name, args or {}])
+    """``panelot.query(name, args)`` in the page (:meth:`panelot.testing.PageStore.query`).
+
+    Returns the result, or raises the domain error by name (a ``StoreError``).
+    """
+    return PageStore(page).query(name, args)
 
 
 #: JS: a Blob's bytes as base64 (in pieces: String.fromCharCode takes a bounded list).

@@ -1,4 +1,4 @@
-r"""Corrupt stored threads and check that every reader copes (seed §3.4).
+r"""Corrupt stored threads and check that every reader copes (docs/tree.md, Integrity).
 
 This module imports only ``panelot``, so it runs unchanged on the memory core in
 CPython (``tests/properties/test_corruption.py``) and, copied into Pyodide, on real IndexedDB.
@@ -147,7 +147,7 @@ async def apply_ops(store: PanelotStore, base: dict[str, Any], ops: list[dict[st
 
 
 def _leaf_problem(raw_thread: Any, raw_nodes: list[Any], thread_id: str) -> str | None:
-    """The oracle: does the stored leaf fail to reach a root (what §3.4 repairs)?"""
+    """The oracle: does the stored leaf fail to reach a root (what the integrity repair mends)?"""
     leaf = raw_thread.get("leafId") if isinstance(raw_thread, dict) else None
     if leaf is not None and not isinstance(leaf, str):
         return "leafId is not a string"

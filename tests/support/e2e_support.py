@@ -16,11 +16,14 @@ from typing import Any
 from playwright.sync_api import BrowserContext, Page
 
 from browser_harness import ROOT, query
+from panelot.testing import wait_thread_shown
 
 __all__ = [
     "SHOTS",
+    "confirm",
     "open_module_page",
     "shot",
+    "show_thread",
     "tiny_png",
     "wait_query",
 ]
@@ -34,6 +37,13 @@ def shot(page: Page, name: str) -> Path:
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path))
     return path
+
+
+def confirm(page: Page) -> None:
+    """Press OK in the panel's confirmation dialog; wait until it has closed."""
+    page.wait_for_selector("#dialog[open]")
+    page.click("#dialog-ok")
+    page.wait_for_selector("#dialog:not([open])", state="attached")
 
 
 def wait_query(
@@ -65,6 +75,15 @@ def open_module_page(context: BrowserContext, extension_id: str) -> Page:
     page.goto(f"chrome-extension://{extension_id}/launcher.html")
     page.wait_for_load_state()
     return page
+
+
+def show_thread(page: Page, thread_id: str) -> None:
+    """Open ``thread_id`` through the app (``panelotApp.openThread``, no click); wait until shown.
+
+    :func:`panelot.testing.open_thread` opens it with a click in the thread list instead.
+    """
+    page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
+    wait_thread_shown(page, thread_id)
 
 
 def tiny_png(size: int = 16) -> bytes:

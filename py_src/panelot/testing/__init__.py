@@ -1,8 +1,9 @@
 """Test the extension end to end from pytest: a pytest-playwright plugin and its helpers.
 
 :mod:`panelot.testing.plugin` holds the fixtures (``panelot_panel``, ``panelot_store``,
-...); :class:`PanelotStore` is the typed handle over a page's ``window.panelot``;
-:mod:`panelot.testing.panel` launches Chromium with the extension and drives the panel;
+...); :class:`PageStore` is the typed, synchronous handle over a page's ``window.panelot``
+(not the runtime's async :class:`panelot.PanelotStore`); :mod:`panelot.testing.panel`
+launches Chromium with the extension and drives the panel;
 :mod:`panelot.testing.stub_provider` is a local OpenAI-compatible provider. Host-side
 only (Playwright, pytest): nothing in the runtime imports it. See docs/testing.md.
 """
@@ -27,8 +28,8 @@ from panelot.testing.panel import (
     wait_thread_shown,
 )
 from panelot.testing.store import (
-    LiveQuery,
-    PanelotStore,
+    PageLiveQuery,
+    PageStore,
     SeededThread,
     StoreError,
     error_class,
@@ -41,8 +42,8 @@ __all__ = [
     "BootError",
     "ExtensionContext",
     "Launcher",
-    "LiveQuery",
-    "PanelotStore",
+    "PageLiveQuery",
+    "PageStore",
     "SeededThread",
     "StoreError",
     "StubProvider",

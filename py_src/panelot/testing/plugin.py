@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Page, Playwright
 
 from panelot.testing.panel import CHROMIUM, ExtensionContext, Launcher, configure_provider
-from panelot.testing.store import PanelotStore
+from panelot.testing.store import PageStore
 from panelot.testing.stub_provider import StubProvider
 
 __all__ = ["pytest_addoption"]
@@ -123,9 +123,9 @@ def panelot_module_panel(panelot_module_context: ExtensionContext) -> Iterator[P
 
 
 @pytest.fixture()
-def panelot_store(panelot_panel: Page) -> PanelotStore:
-    """A :class:`~panelot.testing.PanelotStore` over ``panelot_panel``."""
-    return PanelotStore(panelot_panel)
+def panelot_store(panelot_panel: Page) -> PageStore:
+    """A :class:`~panelot.testing.PageStore` over ``panelot_panel``."""
+    return PageStore(panelot_panel)
 
 
 @pytest.fixture()

@@ -18,8 +18,8 @@ from playwright.sync_api import Page
 
 __all__ = [
     "DB_NAME",
-    "LiveQuery",
-    "PanelotStore",
+    "PageLiveQuery",
+    "PageStore",
     "SeededThread",
     "StoreError",
     "error_class",
@@ -175,7 +175,7 @@ def _reply(text: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class SeededThread:
-    """What :meth:`PanelotStore.seed_thread` wrote: the thread and its nodes, in order."""
+    """What :meth:`PageStore.seed_thread` wrote: the thread and its nodes, in order."""
 
     thread_id: str
     user_ids: list[str] = field(default_factory=list)
@@ -187,8 +187,11 @@ class SeededThread:
         return self.reply_ids[-1] if self.reply_ids else None
 
 
-class LiveQuery(Iterator[Any]):
-    """The results of ``panelot.live(name, args)``, in order: ``next()`` waits for the next.
+class PageLiveQuery(Iterator[Any]):
+    """The results of a page's ``panelot.live(name, args)``, in order: ``next()`` waits.
+
+    Host-side, over Playwright: not :class:`panelot.idb.observe.LiveQuery`, the async
+    live query it subscribes to in the page.
 
     The first result is the query's result now; each later one follows a change. A
     failed run raises its :class:`StoreError`. Close it (or use ``with``) to unsubscribe.
@@ -207,7 +210,7 @@ class LiveQuery(Iterator[Any]):
         self._taken = 0
         page.evaluate(_LIVE_START, [self._key, name, self.args])
 
-    def __iter__(self) -> LiveQuery:
+    def __iter__(self) -> PageLiveQuery:
         return self
 
     def __next__(self) -> Any:
@@ -255,15 +258,18 @@ class LiveQuery(Iterator[Any]):
         if not self._page.is_closed():
             self._page.evaluate(_LIVE_STOP, [self._key])
 
-    def __enter__(self) -> LiveQuery:
+    def __enter__(self) -> PageLiveQuery:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-class PanelotStore:
-    """The store a page sees (``window.panelot``), from Python.
+class PageStore:
+    """The store a page sees (``window.panelot``), from Python, through Playwright.
+
+    Synchronous and host-side: not :class:`panelot.PanelotStore`, the async store that
+    runs inside the page (or on the memory core).
 
     ``client_id`` is the ``clientId`` of every command :meth:`send` submits.
     """
@@ -304,9 +310,9 @@ class PanelotStore:
 
     def live(
         self, name: str, args: Mapping[str, Any] | None = None, timeout_s: float = 10.0
-    ) -> LiveQuery:
-        """``panelot.live(name, args)`` as an iterator of its results (see :class:`LiveQuery`)."""
-        return LiveQuery(self.page, name, args or {}, timeout_s)
+    ) -> PageLiveQuery:
+        """``panelot.live(name, args)`` as an iterator of its results (:class:`PageLiveQuery`)."""
+        return PageLiveQuery(self.page, name, args or {}, timeout_s)
 
     # ---- IndexedDB itself ------------------------------------------------------------------
 
@@ -494,7 +500,7 @@ class PanelotStore:
 
 
 def raw_bytes(value: Mapping[str, Any]) -> bytes:
-    """The bytes of a ``$bytes`` or ``$blob`` value that :meth:`PanelotStore.raw` returned."""
+    """The bytes of a ``$bytes`` or ``$blob`` value that :meth:`PageStore.raw` returned."""
     if "$bytes" in value:
         return base64.b64decode(value["$bytes"])
     return base64.b64decode(value["$blob"]["base64"])

@@ -6,17 +6,13 @@ import base64
 from typing import Any
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import text
+from behavior.payloads import b64, text
 from panelot.attachments.budget import put_within_budget
 from panelot.attachments.records import get_blob, read_bytes
 from panelot.faults import FAULTS, InjectedFault
 from panelot.idb.blobs import blob_bytes, blob_size, is_blob, make_blob
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.store import PanelotStore
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def put(store: PanelotStore, tid: str, data: bytes, **extra: Any) -> str:

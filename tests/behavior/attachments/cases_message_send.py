@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, b64, text
 from panelot.attachments.records import read_bytes
 from panelot.store import PanelotStore
 
 
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
-
-
-async def send(store: PanelotStore, payload: dict[str, Any], sub: str = "s") -> dict[str, Any]:
+async def send_message(
+    store: PanelotStore, payload: dict[str, Any], sub: str = "s"
+) -> dict[str, Any]:
     return await store.send(
         {"type": "message.send", "clientId": "panel", "submissionId": sub, "payload": payload}
     )
 
 
-async def dump(store: PanelotStore) -> dict[str, Any]:
+async def dump_sent_tables(store: PanelotStore) -> dict[str, Any]:
     """Every record of the tables message.send writes (Blobs left out)."""
     out: dict[str, Any] = {}
     for table in ("threads", "nodes", "attachments", "commandReceipts"):
@@ -48,7 +45,7 @@ async def case_a_first_message_creates_its_thread_with_files(ctx: Ctx) -> None:
         ],
         "autoTitle": {"title": "Look at these", "when": ["", "New chat"]},
     }
-    out = await send(store, first)
+    out = await send_message(store, first)
     assert out["status"] == "completed", out
     r = out["response"]
     tid, node_id = r["threadId"], r["nodeId"]
@@ -67,9 +64,9 @@ async def case_a_first_message_creates_its_thread_with_files(ctx: Ctx) -> None:
         meta, stored = await read_bytes(store.db, ident)
         assert stored == data and meta["threadId"] == tid
         assert meta["refs"]["nodeIds"] == [node_id] and meta["provenance"] == "user"
-    again = await send(store, first)
+    again = await send_message(store, first)
     assert again["response"] == r  # the receipt answers a replay: no second thread
-    other = await send(store, {"thread": {}, "content": [{"type": "text", "text": "x"}]})
+    other = await send_message(store, {"thread": {}, "content": [{"type": "text", "text": "x"}]})
     assert other["error"]["name"] == "ConflictError"  # the same submission, another message
     assert len(await store.query("thread.list", {})) == 1
 
@@ -81,7 +78,7 @@ async def case_a_message_goes_under_the_parent_the_user_saw(ctx: Ctx) -> None:
     seen = (await store.append(tid, "assistant_message", answer("reply one")))["nodeId"]
     # another context edits the first message meanwhile: the leaf moves to its branch
     await store.command("message.edit", {"threadId": tid, "nodeId": u1, "payload": text("1b")})
-    out = await send(
+    out = await send_message(
         store, {"threadId": tid, "parentId": seen, "content": text("follow")["content"]}
     )
     node = out["response"]["nodeId"]
@@ -93,7 +90,7 @@ async def case_the_auto_title_keeps_a_rename_made_meanwhile(ctx: Ctx) -> None:
     store = await ctx.store()
     tid = await store.create_thread("New chat")
     await store.command("thread.update", {"threadId": tid, "patch": {"title": "Renamed"}})
-    out = await send(
+    out = await send_message(
         store,
         {
             "threadId": tid,
@@ -105,7 +102,7 @@ async def case_the_auto_title_keeps_a_rename_made_meanwhile(ctx: Ctx) -> None:
     assert out["response"]["title"] == "Renamed"
     assert (await store.query("thread.get", {"threadId": tid}))["title"] == "Renamed"
     untitled = await store.create_thread("New chat")
-    out = await send(
+    out = await send_message(
         store,
         {
             "threadId": untitled,
@@ -120,7 +117,7 @@ async def case_the_auto_title_keeps_a_rename_made_meanwhile(ctx: Ctx) -> None:
 async def case_a_refused_message_writes_nothing(ctx: Ctx) -> None:
     store = await ctx.store()
     tid = await store.create_thread("t")
-    before = await dump(store)
+    before = await dump_sent_tables(store)
     good = {"mime": "image/png", "dataBase64": b64(PNG)}
     bad_payloads = [
         ({"threadId": tid, "content": [{"type": "image", "upload": 1}], "uploads": [good]},
@@ -140,17 +137,17 @@ async def case_a_refused_message_writes_nothing(ctx: Ctx) -> None:
         ({"thread": {"title": 5}, "content": text("x")["content"]}, "payload.thread.title"),
     ]  # fmt: skip
     for i, (payload, field) in enumerate(bad_payloads):
-        out = await send(store, payload, f"bad{i}")
+        out = await send_message(store, payload, f"bad{i}")
         assert out["status"] == "failed", (i, out)
         assert out["error"]["field"] == field, (i, out["error"])
-        assert await dump(store) == before, i
+        assert await dump_sent_tables(store) == before, i
 
 
 async def case_a_thread_being_deleted_takes_no_message(ctx: Ctx) -> None:
     store = await ctx.store()
     tid = await store.create_thread("t")
     await store.db.table("threads").update(tid, {"deleting": True})
-    out = await send(
+    out = await send_message(
         store,
         {
             "threadId": tid,
@@ -214,7 +211,7 @@ async def case_a_file_over_the_message_limit_is_refused_from_any_caller(ctx: Ctx
     store = await ctx.store()
     answer_ = await store.query("file.readable", {"name": "disk.iso"})
     assert answer_["maxUploadBytes"] == MAX_SEND_BYTES  # what the panel checks against
-    before = await dump(store)
+    before = await dump_sent_tables(store)
     over = {
         "thread": {"title": "too big"},
         "content": [{"type": "text", "text": "x"}, {"type": "file", "upload": 1}],
@@ -224,18 +221,18 @@ async def case_a_file_over_the_message_limit_is_refused_from_any_caller(ctx: Ctx
         ],
     }
     over["content"].insert(1, {"type": "file", "upload": 0})
-    out = await send(store, over, "over")
+    out = await send_message(store, over, "over")
     assert out["status"] == "failed" and out["error"]["name"] == "ValidationError", out
     assert out["error"]["field"] == "payload.uploads[1].dataBase64", out["error"]
     message = out["error"]["message"]
     assert f"at most {MAX_SEND_BYTES} bytes (20 MiB)" in message, message
     assert f"this one is {MAX_SEND_BYTES + 1} bytes" in message, message
-    assert await dump(store) == before  # no thread, no file, no message, no receipt
+    assert await dump_sent_tables(store) == before  # no thread, no file, no message, no receipt
     at_limit = {
         "thread": {"title": "just fits"},
         "content": [{"type": "file", "upload": 0}],
         "uploads": [{"mime": "text/plain", "dataBase64": b64(bytes(MAX_SEND_BYTES)), "name": "b"}],
     }
-    ok = await send(store, at_limit, "at-limit")
+    ok = await send_message(store, at_limit, "at-limit")
     assert ok["status"] == "completed", ok
     assert [a["size"] for a in ok["response"]["attachments"]] == [MAX_SEND_BYTES]

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.attachments.tool_details import DETAILS_INLINE_LIMIT
 from panelot.idb.blobs import blob_bytes, blob_size, is_blob
 from panelot.idb.errors import NotFoundError, ValidationError

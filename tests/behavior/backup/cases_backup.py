@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 from behavior import Ctx
-from behavior.backup.fill import attachment_bytes, b64, dump, fill_everything
-from behavior.tree.cases_tree import answer, text
+from behavior.backup.fill import attachment_bytes, dump, fill_everything
+from behavior.payloads import answer, b64, text
 from panelot.backup.section import PENDING_KEY
 from panelot.bus.receipts import receipt_id
 from panelot.host import Host

@@ -15,8 +15,8 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.backup.fill import dump
+from behavior.payloads import text
 from behavior.settings.cases_settings import forms
-from behavior.tree.cases_tree import text
 from panelot.backup.section import PENDING_KEY, STALE_MS, stage_pending
 from panelot.bus.receipts import receipt_id
 from panelot.idb import Database

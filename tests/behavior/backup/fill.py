@@ -8,12 +8,11 @@ stores (on either core) compare exactly with ``==``.
 
 from __future__ import annotations
 
-import base64
 import math
 from typing import Any
 
+from behavior.payloads import answer, b64, text
 from behavior.runs.cases_runs import move, snapshot_body
-from behavior.tree.cases_tree import answer, text
 from panelot.idb.blobs import blob_bytes, is_blob
 from panelot.schema import PANELOT_V1_STORES
 from panelot.store import PanelotStore
@@ -38,10 +37,6 @@ KINDS = ("image", "file", "page_text", "screenshot", "page_snapshot")
 """The attachment kinds the fill cycles through."""
 
 ASK = {"toolName": "click", "params": {"selector": "#buy"}, "origin": "https://shop.example"}
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def attachment_bytes(i: int) -> bytes:

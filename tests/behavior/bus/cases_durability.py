@@ -14,7 +14,7 @@ from typing import Any
 from behavior import Ctx, raises
 from behavior.backup.cases_backup import isolate
 from behavior.legacy.browsa_fixture import storage
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.idb import Database, InvalidArgumentError, SchemaVersion, Transaction
 from panelot.settings import MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore

@@ -15,7 +15,7 @@ from typing import Any
 
 from behavior import Ctx, raises
 from behavior.attachments.cases_tool_details import result, setup
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
 from panelot.lifecycle.retention import DAY_MS

@@ -1,9 +1,9 @@
-"""The command bus and its receipts (seed §2.4)."""
+"""The command bus and its receipts (docs/api.md, Receipts)."""
 
 from __future__ import annotations
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.bus.receipts import cleanup_receipts, receipt_id, write_receipt
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.idb.call_errors import lazy
 from panelot.idb import Database, DataError, SchemaError
 
 STORES = {"c": "id, n, s, *tags"}
@@ -37,7 +38,7 @@ async def case_or_merges_parts_taking_turns(ctx: Ctx) -> None:
     assert await either.sort_by("id") == sorted(await either.to_list(), key=lambda r: r["id"])
     three = either.or_("id").above(6)
     assert sorted(await three.primary_keys()) == [0, 1, 3, 6, 7, 8]
-    await raises(SchemaError, _lazy(lambda: either.or_("nope")))
+    await raises(SchemaError, lazy(lambda: either.or_("nope")))
 
 
 async def case_until_and_and(ctx: Ctx) -> None:
@@ -56,7 +57,7 @@ async def case_until_and_and(ctx: Ctx) -> None:
     assert await jumped.primary_keys() == [2, 4, 6, 8]
     skipped = t.to_collection().filter(lambda r: r["id"] % 2 == 0).offset(2)
     assert await skipped.primary_keys() == [4, 6, 8]
-    await raises(DataError, _lazy(lambda: t.to_collection().until(3)))  # type: ignore[arg-type]
+    await raises(DataError, lazy(lambda: t.to_collection().until(3)))  # type: ignore[arg-type]
 
 
 async def case_distinct_and_unique_keys(ctx: Ctx) -> None:
@@ -128,8 +129,3 @@ async def case_clone_and_immutability(ctx: Ctx) -> None:
     assert await c.count() == 3 and await limited.count() == 1  # c is unchanged
     assert await c.clone().primary_keys() == await c.primary_keys()
     assert await c.desc().primary_keys() == [6, 3, 0]
-
-
-async def _lazy(make: object) -> object:
-    assert callable(make)
-    return make()

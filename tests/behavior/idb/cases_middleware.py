@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.idb.call_errors import lazy
 from panelot.idb import (
     MISSING,
     Database,
@@ -99,7 +100,7 @@ async def case_middleware_that_awaits_something_else_aborts_the_transaction(ctx:
     await raises(PrematureCommitError, db.table("t").put({"id": 1, "n": 1}))
     db.unuse("sleepy")
     assert await db.table("t").count() == 0
-    await raises(Exception, _lazy(lambda: db.use(42)))  # type: ignore[arg-type]
+    await raises(Exception, lazy(lambda: db.use(42)))  # type: ignore[arg-type]
 
 
 async def case_creating_hook_changes_values_and_gives_keys(ctx: Ctx) -> None:
@@ -191,7 +192,7 @@ async def case_reading_hook_maps_results_not_filters(ctx: Ctx) -> None:
         "#1",
         "#0",
     ]
-    await raises(DataError, _lazy(lambda: t.hook("saving", lambda *a: None)))
+    await raises(DataError, lazy(lambda: t.hook("saving", lambda *a: None)))
 
 
 async def case_hooked_write_failure_reports_and_writes_nothing(ctx: Ctx) -> None:
@@ -209,8 +210,3 @@ async def case_hooked_write_failure_reports_and_writes_nothing(ctx: Ctx) -> None
     assert (await t.get(1))["n"] == 1
     q = Query("t", None, KeyRange(), "values")
     assert len(await db.transaction("r", ["t"], lambda tx: tx.request(q))) == 1
-
-
-async def _lazy(make: object) -> object:
-    assert callable(make)
-    return make()

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.idb.call_errors import lazy
 from panelot.idb import (
     ArgumentTypeError,
     BulkError,
@@ -52,7 +53,7 @@ async def case_add_remove_replace_prefix(ctx: Ctx) -> None:
     await t.update(0, {"s": replace_prefix("zzz", "y"), "n": replace_prefix("a", "b")})
     assert (await t.get(0))["s"] == "file/0" and (await t.get(0))["n"] == 10
     for bad in (lambda: add("x"), lambda: remove(True), lambda: replace_prefix(1, "a")):
-        await raises(ArgumentTypeError, _lazy(bad))
+        await raises(ArgumentTypeError, lazy(bad))
 
 
 async def case_dotted_paths_through_non_objects(ctx: Ctx) -> None:
@@ -154,8 +155,3 @@ async def case_upsert_and_bulk_update(ctx: Ctx) -> None:
     assert await t.bulk_put([{"id": 82}]) == [82]
     auto = db.table("auto")
     assert await auto.bulk_put([{}, {}], all_keys=False) == 2
-
-
-async def _lazy(make: object) -> object:
-    assert callable(make)
-    return make()

@@ -7,6 +7,7 @@ tests/browser/test_dexie_differential.py checks the same clauses at random).
 from __future__ import annotations
 
 from behavior import Ctx, raises
+from behavior.idb.call_errors import lazy
 from panelot.idb import (
     MIN_KEY,
     ArgumentTypeError,
@@ -52,7 +53,7 @@ async def case_not_equal_and_none_of(ctx: Ctx) -> None:
     assert 99 not in await t.where("n").not_equal(1).primary_keys()
     assert 99 not in await t.where("n").none_of([2]).primary_keys()
     # Dexie 4.4.7: its inAnyRange check refuses the range around None (issue 35, #12).
-    await raises(InvalidArgumentError, _lazy(lambda: t.where("n").not_equal(None)))
+    await raises(InvalidArgumentError, lazy(lambda: t.where("n").not_equal(None)))
 
 
 async def case_in_any_range(ctx: Ctx) -> None:
@@ -68,9 +69,9 @@ async def case_in_any_range(ctx: Ctx) -> None:
     assert await touching.reverse().primary_keys() == [5, 4, 3, 2, 1]
     assert await t.where("id").in_any_range([]).count() == 0
     for bad in ([[3, 1]], [[1]], "ab", [[1, 2, 3]]):
-        await raises(InvalidArgumentError, _lazy(lambda bad=bad: t.where("id").in_any_range(bad)))
+        await raises(InvalidArgumentError, lazy(lambda bad=bad: t.where("id").in_any_range(bad)))
     # one range [3, 3) is no key range at all: Dexie's IDBKeyRange.bound refuses it
-    await raises(DataError, _lazy(lambda: t.where("id").in_any_range([[3, 3]])))
+    await raises(DataError, lazy(lambda: t.where("id").in_any_range([[3, 3]])))
 
 
 async def case_starts_with_any_of(ctx: Ctx) -> None:
@@ -78,7 +79,7 @@ async def case_starts_with_any_of(ctx: Ctx) -> None:
     assert await t.where("s").starts_with_any_of(["ap", "B"]).primary_keys() == [4, 0, 3]
     assert await t.where("s").starts_with_any_of("st", "é").primary_keys() == [6, 9]
     assert await t.where("s").starts_with_any_of([]).count() == 0
-    await raises(ArgumentTypeError, _lazy(lambda: t.where("s").starts_with_any_of([1])))
+    await raises(ArgumentTypeError, lazy(lambda: t.where("s").starts_with_any_of([1])))
 
 
 #: (clause, arguments, the value that is no key, its argument, Dexie 4.4.7's error there)
@@ -108,7 +109,7 @@ async def case_set_clauses_refuse_non_keys_as_dexie(ctx: Ctx) -> None:
     t = (await _db(ctx)).table("w")
     for clause, args, bad, field, kind in NON_KEYS:
         make = lambda clause=clause, args=args: getattr(t.where("n"), clause)(*args)  # noqa: E731
-        exc = await raises(kind, _lazy(make))
+        exc = await raises(kind, lazy(make))
         assert type(exc) is kind, (clause, args, type(exc))
         assert exc.field == field, (clause, args, exc.field)  # type: ignore[attr-defined]
         shown = bad if isinstance(bad, str) else repr(bad)
@@ -134,7 +135,7 @@ async def case_ignore_case_ascii(ctx: Ctx) -> None:
         lambda: t.where("s").any_of_ignore_case(["a", 2]),
         lambda: t.where("s").starts_with_ignore_case(None),
     ):
-        await raises(ArgumentTypeError, _lazy(make))
+        await raises(ArgumentTypeError, lazy(make))
 
 
 async def case_ignore_case_folds_as_dexie(ctx: Ctx) -> None:
@@ -163,7 +164,7 @@ async def case_where_forms(ctx: Ctx) -> None:
     assert await t.where({"n": 2}).primary_keys() == [2, 6]
     assert (await t.get({"s": "b"}))["id"] == 5
     assert await t.get({"s": "zzz"}) is None
-    await raises(SchemaError, _lazy(lambda: t.where({"c": 1, "x": 2})))
+    await raises(SchemaError, lazy(lambda: t.where({"c": 1, "x": 2})))
 
 
 async def case_virtual_index_of_a_compound_prefix(ctx: Ctx) -> None:
@@ -179,7 +180,7 @@ async def case_virtual_index_of_a_compound_prefix(ctx: Ctx) -> None:
     assert await t.where("a").between(0, 1).count() == 5
     assert await t.where("a").below_or_equal(0).count() == 5
     assert await t.where("a").above(0).unique_keys() == [1]
-    await raises(SchemaError, _lazy(lambda: t.where("b")))  # not a prefix of any index
+    await raises(SchemaError, lazy(lambda: t.where("b")))  # not a prefix of any index
 
 
 async def case_between_edges(ctx: Ctx) -> None:
@@ -187,10 +188,4 @@ async def case_between_edges(ctx: Ctx) -> None:
     assert await t.where("id").between(3, 3, True, True).primary_keys() == [3]
     assert await t.where("id").between(3, 3, True, False).count() == 0
     assert await t.where("id").between(3, 3, False, True).count() == 0
-    await raises(DataError, _lazy(lambda: t.where("id").between(3, 3, False, False)))
-
-
-async def _lazy(make: object) -> object:
-    """Raise from a call that fails before it returns a collection, as an awaitable."""
-    assert callable(make)
-    return make()
+    await raises(DataError, lazy(lambda: t.where("id").between(3, 3, False, False)))

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import b64
 from panelot.bus.receipts import receipt_id
 from panelot.idb import ValidationError
 from panelot.library.memories import memory_list, memory_read, memory_write
 from panelot.library.skills import SkillInput, enabled_skills, put_skill, skills_by_name
 from panelot.store import PanelotStore
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 def wire_asset(path: str, data: bytes, kind: str = "script", mime: str = "text/javascript"):
@@ -31,7 +27,7 @@ def plugin_wire(pid: str = "acme", version: str = "1.0.0", enabled: bool = True)
     }
 
 
-async def send(store: PanelotStore, kind: str, payload: dict[str, Any], sub: str) -> dict:
+async def submit(store: PanelotStore, kind: str, payload: dict[str, Any], sub: str) -> dict:
     return await store.send(
         {"type": kind, "clientId": "cli", "submissionId": sub, "payload": payload}
     )
@@ -80,7 +76,7 @@ async def case_skills_by_name_and_enabled_index(ctx: Ctx) -> None:
     assert after["enabled"] is False and "description" not in after
     assert await store.command("skill.delete", {"skillId": "s-c"}) == {}
     assert await skills_by_name(store.db, "summarize") != []
-    out = await send(store, "skill.delete", {"skillId": "s-c"}, "del-again")
+    out = await submit(store, "skill.delete", {"skillId": "s-c"}, "del-again")
     assert out["status"] == "failed" and out["error"]["name"] == "NotFoundError"
     # the Python API uses the same repository
     direct = await put_skill(store.db, SkillInput(name="py", body="b", enabled=False), ctx.clock)
@@ -98,7 +94,7 @@ async def case_skill_inputs_are_validated(ctx: Ctx) -> None:
         ({}, "payload.skill"),
     ]
     for i, (payload, field) in enumerate(bad):
-        out = await send(store, "skill.put", payload, f"bad{i}")
+        out = await submit(store, "skill.put", payload, f"bad{i}")
         assert out["status"] == "failed" and out["error"]["field"] == field, (out, field)
     assert await store.db.table("skills").count() == 0
     assert await store.db.table("commandReceipts").count() == 0
@@ -119,13 +115,13 @@ async def case_memory_write_upserts_by_key(ctx: Ctx) -> None:
     assert await store.query("memory.get", {"key": "nope"}) is None
     assert await store.command("memory.delete", {"key": "user.name"}) == {}
     assert await memory_read(store.db, "user.name") is None
-    out = await send(store, "memory.delete", {"key": "user.name"}, "d2")
+    out = await submit(store, "memory.delete", {"key": "user.name"}, "d2")
     assert out["status"] == "failed" and out["error"]["field"] == "payload.key"
-    too_big = await send(store, "memory.write", {"key": "k", "value": "x" * (256 * 1024)}, "big")
+    too_big = await submit(store, "memory.write", {"key": "k", "value": "x" * (256 * 1024)}, "big")
     assert too_big["status"] == "failed" and too_big["error"]["field"] == "payload.value"
-    no_value = await send(store, "memory.write", {"key": "k"}, "nv")
+    no_value = await submit(store, "memory.write", {"key": "k"}, "nv")
     assert no_value["error"]["field"] == "payload.value"
-    empty_key = await send(store, "memory.write", {"key": "", "value": 1}, "ek")
+    empty_key = await submit(store, "memory.write", {"key": "", "value": 1}, "ek")
     assert empty_key["error"]["field"] == "payload.key"
 
 

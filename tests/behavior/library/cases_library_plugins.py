@@ -6,7 +6,7 @@ import base64
 import hashlib
 
 from behavior import Ctx, raises
-from behavior.library.cases_library import asset_rows, plugin_wire, send, wire_asset
+from behavior.library.cases_library import asset_rows, plugin_wire, submit, wire_asset
 from panelot.bus.receipts import receipt_id
 from panelot.errors import AssetIntegrityError, ReadOnlyAssetError
 from panelot.idb import NotFoundError
@@ -62,7 +62,7 @@ async def case_plugin_install_reinstall_uninstall(ctx: Ctx) -> None:
 
 async def case_uninstall_of_unknown_plugin_fails_cleanly(ctx: Ctx) -> None:
     store = await ctx.store()
-    out = await send(store, "plugin.uninstall", {"pluginId": "ghost"}, "u1")
+    out = await submit(store, "plugin.uninstall", {"pluginId": "ghost"}, "u1")
     assert out["status"] == "failed"
     assert out["error"]["name"] == "NotFoundError" and out["error"]["field"] == "payload.pluginId"
     assert await store.db.table("commandReceipts").get(receipt_id("cli", "u1")) is None
@@ -96,7 +96,7 @@ async def case_plugin_writes_are_one_transaction(ctx: Ctx) -> None:
     assert (await store.db.table("plugins").get("p"))["version"] == "1"
     assert [r["path"] for r in await asset_rows(store, "p")] == ["a.js"]
     # a refused install (duplicate paths) writes nothing either
-    dup = await send(
+    dup = await submit(
         store,
         "plugin.install",
         {
@@ -148,7 +148,7 @@ async def case_plugin_inputs_are_validated(ctx: Ctx) -> None:
         ({"plugin": plugin_wire(), "assets": [{"path": "a.js"}]}, "payload.assets[0].kind"),
     ]
     for i, (payload, field) in enumerate(bad):
-        out = await send(store, "plugin.install", payload, f"bad{i}")
+        out = await submit(store, "plugin.install", payload, f"bad{i}")
         assert out["status"] == "failed" and out["error"]["field"] == field, (out["error"], field)
     assert await store.db.table("plugins").count() == 0
     assert await store.db.table("pluginAssets").count() == 0

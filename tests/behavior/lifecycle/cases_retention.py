@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from behavior import Ctx, raises
 from behavior.attachments.cases_attachments import image, put
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
 from panelot.lifecycle.retention import DAY_MS, SUMMARY_REF

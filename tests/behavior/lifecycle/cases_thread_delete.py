@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.bus.receipts import receipt_id
 from panelot.faults import FAULTS
 from panelot.store import PanelotStore

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import b64
 from panelot.attachments.records import read_bytes
 from panelot.idb.errors import ValidationError
 from panelot.request.file_text import FILE_TEXT_CHARS, REQUEST_TEXT_CHARS, is_text_like
 from panelot.store import PanelotStore
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def say(store: PanelotStore, tid: str | None, files: list[tuple[str, str, bytes]]) -> Any:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import answer, text
 from behavior.request.cases_slimming import NO_SEEN, img, put, user
-from behavior.tree.cases_tree import answer, text
 from panelot.idb.errors import ValidationError
 from panelot.request.history import (
     DEFAULT_CONTEXT_BUDGET,

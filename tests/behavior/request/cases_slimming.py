@@ -17,7 +17,7 @@ import zlib
 from typing import Any
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, b64, text
 from panelot.attachments.records import read_bytes
 from panelot.host.thumbnails import Thumbnail, ThumbnailError, ThumbnailerUnavailableError
 from panelot.idb.blobs import blob_bytes
@@ -44,7 +44,7 @@ class FakeThumbnailer:
         return Thumbnail(b"thumb:" + hashlib.sha256(data).digest(), "image/jpeg", 16, 12)
 
 
-def png(width: int, height: int, seed: int) -> bytes:
+def noise_png(width: int, height: int, seed: int) -> bytes:
     """A valid RGB PNG of random pixels (incompressible, so about 3 bytes per pixel)."""
     rng = random.Random(seed)
     rows = b"".join(b"\x00" + rng.randbytes(width * 3) for _ in range(height))
@@ -416,7 +416,7 @@ async def case_default_thumbnailer_is_real_in_the_browser_and_refuses_elsewhere(
 ) -> None:
     store = await ctx.store()
     tid = await store.create_thread("real")
-    ids = [await put(store, tid, png(600, 400, seed)) for seed in (1, 2)]
+    ids = [await put(store, tid, noise_png(600, 400, seed)) for seed in (1, 2)]
     await store.append(tid, "user_message", user(img(ids[0])))
     await store.append(tid, "user_message", user(img(ids[1])))
     options = SlimOptions(seen_images=False, image_budget=1_000_000)
@@ -442,10 +442,6 @@ async def case_missing_originals_are_reported_evicted(ctx: Ctx) -> None:
         "no-such-attachment": {"evicted": True},
         kept: {"mime": "image/png", "size": 10, "dataBase64": b64(b"k" * 10)},
     }
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def case_plan_is_pure_and_leaves_its_input_alone(ctx: Ctx) -> None:

@@ -1,4 +1,4 @@
-"""Approvals and interactions: requests, the one claim, pending lists (seed §2, §2.2)."""
+"""Approvals and interactions: requests, the one claim, pending lists (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import text
 from behavior.runs.cases_runs import move, start
-from behavior.tree.cases_tree import text
 from panelot.errors import AlreadyResolvedError, TransitionError
 from panelot.idb.errors import NotFoundError, PanelotError
 from panelot.runs.approvals import claim_approval, claim_interaction, pending

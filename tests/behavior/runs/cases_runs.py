@@ -1,4 +1,4 @@
-"""Runs, RunEnvironmentSnapshot and recovery (seed §2, §4)."""
+"""Runs, RunEnvironmentSnapshot and recovery (docs/api.md)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,9 @@ from panelot.settings import MemoryArea, MemoryStorageBackend
 from panelot.settings.credentials import MemoryKeyStore
 
 
-def settings_set(sub: str, value: dict[str, Any], expect: dict[str, Any]) -> dict[str, Any]:
+def settings_set_expecting(
+    sub: str, value: dict[str, Any], expect: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "type": "settings.set",
         "clientId": "c",
@@ -35,11 +37,11 @@ async def case_settings_set_expect_is_serialized(ctx: Ctx) -> None:
     hold = FAULTS.hold("settings.set.checked")
     try:
         first = asyncio.ensure_future(
-            store.send(settings_set("a", {**seen, "theme": "dark"}, seen))
+            store.send(settings_set_expecting("a", {**seen, "theme": "dark"}, seen))
         )
         await hold.reached.wait()  # the first writer checked, and has not written
         second = asyncio.ensure_future(
-            store.send(settings_set("b", {**seen, "theme": "light"}, seen))
+            store.send(settings_set_expecting("b", {**seen, "theme": "light"}, seen))
         )
         while not (second.done() or area.waiting):  # it queues for the lock (or, unlocked,
             await asyncio.sleep(0)  # runs its whole read-check-write now)
@@ -59,8 +61,8 @@ async def case_settings_lock_is_released_after_a_failure(ctx: Ctx) -> None:
     host = ctx.host.with_settings(MemoryStorageBackend(area), MemoryKeyStore())
     store = await ctx.store(host)
     seen = (await store.query("settings.get", {"group": "ui"}))["value"]
-    bad = await store.send(settings_set("bad", {**seen, "fontSize": "huge"}, seen))
+    bad = await store.send(settings_set_expecting("bad", {**seen, "fontSize": "huge"}, seen))
     assert bad["status"] == "failed" and bad["error"]["name"] == "ValidationError", bad
-    ok = await store.send(settings_set("ok", {**seen, "theme": "dark"}, seen))
+    ok = await store.send(settings_set_expecting("ok", {**seen, "theme": "dark"}, seen))
     assert ok["status"] == "completed", ok
     assert not area.lock().locked()

@@ -1,9 +1,9 @@
-"""Session context, UI snapshot and Markdown export (seed §4)."""
+"""Session context, UI snapshot and Markdown export (docs/tree.md)."""
 
 from __future__ import annotations
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 
 
 async def case_context_messages_and_exclusions(ctx: Ctx) -> None:

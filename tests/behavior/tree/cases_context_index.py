@@ -14,8 +14,8 @@ import random
 from typing import Any
 
 from behavior import Ctx
+from behavior.payloads import answer, text
 from behavior.tree.cases_integrity import _linear
-from behavior.tree.cases_tree import answer, text
 from panelot.store import PanelotStore
 from panelot.tree.integrity import index_nodes, walk_to_root
 

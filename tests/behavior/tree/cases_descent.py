@@ -11,7 +11,7 @@ import random
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.store import PanelotStore
 from panelot.tree.descent import LEVELS_BY_QUERY
 from panelot.tree.integrity import seq_order

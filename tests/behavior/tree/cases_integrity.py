@@ -1,11 +1,11 @@
-"""Integrity on load (seed §3.4): corruption written straight into the tables."""
+"""Integrity on load (docs/tree.md, Integrity repair): corruption written into the tables."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.store import PanelotStore
 
 

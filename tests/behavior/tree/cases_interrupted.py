@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx, raises
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.idb.errors import ValidationError
 
 

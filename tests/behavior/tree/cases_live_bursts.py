@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from behavior.waiting import result_where
 from panelot.idb.observe.live import DEFAULT_INTERVAL
 from panelot.store import PanelotStore

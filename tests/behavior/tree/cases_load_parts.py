@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.store import PanelotStore
 from panelot.tree.loading import load_thread
 from panelot.tree.nodes import TREE_TABLES

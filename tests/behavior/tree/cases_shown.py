@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.store import PanelotStore
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx, raises
+from behavior.payloads import answer
 from behavior.tree.cases_shown import _check, _expected, _listed, _reply, _say
-from behavior.tree.cases_tree import answer
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.store import PanelotStore

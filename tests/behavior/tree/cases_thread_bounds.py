@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import text
+from behavior.payloads import text
 from panelot.store import PanelotStore
 from panelot.tree.records import MAX_FOLDER_CHARS, MAX_TAG_CHARS, MAX_TAGS, MAX_TITLE_CHARS
 

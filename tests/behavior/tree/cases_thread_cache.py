@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from behavior.waiting import until
 from panelot.idb import Transaction
 from panelot.idb.observe import RangeSet

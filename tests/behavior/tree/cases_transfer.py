@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 
 
 async def _exported(ctx: Ctx) -> tuple[object, str, dict]:

@@ -1,25 +1,10 @@
-"""Tree operations through the command bus (seed §3)."""
+"""Tree operations through the command bus (docs/tree.md)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from behavior import Ctx
+from behavior.payloads import answer, text
 from panelot.store import PanelotStore
-
-
-def text(t: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": t}]}
-
-
-def answer(t: str, tokens: int = 0, cost: float = 0.0) -> dict[str, Any]:
-    usage = {"inputTokens": tokens, "outputTokens": tokens, "costUsd": cost}
-    return {
-        "content": [{"type": "text", "text": t}],
-        "model": "m1",
-        "connectionId": "c1",
-        "usage": usage,
-    }
 
 
 async def thread(store: PanelotStore, title: str = "T") -> str:

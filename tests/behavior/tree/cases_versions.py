@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx
-from behavior.tree.cases_tree import answer, text
+from behavior.payloads import answer, text
 from panelot.idb import PanelotError
 from panelot.store import PanelotStore
 
