@@ -6,7 +6,8 @@ which is what ``panelot.query`` calls), with a few plain methods for the common 
 The store is the :class:`~panelot.bus.Env` its handlers and queries are handed; the
 commands and queries it knows come from :mod:`panelot.api.registry` unless others are
 passed in. What differs between a page and CPython (settings storage, key store,
-thumbnailer, storage estimate) is the :class:`~panelot.host.Host` it is opened with.
+thumbnailer, storage estimate) and what is the store's own (its attachment budget and
+freed ledger) is the :class:`~panelot.host.Host` it is opened with.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class PanelotStore:
 
     @property
     def host(self) -> Host:
-        """Where this store runs: settings, credentials, thumbnailer, storage estimate."""
+        """Where this store runs: settings, credentials, thumbnailer, storage estimate, budget."""
         return self._host
 
     @property
@@ -121,15 +122,20 @@ class PanelotStore:
         :func:`~panelot.lifecycle.startup.start_up` deletes expired receipts, lifts
         stale delete marks, finishes interrupted attachment evictions, archives threads
         older than ``retention_days`` (``None``: retention off) and enforces the
-        attachment budget, sparing ``active_thread_id`` (retention also spares every
-        id of ``spared_thread_ids``).
+        attachment budget (the host's), sparing ``active_thread_id`` (retention also
+        spares every id of ``spared_thread_ids``).
         """
         db = await panelot_database(name).open(factory)
         store = cls(db, clock, host=host)
         # A restore that crashed between its commit and its settings finishes here.
         await finish_interrupted(store.services, db, clock())
         store.startup = await start_up(
-            db, clock, retention_days, active_thread_id, spared_thread_ids
+            db,
+            clock,
+            store.host.storage.budget,
+            retention_days,
+            active_thread_id,
+            spared_thread_ids,
         )
         return store
 

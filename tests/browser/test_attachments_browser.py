@@ -52,7 +52,8 @@ store = await PanelotStore.open(BrowserFactory(), browser_host(), {name!r})
 a, b = await store.create_thread("A"), await store.create_thread("B")
 ids, nodes = {{}}, {{}}
 for label, tid in (("B1", b), ("A1", a), ("B2", b), ("B3", b)):
-    rec = await put_within_budget(store.db, tid, "image", "image/png", label.encode() * 500)
+    rec = await put_within_budget(store.db, tid, "image", "image/png", label.encode() * 500,
+                                  budget=store.host.storage.budget)
     ids[label] = rec["id"]
     block = {{"type": "image", "attachmentId": rec["id"], "name": label}}
     nodes[label] = (await store.append(tid, "user_message", {{"content": [block]}}))["nodeId"]
@@ -163,18 +164,18 @@ after_failure = {{
     "receipt": await store.db.table("commandReceipts").get(receipt_id("c", f"put-{{failed_at}}")),
     "receipts": await store.db.table("commandReceipts").count(),
     "check": await store.query("thread.check", {{"threadId": filler}}),
-    "estimate": await storage_estimate(store.host.storage_estimate),
+    "estimate": await storage_estimate(store.host),
 }}
 retry_before_eviction = await put(active, failed_at)
 evicted = await store.send({{"type": "attachment.evict", "clientId": "c", "submissionId": "ev",
                             "payload": {{"budget": 0, "activeThreadId": active}}}})
-after_evict = await storage_estimate(store.host.storage_estimate)
+after_evict = await storage_estimate(store.host)
 retry = await put(active, failed_at)
 json.dumps({{"results": results, "after": after_failure, "evicted": evicted,
              "afterEvict": after_evict,
              "retryBefore": retry_before_eviction, "retry": retry,
              "final": await store.query("attachment.usage", {{}}),
-             "estimate": await storage_estimate(store.host.storage_estimate)}})
+             "estimate": await storage_estimate(store.host)}})
 """
 
 

@@ -116,12 +116,13 @@ def human(n: int) -> str:
 
 
 def set_budget(page: Page, budget: int | None) -> None:
-    """Set this page's attachment budget (``None``: back to the default)."""
+    """Set the page's store's attachment budget, on its host (``None``: back to the default)."""
     value = "DEFAULT_BUDGET" if budget is None else str(budget)
     run_py(
         page,
-        "import json\nfrom panelot.attachments.eviction import DEFAULT_BUDGET, set_budget\n"
-        f"set_budget({value})\njson.dumps(1)",
+        "import json\nfrom panelot.attachments.eviction import DEFAULT_BUDGET\n"
+        "from panelot.runtime import store\n"
+        f"store().host.storage.set_budget({value})\njson.dumps(1)",
     )
 
 

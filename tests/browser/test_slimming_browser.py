@@ -64,7 +64,8 @@ ids, sha, size = {}, {}, {}
 
 async def put(label, data, mime="image/png", kind="image", title=None):
     meta = {"title": title} if title else None
-    rec = await put_within_budget(store.db, tid, kind, mime, data, meta=meta)
+    rec = await put_within_budget(store.db, tid, kind, mime, data, meta=meta,
+                                  budget=store.host.storage.budget)
     raw = data if isinstance(data, bytes) else await blob_bytes(data)
     ids[label], sha[label], size[label] = rec["id"], hashlib.sha256(raw).hexdigest(), rec["size"]
     return {"type": "image", "attachmentId": rec["id"], "name": label + ".img"}
@@ -209,7 +210,8 @@ import panelot.runtime as rt
 await rt.store().append({scene["other"]!r}, "user_message",
                        {{"content": [{{"type": "text", "text": "elsewhere"}}]}})
 from panelot.attachments.budget import put_within_budget
-await put_within_budget(rt.store().db, {scene["other"]!r}, "image", "image/png", b"x" * 5000)
+await put_within_budget(rt.store().db, {scene["other"]!r}, "image", "image/png", b"x" * 5000,
+                        budget=rt.store().host.storage.budget)
 json.dumps(True)
 """,
     )

@@ -43,7 +43,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
-from panelot.attachments.eviction import current_budget, delete_marked, evict, step_one
+from panelot.attachments.eviction import delete_marked, evict, step_one
 from panelot.attachments.eviction import plan_eviction as _plan
 from panelot.attachments.quota import (
     WARN_PERCENT,
@@ -124,7 +124,7 @@ class Put(TypedDict):
 async def _put_prepare(env: Env, p: AttachmentPut) -> bytes:
     """Decode, then make room: evict down to ``budget - size``, sparing the target thread."""
     data = _decode(p.data_base64)
-    await evict(env.db, max(current_budget() - len(data), 0), p.thread_id)
+    await evict(env.db, max(env.host.storage.budget - len(data), 0), p.thread_id)
     return data
 
 
@@ -169,13 +169,13 @@ async def _attach(tx: Transaction, call: Call[AttachmentAttach]) -> Attached:
 
 @dataclass(frozen=True, slots=True)
 class AttachmentEvict:
-    """``attachment.evict``: down to ``budget`` (the setting's when absent).
+    """``attachment.evict``: down to ``budget`` (the store's, its host's, when absent).
 
     The attachments of ``active_thread_id`` and of every id of ``spared_thread_ids``
     (what the open pages show and what a panel will reopen) are left alone.
 
     With ``storage_percent``, when the storage in use is over :data:`WARN_PERCENT` of
-    the quota (the reconciled estimate: what this context's earlier clean-ups freed is
+    the quota (the reconciled estimate: what this store's earlier clean-ups freed is
     not counted again), also free enough to bring it down to that share.
     """
 
@@ -197,7 +197,7 @@ async def _excess(env: Env, percent: float | None) -> tuple[int | None, int]:
     reported, quota = await reported_usage(env.host.storage_estimate, env.db)
     if not quota:
         return None, 0
-    usage, _ = reconcile(reported)
+    usage, _ = reconcile(env.host.storage.ledger, reported)
     if percent is None or usage * 100.0 / quota <= WARN_PERCENT:
         return reported, 0
     return reported, max(0, int(usage - percent / 100.0 * quota))
@@ -207,11 +207,12 @@ async def _evict_prepare(env: Env, p: AttachmentEvict) -> None:
     """Choose the victims and run step 1 (marks), before the receipt's transaction.
 
     Step 1 already releases the victims' bytes (their records lose their Blob), so what
-    it freed is recorded then (:func:`~panelot.attachments.quota.note_freed`).
+    it freed is recorded then, in the host's ledger
+    (:func:`~panelot.attachments.quota.note_freed`).
     """
     if p.budget is not None and p.budget < 0:
         raise ValidationError("payload.budget: must be at least 0", field="payload.budget")
-    budget = current_budget() if p.budget is None else p.budget
+    budget = env.host.storage.budget if p.budget is None else p.budget
     active = p.active_thread_id
     spared = frozenset(p.spared_thread_ids or ())
     reported, free = await _excess(env, p.storage_percent)
@@ -221,7 +222,7 @@ async def _evict_prepare(env: Env, p: AttachmentEvict) -> None:
     if plan["ids"]:
         await step_one(env.db, plan["ids"])
         if reported is not None:
-            note_freed(reported, plan["freed"])
+            note_freed(env.host.storage.ledger, reported, plan["freed"])
         FAULTS.hit("attachment.evict.between")
 
 
@@ -318,11 +319,11 @@ async def _q_get(env: Env, a: AttachmentArgs) -> dict[str, Any]:
 
 async def _q_usage(env: Env, a: NoArgs) -> dict[str, Any]:
     usage = await env.db.transaction("r", ["attachments"], attachment_total)
-    return {**usage, "budget": current_budget()}
+    return {**usage, "budget": env.host.storage.budget}
 
 
 async def _q_estimate(env: Env, a: NoArgs) -> dict[str, Any]:
-    return await storage_estimate(env.host.storage_estimate, env.db)
+    return await storage_estimate(env.host, env.db)
 
 
 async def _q_resolve(env: Env, a: ResolveArgs) -> dict[str, Any]:

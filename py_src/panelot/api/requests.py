@@ -48,7 +48,8 @@ class RequestArgs:
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
     context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
-    return await build_request(env.db, context, options, env.host.thumbnailer)
+    host = env.host
+    return await build_request(env.db, context, options, host.thumbnailer, host.storage.budget)
 
 
 @dataclass(frozen=True, slots=True)

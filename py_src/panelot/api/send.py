@@ -30,7 +30,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from panelot.attachments.eviction import current_budget, evict
+from panelot.attachments.eviction import evict
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
     MAX_SEND_BYTES,
@@ -166,7 +166,7 @@ async def _prepare(env: Env, p: MessageSend) -> None:
     _check_uploads(p.uploads)
     size = sum(_size(up.data_base64) for up in p.uploads)
     if size:
-        await evict(env.db, max(current_budget() - size, 0), p.thread_id)
+        await evict(env.db, max(env.host.storage.budget - size, 0), p.thread_id)
 
 
 async def _thread(tx: Transaction, call: Call[MessageSend]) -> tuple[str, str | None]:

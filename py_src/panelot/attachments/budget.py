@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from panelot.attachments.eviction import current_budget, evict
+from panelot.attachments.eviction import evict
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
     AttachmentInput,
@@ -22,18 +22,26 @@ __all__ = ["put_within_budget"]
 
 
 async def put_within_budget(
-    db: Database, thread_id: str, kind: str, mime: str, data: Any, **options: Any
+    db: Database,
+    thread_id: str,
+    kind: str,
+    mime: str,
+    data: Any,
+    *,
+    budget: int,
+    **options: Any,
 ) -> dict[str, Any]:
-    """Put bytes or a Blob handle as an attachment of ``thread_id``, within the budget.
+    """Put bytes or a Blob handle as an attachment of ``thread_id``, within ``budget``.
 
-    First evicts down to ``budget - size`` (sparing ``thread_id``, the active thread),
+    ``budget`` is the store's (its host's ``storage.budget``). First evicts down to
+    ``budget - size`` (sparing ``thread_id``, the active thread),
     then writes the record in a transaction of its own. ``options`` are
     the other fields of :class:`~panelot.attachments.stored.AttachmentInput`. Returns the
     record's metadata.
     """
     attachment = AttachmentInput(thread_id=thread_id, kind=kind, mime=mime, data=data, **options)
     size = len(data) if isinstance(data, bytes | bytearray | memoryview) else blob_size(data)
-    await evict(db, max(current_budget() - size, 0), thread_id)
+    await evict(db, max(budget - size, 0), thread_id)
     record = await db.transaction(
         "rw",
         ATTACHMENT_TABLES,

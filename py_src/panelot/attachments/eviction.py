@@ -1,6 +1,7 @@
 """The attachment budget and its two-step eviction.
 
-When the attachments' total size exceeds the budget (200 MiB by default), the oldest
+When the attachments' total size exceeds the budget (200 MiB by default; each store's
+own, on its host: :class:`~panelot.host.storage.StorageState`), the oldest
 attachments by ``createdAt`` are evicted, skipping the active thread, until the total
 is within the budget. Each eviction is two transactions:
 
@@ -27,38 +28,19 @@ from typing import Any
 
 from panelot.attachments.records import record_size, sized_rows
 from panelot.faults import FAULTS
+from panelot.host.storage import DEFAULT_BUDGET
 from panelot.idb import Database, QuotaExceededError, Transaction, validate_key
 
 __all__ = [
     "DEFAULT_BUDGET",
     "EVICTION_TABLES",
-    "current_budget",
     "delete_marked",
     "evict",
     "finish_interrupted",
     "mark_for_eviction",
     "plan_eviction",
-    "set_budget",
     "step_one",
 ]
-
-DEFAULT_BUDGET = 200 * 1024 * 1024
-"""The default attachment budget: 200 MiB."""
-
-_budget = [DEFAULT_BUDGET]
-
-
-def set_budget(budget: int) -> None:
-    """Set this context's attachment budget in bytes (a setting; the default is 200 MiB)."""
-    if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
-        raise ValueError("the attachment budget must be a whole number of bytes, at least 0")
-    _budget[0] = budget
-
-
-def current_budget() -> int:
-    """This context's attachment budget in bytes."""
-    return _budget[0]
-
 
 EVICTION_TABLES = ("nodes", "attachments")
 """The tables step 1 covers."""
@@ -283,18 +265,17 @@ async def _marked_ids(db: Database) -> list[str]:
 
 async def evict(
     db: Database,
-    budget: int | None = None,
+    budget: int,
     active_thread_id: str | None = None,
     spared: Collection[str] = (),
 ) -> dict[str, Any]:
-    """Evict until the total is within ``budget`` (default: :func:`current_budget`).
+    """Evict until the total is within ``budget`` bytes (a store's: ``host.storage.budget``).
 
     Returns ``{evicted, freed, total}``; ``total`` is the attachments' total after the
     eviction. Leftovers of an interrupted eviction are deleted too (and counted).
     """
-    limit = current_budget() if budget is None else budget
     plan = await db.transaction(
-        "r", ["attachments"], lambda tx: plan_eviction(tx, limit, active_thread_id, spared)
+        "r", ["attachments"], lambda tx: plan_eviction(tx, budget, active_thread_id, spared)
     )
     if not plan["ids"] and not plan["leftovers"]:
         return {"evicted": 0, "freed": 0, "total": plan["total"]}

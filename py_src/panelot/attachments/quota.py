@@ -7,25 +7,26 @@ with a ``QuotaExceededError``; the browser core turns it into the project's
 caller can evict attachments (:func:`panelot.attachments.eviction.evict`) and retry.
 
 The browser's estimate lags: after an eviction freed 40 MiB, Chromium may report the
-old usage for minutes (deleted Blobs of an on-disk profile). So this context keeps what
+old usage for minutes (deleted Blobs of an on-disk profile). So each store keeps what
 its clean-ups freed (:func:`note_freed`, the store's own byte accounting: the records'
 ``size``) and takes from the reported usage what the browser has not caught up with yet
 (:func:`reconcile`). The estimate then shows the freed space at once, and a second
 clean-up decides on the reconciled figure, not on the stale one, so it does not evict
-again. The record is this context's (another page's clean-up is seen once the browser
-reports it), kept only where the browser gives the figures (elsewhere the usage is the
-stored total, which never lags: ``attachment.evict`` records nothing), and for at most
-:data:`LAG_LIMIT_S` (writes meanwhile can hide the browser catching up).
+again. The record is the store's, a :class:`~panelot.host.storage.FreedLedger` on its
+host (``host.storage.ledger``; another page's or store's clean-up is seen once the
+browser reports it), kept only where the browser gives the figures (elsewhere the usage
+is the stored total, which never lags: ``attachment.evict`` records nothing), and for
+at most :data:`LAG_LIMIT_S` (writes meanwhile can hide the browser catching up).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from panelot.attachments.records import attachment_total
-from panelot.host import StorageEstimate
+from panelot.host import Host, StorageEstimate
+from panelot.host.storage import FreedLedger
 from panelot.idb import Database
 
 __all__ = [
@@ -47,52 +48,41 @@ LAG_LIMIT_S = 15 * 60.0
 """How long a clean-up's freed bytes may be taken off a browser figure that still counts them."""
 
 
-@dataclass(slots=True)
-class _Freed:
-    """Bytes freed here that the reported usage may not show yet."""
-
-    baseline: int = 0
-    """The reported usage just before the clean-ups counted in ``freed``."""
-    freed: int = 0
-    at: float = 0.0
-    """When (``time.monotonic()``) the last clean-up was recorded."""
-
-
-_freed = _Freed()
-
-
-def reconcile(reported: int) -> tuple[int, int]:
+def reconcile(ledger: FreedLedger, reported: int) -> tuple[int, int]:
     """``(usage, lagging)``: the reported usage less what it has not caught up with yet.
 
-    The browser has caught up with as much as its figure fell below the baseline; the
-    rest of what was freed is still counted in ``reported`` (``lagging``). Once nothing
-    lags, the record is dropped.
+    The browser has caught up with as much as its figure fell below the ``ledger``'s
+    baseline; the rest of what was freed is still counted in ``reported``
+    (``lagging``). Once nothing lags, the record is dropped.
     """
-    if not _freed.freed:
+    if not ledger.freed:
         return reported, 0
-    if time.monotonic() - _freed.at > LAG_LIMIT_S:
-        forget_freed()
+    if time.monotonic() - ledger.at > LAG_LIMIT_S:
+        forget_freed(ledger)
         return reported, 0
-    lagging = max(0, _freed.freed - max(0, _freed.baseline - reported))
+    lagging = max(0, ledger.freed - max(0, ledger.baseline - reported))
     if lagging == 0:
-        forget_freed()
+        forget_freed(ledger)
     return max(0, reported - lagging), lagging
 
 
-def note_freed(reported_before: int, freed: int) -> None:
-    """Record a clean-up that freed ``freed`` bytes; the browser reported ``reported_before``."""
+def note_freed(ledger: FreedLedger, reported_before: int, freed: int) -> None:
+    """Record a clean-up that freed ``freed`` bytes; the browser reported ``reported_before``.
+
+    The record goes in ``ledger`` (the store's: its host's ``storage.ledger``).
+    """
     if freed <= 0:
         return
-    _, lagging = reconcile(reported_before)
-    _freed.baseline = reported_before
-    _freed.freed = lagging + freed
-    _freed.at = time.monotonic()
+    _, lagging = reconcile(ledger, reported_before)
+    ledger.baseline = reported_before
+    ledger.freed = lagging + freed
+    ledger.at = time.monotonic()
 
 
-def forget_freed() -> None:
-    """Drop the record of freed bytes (the browser has caught up; tests)."""
-    _freed.baseline = _freed.freed = 0
-    _freed.at = 0.0
+def forget_freed(ledger: FreedLedger) -> None:
+    """Drop ``ledger``'s record of freed bytes (the browser has caught up; tests)."""
+    ledger.baseline = ledger.freed = 0
+    ledger.at = 0.0
 
 
 def estimate_from(usage: int, quota: int | None, reported: int | None = None) -> dict[str, Any]:
@@ -131,12 +121,12 @@ async def reported_usage(
     return usage, None
 
 
-async def storage_estimate(estimate: StorageEstimate, db: Database | None = None) -> dict[str, Any]:
-    """The storage estimate, ``{usage, quota, percent, warn, reported, lagging}``.
+async def storage_estimate(host: Host, db: Database | None = None) -> dict[str, Any]:
+    """The storage estimate on ``host``, ``{usage, quota, percent, warn, reported, lagging}``.
 
-    ``usage`` is the browser's figure reconciled with this context's clean-ups (see the
-    module docstring); ``reported`` is the browser's own.
+    ``usage`` is the host's figure reconciled with its store's clean-ups (its
+    ``storage.ledger``, see the module docstring); ``reported`` is the browser's own.
     """
-    reported, quota = await reported_usage(estimate, db)
-    usage, _ = reconcile(reported)
+    reported, quota = await reported_usage(host.storage_estimate, db)
+    usage, _ = reconcile(host.storage.ledger, reported)
     return estimate_from(usage, quota, reported)

@@ -3,7 +3,8 @@
 Built once, by :func:`browser_host`: ``chrome.storage.local`` in an extension page (a
 memory backend in a plain page such as the test harness), WebCrypto credentials where
 the page has ``panelot_crypto`` (the test-only memory key store otherwise), the page's
-thumbnailer (``panelot_images``) and ``navigator.storage.estimate()``.
+thumbnailer (``panelot_images``), ``navigator.storage.estimate()`` and a fresh
+attachment budget and freed ledger.
 """
 
 from __future__ import annotations

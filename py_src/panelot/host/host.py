@@ -2,14 +2,16 @@
 
 A host is built once: :func:`~panelot.host.browser.browser_host` in a page (by
 :mod:`panelot.runtime`), :func:`memory_host` in CPython and tests. Two stores on two
-hosts share nothing: each has its own settings backend, key store and credentials.
+hosts share nothing: each has its own settings backend, key store and credentials, and
+its own attachment budget and freed ledger (:class:`~panelot.host.storage.StorageState`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from panelot.host.storage import StorageState
 from panelot.host.thumbnails import Thumbnailer, UnavailableThumbnailer
 from panelot.settings.backend import MemoryStorageBackend, StorageBackend
 from panelot.settings.credentials import Credentials, KeyStore, MemoryKeyStore
@@ -51,14 +53,19 @@ class Host:
     """Makes image thumbnails for ``thread.request``."""
     storage_estimate: StorageEstimate = no_estimate
     """The browser's storage figures, or none."""
+    storage: StorageState = field(default_factory=StorageState)
+    """This store's attachment budget and what its clean-ups freed (mutable, its own)."""
 
     def with_settings(self, backend: StorageBackend, keystore: KeyStore) -> Host:
-        """This host with settings services of its own over ``backend`` and ``keystore``."""
+        """This host with settings services of its own over ``backend`` and ``keystore``.
+
+        Everything else (the thumbnailer, the estimate, the storage state) is this host's.
+        """
         return replace(self, services=Services.over(backend, keystore))
 
 
 def memory_host(backend: StorageBackend | None = None, keystore: KeyStore | None = None) -> Host:
-    """A CPython host: memory settings, no thumbnailer and no storage estimate.
+    """A CPython host: memory settings, no thumbnailer, no storage estimate, a fresh budget.
 
     The settings are on ``backend`` (a fresh memory backend unless given), their
     credentials sealed by ``keystore`` (the test-only

@@ -31,12 +31,14 @@ class StartUp(TypedDict):
 async def start_up(
     db: Database,
     clock: Clock,
+    budget: int,
     retention_days: int | None = None,
     active_thread_id: str | None = None,
     spared_thread_ids: Collection[str] = (),
 ) -> StartUp:
     """Start-up housekeeping (see the module docstring); ``None`` days: retention off.
 
+    ``budget`` is the store's attachment budget (its host's ``storage.budget``).
     Retention and the attachment budget spare ``active_thread_id`` and every id of
     ``spared_thread_ids``.
     """
@@ -45,5 +47,5 @@ async def start_up(
     finished = await finish_interrupted(db)
     spared = spared_ids(active_thread_id, spared_thread_ids)
     archived = await archive_old_threads(db, retention_days, spared, clock)
-    evicted = await evict(db, None, active_thread_id, spared)
+    evicted = await evict(db, budget, active_thread_id, spared)
     return {"finished": finished, "archived": len(archived), "evicted": evicted["evicted"]}

@@ -43,7 +43,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from panelot.attachments.eviction import current_budget, evict
+from panelot.attachments.eviction import evict
 from panelot.attachments.records import (
     ATTACHMENT_TABLES,
     AttachmentInput,
@@ -103,10 +103,10 @@ async def _cached(tx: Transaction, thread_id: str, ref: str) -> Meta | None:
     return attachment_meta(min(found, key=lambda r: str(r["id"]))) if found else None
 
 
-async def _store(db: Database, original: Meta, ref: str, thumb: Thumbnail) -> Meta:
-    """Store ``thumb`` as a derived attachment, unless another context already did."""
+async def _store(db: Database, original: Meta, ref: str, thumb: Thumbnail, budget: int) -> Meta:
+    """Store ``thumb`` as a derived attachment (within ``budget``), unless another context did."""
     thread_id = str(original["threadId"])
-    await evict(db, max(current_budget() - len(thumb.data), 0), thread_id)
+    await evict(db, max(budget - len(thumb.data), 0), thread_id)
     meta = {k: v for k, v in (original.get("meta") or {}).items() if k in ("title", "url")}
 
     async def body(tx: Transaction) -> Meta:
@@ -144,7 +144,7 @@ async def _full(db: Database, original: Meta) -> dict[str, Any]:
 
 
 async def _thumbnail(
-    db: Database, original: Meta, thumbnailer: Thumbnailer, max_dim: int
+    db: Database, original: Meta, thumbnailer: Thumbnailer, budget: int, max_dim: int
 ) -> dict[str, Any]:
     """The request entry of an image sent as a thumbnail (made and cached if missing)."""
     ident, thread_id = str(original["id"]), str(original["threadId"])
@@ -159,7 +159,7 @@ async def _thumbnail(
     if cached is None or data is None:
         _, blob = await get_blob(db, ident)
         thumb = await thumbnailer.thumbnail(blob, max_dim)  # foreign work: no transaction open
-        cached = await _store(db, original, ref, thumb)
+        cached = await _store(db, original, ref, thumb, budget)
         cached, data = await read_bytes(db, str(cached["id"]))
     meta = cached.get("meta") or {}
     return {
@@ -221,15 +221,16 @@ async def build_request(
     context: dict[str, Any],
     options: SlimOptions | None,
     thumbnailer: Thumbnailer,
+    budget: int,
     max_dim: int = THUMBNAIL_MAX_DIM,
 ) -> dict[str, Any]:
     """The slimmed request for ``context`` (see the module docstring for its shape).
 
     Reads attachment metadata, then each image's bytes in a read of its own; a
-    thumbnail that must be made is made between transactions and stored in one of its
-    own by ``thumbnailer`` (the store's host's). A thumbnail the browser cannot make
-    (:class:`ThumbnailError`) is sent at full size and listed in
-    ``slimming.thumbnailFailures``.
+    thumbnail that must be made is made between transactions by ``thumbnailer`` and
+    stored in one of its own, within ``budget`` (both the store's host's). A thumbnail
+    the browser cannot make (:class:`ThumbnailError`) is sent at full size and listed
+    in ``slimming.thumbnailFailures``.
     """
     opts = options or SlimOptions()
     named = referenced_attachments(context)
@@ -245,7 +246,7 @@ async def build_request(
             continue
         if ident in thumbs:
             try:
-                attachments[ident] = await _thumbnail(db, original, thumbnailer, max_dim)
+                attachments[ident] = await _thumbnail(db, original, thumbnailer, budget, max_dim)
                 continue
             except NotFoundError:  # the original was evicted meanwhile
                 attachments[ident] = {"evicted": True}

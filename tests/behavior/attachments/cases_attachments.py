@@ -76,13 +76,16 @@ async def case_bus_put_stores_a_blob_and_reads_back(ctx: Ctx) -> None:
 async def case_python_api_takes_bytes_or_a_blob(ctx: Ctx) -> None:
     store = await ctx.store()
     tid = await store.create_thread("A")
-    first = await put_within_budget(store.db, tid, "file", "text/plain", b"hello")
+    budget = store.host.storage.budget
+    first = await put_within_budget(store.db, tid, "file", "text/plain", b"hello", budget=budget)
     blob = make_blob(store.db, b"from a blob", "text/plain")
-    second = await put_within_budget(store.db, tid, "file", "text/plain", blob)
+    second = await put_within_budget(store.db, tid, "file", "text/plain", blob, budget=budget)
     assert (first["size"], second["size"]) == (5, 11)
     assert (await read_bytes(store.db, second["id"]))[1] == b"from a blob"
     assert (await read_bytes(store.db, first["id"]))[1] == b"hello"
-    empty = await put_within_budget(store.db, tid, "file", "application/octet-stream", b"")
+    empty = await put_within_budget(
+        store.db, tid, "file", "application/octet-stream", b"", budget=budget
+    )
     assert (await read_bytes(store.db, empty["id"]))[1] == b""
 
 

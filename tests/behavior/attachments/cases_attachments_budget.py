@@ -6,7 +6,7 @@ from typing import Any
 
 from behavior import Ctx, raises
 from behavior.attachments.cases_attachments import image, interrupted_eviction, put
-from panelot.attachments.eviction import current_budget, evict, set_budget
+from panelot.attachments.eviction import evict
 from panelot.idb.blobs import make_blob
 from panelot.idb.errors import NotFoundError
 from panelot.store import PanelotStore
@@ -70,8 +70,9 @@ async def case_the_active_thread_alone_may_exceed_the_budget(ctx: Ctx) -> None:
 
 async def case_put_makes_room_within_the_budget(ctx: Ctx) -> None:
     store = await ctx.store()
-    old = current_budget()
-    set_budget(2500)
+    storage = store.host.storage
+    old = storage.budget
+    storage.set_budget(2500)
     try:
         s = await _scene(store)
         # each put evicted first, sparing the thread it writes to
@@ -80,7 +81,7 @@ async def case_put_makes_room_within_the_budget(ctx: Ctx) -> None:
         usage = await store.query("attachment.usage", {})
         assert usage["total"] <= 2500 and usage["budget"] == 2500
     finally:
-        set_budget(old)
+        storage.set_budget(old)
 
 
 async def case_eviction_interrupted_between_steps_finishes_at_start_up(ctx: Ctx) -> None:

@@ -1,26 +1,25 @@
-"""The storage estimate reconciled with this context's clean-ups (the browser's lags)."""
+"""The storage estimate reconciled with a store's clean-ups (the browser's lags)."""
 
 from __future__ import annotations
 
 from behavior import Ctx
 from panelot.attachments.quota import forget_freed, note_freed, reconcile
+from panelot.host import memory_host
 
 
 async def case_reconcile_takes_off_what_the_browser_still_counts(ctx: Ctx) -> None:
-    forget_freed()
-    try:
-        assert reconcile(1000) == (1000, 0)
-        note_freed(1000, 300)  # a clean-up freed 300 bytes; the browser said 1000
-        assert reconcile(1000) == (700, 300)  # the browser's figure has not moved
-        assert reconcile(800) == (700, 100)  # it caught up with 200
-        note_freed(800, 50)  # a second clean-up: 100 still lag, 50 more freed
-        assert reconcile(800) == (650, 150)
-        assert reconcile(650) == (650, 0)  # caught up: the record is dropped
-        assert reconcile(900) == (900, 0)  # later growth is the browser's own figure
-        note_freed(900, 0)  # nothing freed: nothing recorded
-        assert reconcile(900) == (900, 0)
-    finally:
-        forget_freed()
+    ledger = memory_host().storage.ledger
+    forget_freed(ledger)
+    assert reconcile(ledger, 1000) == (1000, 0)
+    note_freed(ledger, 1000, 300)  # a clean-up freed 300 bytes; the browser said 1000
+    assert reconcile(ledger, 1000) == (700, 300)  # the browser's figure has not moved
+    assert reconcile(ledger, 800) == (700, 100)  # it caught up with 200
+    note_freed(ledger, 800, 50)  # a second clean-up: 100 still lag, 50 more freed
+    assert reconcile(ledger, 800) == (650, 150)
+    assert reconcile(ledger, 650) == (650, 0)  # caught up: the record is dropped
+    assert reconcile(ledger, 900) == (900, 0)  # later growth is the browser's own figure
+    note_freed(ledger, 900, 0)  # nothing freed: nothing recorded
+    assert reconcile(ledger, 900) == (900, 0)
 
 
 async def case_evict_storage_percent_is_checked_and_spares_without_a_quota(ctx: Ctx) -> None:
