@@ -430,9 +430,7 @@ BLOCK = 50
 # --- the entry points bench.mjs calls -----------------------------------------------------
 
 
-async def _open(
-    db_name: str, observe: bool = True, durability: Durability = "default"
-) -> Database:
+async def _open(db_name: str, observe: bool = True, durability: Durability = "default") -> Database:
     from panelot.idb.browser import BrowserFactory  # Pyodide only
 
     db = Database(
