@@ -27,13 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from panelot.idb.core import Core, GetMany, Mutate, MutateResult, Query, Request
+from panelot.idb.core import GetMany, Mutate, MutateResult, Query, Request
 from panelot.idb.errors import DataError
 from panelot.idb.keys import KeyRange
 from panelot.idb.modify import set_by_key_path
 from panelot.idb.schema import TableSpec
 from panelot.idb.sorting import MISSING
-from panelot.idb.writes import prepare_write
+from panelot.idb.writes import WritingDb, prepare_write
 
 if TYPE_CHECKING:
     from panelot.idb.middleware import Handler
@@ -153,22 +153,12 @@ def object_diff(a: Any, b: Any, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-class HookedDb(Protocol):
-    """What the hooks middleware needs of its :class:`~panelot.idb.database.Database`."""
-
-    @property
-    def core(self) -> Core:
-        """The open connection."""
-        ...
+class HookedDb(WritingDb, Protocol):
+    """What the hooks middleware needs of its database: a write's needs, hooks, specs."""
 
     @property
     def hooks(self) -> Hooks:
         """The tables' hooks."""
-        ...
-
-    @property
-    def observe(self) -> bool:
-        """Whether the connection announces its writes."""
         ...
 
     def spec(self, name: str) -> TableSpec:

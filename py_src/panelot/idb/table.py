@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar, overload
 
 from panelot.idb.collection import Collection
-from panelot.idb.core import Core, Count, Durability, GetMany, Mode, Mutate, MutateResult
+from panelot.idb.core import Count, Durability, GetMany, Mode, Mutate, MutateResult
 from panelot.idb.errors import (
     BulkError,
     ConstraintError,
@@ -23,7 +23,7 @@ from panelot.idb.errors import (
     InvalidArgumentError,
     SchemaError,
 )
-from panelot.idb.hooks import HOOKS_LEVEL, Hooks, hooks_middleware
+from panelot.idb.hooks import HOOKS_LEVEL, HookedDb, hooks_middleware
 from panelot.idb.keys import Key, KeyRange, compare_keys, validate_key
 from panelot.idb.middleware import Create, Middleware
 from panelot.idb.modify import (
@@ -57,30 +57,11 @@ class TableTx(Protocol):
         ...
 
 
-class TableDb(Protocol):
-    """What a table needs of its database (a :class:`~panelot.idb.database.Database`)."""
-
-    @property
-    def core(self) -> Core:
-        """The open connection."""
-        ...
-
-    @property
-    def hooks(self) -> Hooks:
-        """The tables' hooks."""
-        ...
-
-    @property
-    def observe(self) -> bool:
-        """Whether the connection announces its writes."""
-        ...
+class TableDb(HookedDb, Protocol):
+    """What a table needs of its database: the hooks' needs, middleware, transactions."""
 
     @property
     def _middleware(self) -> list[Middleware]: ...
-
-    def spec(self, name: str) -> TableSpec:
-        """The declared spec of table ``name``."""
-        ...
 
     def use(self, create: Create, *, name: str = "", level: int = 0) -> object:
         """Add a middleware over the core protocol."""
