@@ -36,6 +36,7 @@ __all__ = [
     "decode_args",
     "encode",
     "id_field",
+    "invalid",
     "open_record",
     "plain_json",
 ]
@@ -72,7 +73,8 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, include_extras=True)
 
 
-def _fail(path: str, message: str) -> ValidationError:
+def invalid(path: str, message: str) -> ValidationError:
+    """The ValidationError of the field at ``path``: ``"<path>: <message>"``, naming it."""
     return ValidationError(f"{path}: {message}", field=path)
 
 
@@ -146,21 +148,21 @@ def plain_json(value: Any, path: str, depth: int = 0) -> Any:
     except _NotPlain:
         return _plain_json_slow(value, path, depth)
     except RecursionError:
-        raise _fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+        raise invalid(path, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
 
 
 def _plain_json_slow(value: Any, path: str, depth: int = 0) -> Any:
     if depth > MAX_JSON_DEPTH:
-        raise _fail(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
+        raise invalid(path, f"nested deeper than {MAX_JSON_DEPTH} levels")
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
         if abs(value) > MAX_SAFE_INTEGER:
-            raise _fail(path, "must be a safe integer (at most 2**53 - 1 in size)")
+            raise invalid(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise _fail(path, "numbers must be finite")
+            raise invalid(path, "numbers must be finite")
         return value
     if isinstance(value, list):
         return [_plain_json_slow(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
@@ -168,10 +170,10 @@ def _plain_json_slow(value: Any, path: str, depth: int = 0) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise _fail(path, "object keys must be strings")
+                raise invalid(path, "object keys must be strings")
             out[k] = _plain_json_slow(v, f"{path}.{k}", depth + 1)
         return out
-    raise _fail(path, f"{type(value).__name__} is not JSON data")
+    raise invalid(path, f"{type(value).__name__} is not JSON data")
 
 
 Decoder = Callable[[Any, str], Any]
@@ -208,7 +210,7 @@ def _decode_id(value: Any, path: str) -> Any:
 
 def _decode_natural(value: Any, path: str) -> Any:
     if type(value) is not int or value < 0:
-        raise _fail(path, "must be a non-negative integer")
+        raise invalid(path, "must be a non-negative integer")
     return value
 
 
@@ -238,7 +240,7 @@ def _decoder(tp: Any) -> Decoder:
 
         def list_decoder(value: Any, path: str) -> Any:
             if not isinstance(value, list):
-                raise _fail(path, f"must be a list, got {type(value).__name__}")
+                raise invalid(path, f"must be a list, got {type(value).__name__}")
             item = items.get()
             return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
@@ -249,7 +251,7 @@ def _decoder(tp: Any) -> Decoder:
 
         def dict_decoder(value: Any, path: str) -> Any:
             if not isinstance(value, dict):
-                raise _fail(path, f"must be an object, got {type(value).__name__}")
+                raise invalid(path, f"must be an object, got {type(value).__name__}")
             item = values.get()
             return {str(k): item(v, f"{path}.{k}") for k, v in value.items()}
 
@@ -286,7 +288,7 @@ def _literal_decoder(choices: tuple[Any, ...]) -> Decoder:
     def literal_decoder(value: Any, path: str) -> Any:
         if value not in choices or isinstance(value, bool) != is_bool:
             listed = ", ".join(repr(a) for a in choices)
-            raise _fail(path, f"must be one of {listed}, got {value!r}")
+            raise invalid(path, f"must be one of {listed}, got {value!r}")
         return value
 
     return literal_decoder
@@ -326,15 +328,15 @@ _SCALARS: dict[Any, Decoder] = {
 def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
     if tp is bool:
         if not isinstance(value, bool):
-            raise _fail(path, f"must be true or false, got {type(value).__name__}")
+            raise invalid(path, f"must be true or false, got {type(value).__name__}")
         return value
     if tp is int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
-            raise _fail(path, f"must be an integer, got {type(value).__name__}")
+            raise invalid(path, f"must be an integer, got {type(value).__name__}")
         if abs(value) > MAX_SAFE_INTEGER:
-            raise _fail(path, "must be a safe integer (at most 2**53 - 1 in size)")
+            raise invalid(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if tp is float:
         if (
@@ -342,11 +344,11 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             or isinstance(value, bool)
             or not math.isfinite(value)
         ):
-            raise _fail(path, f"must be a finite number, got {value!r}")
+            raise invalid(path, f"must be a finite number, got {value!r}")
         return value
     if tp is str:
         if not isinstance(value, str):
-            raise _fail(path, f"must be a string, got {type(value).__name__}")
+            raise invalid(path, f"must be a string, got {type(value).__name__}")
         return value
     raise TypeError(f"unsupported annotation {tp!r} at {path}")
 
@@ -367,7 +369,7 @@ def _union_decoder(options: tuple[Any, ...]) -> Decoder:
         if value is None:
             if nullable:
                 return None
-            raise _fail(path, "must not be null")
+            raise invalid(path, "must not be null")
         if len(later) == 1:
             return later[0].get()(value, path)
         if by_tag and isinstance(value, dict):
@@ -376,14 +378,14 @@ def _union_decoder(options: tuple[Any, ...]) -> Decoder:
             if found is not None:
                 return found.get()(value, path)
             kinds = sorted(k for k in by_tag if k is not None)
-            raise _fail(f"{path}.type", f"must be one of {kinds}, got {tag!r}")
+            raise invalid(f"{path}.type", f"must be one of {kinds}, got {tag!r}")
         errors = []
         for option in later:
             try:
                 return option.get()(value, path)
             except ValidationError as exc:
                 errors.append(exc.message)
-        raise _fail(path, "matches none of the allowed shapes: " + "; ".join(errors))
+        raise invalid(path, "matches none of the allowed shapes: " + "; ".join(errors))
 
     return union_decoder
 
@@ -399,7 +401,7 @@ def _dataclass_decoder(cls: type) -> Decoder:
 
     def dataclass_decoder(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
-            raise _fail(path or "args", f"must be an object, got {type(value).__name__}")
+            raise invalid(path or "args", f"must be an object, got {type(value).__name__}")
         if not specs:  # compiled on first use, so self-referencing records work
             hints = _hints(cls)
             for f in dataclasses.fields(cls):
@@ -412,13 +414,13 @@ def _dataclass_decoder(cls: type) -> Decoder:
                 known.add(camel(f.name))
         if closed and not known.issuperset(value):
             unknown = sorted(str(k) for k in value if k not in known)
-            raise _fail(_join(path, unknown[0]), "is not a known field")
+            raise invalid(_join(path, unknown[0]), "is not a known field")
         kwargs = {}
         for wire, name, required, field_decoder in specs:
             if wire in value:
                 kwargs[name] = field_decoder(value[wire], _join(path, wire))
             elif required:
-                raise _fail(_join(path, wire), "is required")
+                raise invalid(_join(path, wire), "is required")
         return cls(**kwargs)
 
     return dataclass_decoder

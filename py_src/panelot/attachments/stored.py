@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, get_args
 
-from panelot.codec import Id, Natural, Raw, decode, open_record
+from panelot.codec import Id, Natural, Raw, decode, invalid, open_record
 from panelot.idb.blobs import blob_size, is_blob
-from panelot.idb.errors import ValidationError
 
 __all__ = [
     "KINDS",
@@ -94,16 +93,12 @@ def attachment_from_record(value: Any, where: str = "attachment") -> Attachment:
     data = record.bytes
     if data is None:
         if record.deleting is not True:
-            raise _fail(f"{where}.bytes", "must be a Blob (only a record being deleted has none)")
+            raise invalid(f"{where}.bytes", "must be a Blob (only a record being deleted has none)")
     elif not is_blob(data):
-        raise _fail(f"{where}.bytes", "must be a Blob")
+        raise invalid(f"{where}.bytes", "must be a Blob")
     elif blob_size(data) != record.size:
-        raise _fail(f"{where}.size", f"is {record.size}, the Blob has {blob_size(data)} bytes")
+        raise invalid(f"{where}.size", f"is {record.size}, the Blob has {blob_size(data)} bytes")
     return record
-
-
-def _fail(where: str, message: str) -> ValidationError:
-    return ValidationError(f"{where}: {message}", field=where)
 
 
 @dataclass(slots=True, kw_only=True)

@@ -14,12 +14,12 @@ library's readers, and receipts through the bus's. A problem raises
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from panelot.attachments.stored import attachment_from_record
 from panelot.bus.receipts import receipt_from_record
+from panelot.codec import invalid
 from panelot.idb.errors import PanelotError, ValidationError
 from panelot.library.memories import memory_from_record
 from panelot.library.plugin_assets import asset_from_record
@@ -31,19 +31,14 @@ from panelot.tree.transfer import tree_problems
 
 __all__ = ["READERS", "Reader", "TreeCheck", "check_row"]
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
 Reader = Callable[[Any, str], Any]
 """``reader(value, where)``: the record read (a dataclass), or an error naming ``where``."""
 _MAX_PROBLEMS = 20
 
 
-def _fail(where: str, message: str) -> ValidationError:
-    return ValidationError(f"{where}: {message}", field=where)
-
-
 def _object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise _fail(where, "must be an object")
+        raise invalid(where, "must be an object")
     return value
 
 
@@ -60,7 +55,7 @@ def _named(read: Callable[[Any], Any]) -> Reader:
         try:
             return read(value)
         except PanelotError as exc:
-            raise _fail(where, exc.message) from None
+            raise invalid(where, exc.message) from None
 
     return reader
 
@@ -86,7 +81,7 @@ def check_row(table: str, value: Any, key: Any, where: str) -> Any:
     """Check one record of ``table`` (an ``ImportOptions.check_row``); return it unchanged."""
     read = READERS.get(table)
     if read is None:
-        raise _fail(where, f"{table!r} is not a table of panelot_v1")
+        raise invalid(where, f"{table!r} is not a table of panelot_v1")
     read(value, where)
     return value
 

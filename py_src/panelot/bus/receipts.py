@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.canonical import canonical_json
-from panelot.codec import Id, Natural, Raw, decode, open_record
+from panelot.codec import Id, Natural, Raw, decode, invalid, open_record
 from panelot.errors import ConflictError
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import ValidationError
@@ -83,15 +83,9 @@ def receipt_from_record(value: Any, where: str = "receipt") -> Receipt:
     """
     receipt = decode(Receipt, value, where)
     if receipt.id != receipt_id(receipt.client_id, receipt.submission_id):
-        raise ValidationError(
-            f"{where}.id: is not the receipt id of its clientId and submissionId",
-            field=f"{where}.id",
-        )
+        raise invalid(f"{where}.id", "is not the receipt id of its clientId and submissionId")
     if not _HEX64.match(receipt.request_fingerprint):
-        raise ValidationError(
-            f"{where}.requestFingerprint: must be a SHA-256 in hex",
-            field=f"{where}.requestFingerprint",
-        )
+        raise invalid(f"{where}.requestFingerprint", "must be a SHA-256 in hex")
     return receipt
 
 
