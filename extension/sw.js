@@ -48,7 +48,7 @@ function runtime() {
 }
 
 async function retentionOn() {
-  const stored = (await chrome.storage.local.get(RETENTION_SETTING_KEY))[RETENTION_SETTING_KEY];
+  const stored = (await chrome.storage.local.get([RETENTION_SETTING_KEY]))[RETENTION_SETTING_KEY];
   const days = stored?.value?.days;
   return Number.isInteger(days) && days > 0;
 }

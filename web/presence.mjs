@@ -83,7 +83,7 @@ export async function setReopen(threadId) {
 export async function reopenThreadId() {
   const store = local();
   let id = null;
-  if (store) id = (await store.get(REOPEN_KEY))?.[REOPEN_KEY];
+  if (store) id = (await store.get([REOPEN_KEY]))?.[REOPEN_KEY];
   else {
     try {
       id = globalThis.localStorage?.getItem(REOPEN_KEY);
