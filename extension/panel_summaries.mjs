@@ -16,6 +16,10 @@ export class Summaries {
     this.running = new Map(); // threadId -> {again: bool}: one pass at a time per thread
     this.byOriginal = new Map(); // of the open thread: originalId -> [summary.list rows]
     this.watching = null; // {threadId, stop}
+    // Finished passes, and those that asked for candidates (the connection had summaries
+    // on): a test waits for these to know a pass it caused has run.
+    this.passes = 0;
+    this.asked = 0;
   }
 
   /** Whether the open connection makes summaries (its `summaries` setting) and the runtime can. */
@@ -38,7 +42,7 @@ export class Summaries {
       try {
         do {
           state.again = false;
-          await this.pass(threadId);
+          await this.pass(threadId).finally(() => (this.passes += 1));
         } while (state.again);
       } catch (error) {
         console.warn("summaries failed", error);
@@ -57,6 +61,7 @@ export class Summaries {
     const args = { threadId, model: provider.model };
     if (Number.isInteger(provider.summaryThreshold)) args.threshold = provider.summaryThreshold;
     const { attachments } = await q("summary.candidates", args);
+    this.asked += 1;
     for (const a of attachments) await this.summarize(provider, a.attachmentId, false);
   }
 

@@ -25,7 +25,8 @@ In these modes the stub watches the connection and records the request's number 
 :attr:`StubProvider.closed` when the client closes it (see :meth:`wait_closed`), so a
 test can prove that a request it gave up on was really aborted.
 
-Errors a test sets on the stub (the default base URL), checked in this order:
+Errors a test sets on the stub (the default base URL), for streaming requests (a summary
+request is never refused by them), checked in this order:
 
 * :attr:`StubProvider.errors`: a queue of ``(status, error)`` answers; each request takes
   the first one (e.g. a non-overflow 400 or a 500, :func:`openai_error`);
@@ -244,6 +245,11 @@ class StubProvider:
         with self.lock:
             return [r for r in self.requests if r["mode"] == "" and not r["body"].get("stream")]
 
+    def chat_calls(self) -> list[dict[str, Any]]:
+        """The chat requests (streaming, the default base URL) received so far, in order."""
+        with self.lock:
+            return [r for r in self.requests if r["mode"] == "" and r["body"].get("stream")]
+
     def wait_requests(self, count: int, timeout: float = 30.0) -> bool:
         """Wait until at least ``count`` requests have arrived."""
         with self.lock:
@@ -322,14 +328,14 @@ class StubProvider:
 
     def respond(self, handler: Handler, body: dict[str, Any], n: int) -> None:
         """Answer one chat-completions request."""
+        if not body.get("stream"):
+            handler.close_connection = True
+            self.summarize(handler, body, n)
+            return
         refused = self.refusal(body, n)
         if refused is not None:
             handler.close_connection = True
             _send_json(handler, *refused)
-            return
-        if not body.get("stream"):
-            handler.close_connection = True
-            self.summarize(handler, body, n)
             return
         text = _last_user_text(body)
         if "fail" in text:
