@@ -185,8 +185,10 @@ export class Replies {
       }
       return;
     }
-    const stored = await this.store(threadId, userNodeId, mode, provider, result, stream);
-    if (stored && rescued) await this.recordCut(threadId, provider.model, rescued);
+    // A rescued reply records its cut once stored, while it still shows as streaming (so
+    // no next turn of this panel starts before the cut is recorded).
+    const after = rescued ? () => this.recordCut(threadId, provider.model, rescued) : null;
+    await this.store(threadId, userNodeId, mode, provider, result, stream, after);
   }
 
   /** After a rescued reply is stored: record the cut, so the next turns start from it. */
@@ -199,8 +201,11 @@ export class Replies {
     }
   }
 
-  /** Store `result` (`interrupted` set when it ended early); true once stored. */
-  async store(threadId, userNodeId, mode, provider, result, stream) {
+  /**
+   * Store `result` (`interrupted` set when it ended early); true once stored. `after`:
+   * awaited once it is stored, before the reply stops showing as streaming.
+   */
+  async store(threadId, userNodeId, mode, provider, result, stream, after = null) {
     const payload = {
       content: [{ type: "text", text: result.text }],
       model: result.model || provider.model,
@@ -221,6 +226,7 @@ export class Replies {
       this.events.failed(threadId, "The reply could not be saved.", error, again);
       return false;
     }
+    await after?.();
     if (this.streams.get(threadId) === stream) this.streams.delete(threadId);
     this.events.changed(threadId, { nodeId: stored?.nodeId, el: stream.el, mode, userNodeId });
     return true;
