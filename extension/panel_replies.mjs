@@ -60,7 +60,7 @@ export function tooLongText(model, draftBack) {
   return (
     `This conversation is too long for ${model}, even with its large attachments cut down, so no reply was made and nothing was changed. ` +
     "To go on: choose a model with a larger context window, set a smaller \"History per request\" in Settings → Provider, " +
-    `or remove a large attachment.${draftBack ? " Your message is back in the box: send it again without the file." : ""}`
+    `or remove a large attachment.${draftBack ? " What you typed is back in the message box." : ""}`
   );
 }
 
