@@ -177,8 +177,9 @@ def test_a_retry_refused_too_changes_nothing_and_gives_the_text_back(
     for technical in ("HTTP", "400", "context_length_exceeded", "tokens"):
         assert technical not in text, text
     assert page.is_hidden("#chat-error details")  # plain: no technical part
-    # The composer holds the text again.
+    # The composer holds the text again, and the banner says so.
     assert page.input_value("#input") == typed
+    assert "What you typed is back in the message box." in text
     # Nothing stored changed but the message the send stored: no reply, no cut recorded.
     assert thread_rows(store, "attachments", thread_id) == attachments
     after = store.raw_nodes(thread_id)
