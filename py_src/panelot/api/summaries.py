@@ -59,13 +59,10 @@ class Claim:
     model: str
     again: bool = False
 
-    def __post_init__(self) -> None:
-        check_model(self.model)
-
 
 async def _claim(tx: Transaction, call: Call[Claim]) -> dict[str, Any]:
     p = call.payload
-    return await claim(tx, p.attachment_id, p.model, p.again, call.clock())
+    return await claim(tx, p.attachment_id, check_model(p.model), p.again, call.clock())
 
 
 async def _claim_finish(env: Env, p: Claim, response: dict[str, Any]) -> dict[str, Any]:
@@ -83,13 +80,11 @@ class Store:
     model: str
     text: str
 
-    def __post_init__(self) -> None:
-        check_model(self.model)
-        check_text(self.text)
-
 
 async def _store_prepare(env: Env, p: Store) -> None:
     """Make room for the summary (sparing its thread), outside the receipt's transaction."""
+    check_model(p.model)
+    check_text(p.text)
     original, _ = await get_blob(env.db, p.attachment_id)
     size = len(p.text.encode("utf-8"))
     await evict(env.db, max(env.host.storage.budget - size, 0), str(original["threadId"]))
@@ -108,13 +103,10 @@ class Fail:
     model: str
     error: str
 
-    def __post_init__(self) -> None:
-        check_model(self.model)
-
 
 async def _fail(tx: Transaction, call: Call[Fail]) -> dict[str, Any]:
     p = call.payload
-    return await fail_summary(tx, p.attachment_id, p.model, p.error)
+    return await fail_summary(tx, p.attachment_id, check_model(p.model), p.error)
 
 
 @dataclass(frozen=True, slots=True)

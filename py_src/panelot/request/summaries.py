@@ -298,7 +298,8 @@ def prompt_text(text: str, limit: int = PROMPT_CHARS) -> str:
     """``text`` within ``limit`` characters: its head and tail around a note of the cut."""
     if len(text) <= limit:
         return text
-    head, tail = limit * 2 // 3, limit // 3
+    head = limit * 2 // 3
+    tail = limit - head
     left = len(text) - head - tail
     return f"{text[:head]}\n\n[… {left:,} characters left out …]\n\n{text[-tail:]}"
 
