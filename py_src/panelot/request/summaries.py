@@ -39,6 +39,7 @@ from panelot.idb import Database, Transaction
 from panelot.idb.blobs import blob_bytes, make_blob
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.request.file_text import decode_text, is_text_like
+from panelot.surrogates import check_well_formed
 from panelot.tree.admission import check_admission
 
 __all__ = [
@@ -95,7 +96,7 @@ def check_model(model: Any) -> str:
     """A model name: a string of 1 to 200 characters; else a ValidationError naming ``model``."""
     if not isinstance(model, str) or not 0 < len(model.strip()) <= 200:
         raise ValidationError("model: must be a string of 1 to 200 characters", field="model")
-    return model
+    return check_well_formed(model, "model")
 
 
 def check_text(text: Any) -> str:
@@ -104,7 +105,7 @@ def check_text(text: Any) -> str:
         raise ValidationError("text: must be a non-empty string", field="text")
     if len(text) > SUMMARY_CHARS:
         raise ValidationError(f"text: must be at most {SUMMARY_CHARS:,} characters", field="text")
-    return text
+    return check_well_formed(text, "text")
 
 
 def _derived(record: Meta) -> bool:
@@ -269,7 +270,8 @@ async def fail_summary(
     existing = await _pending(tx, attachment_id, model)
     meta = dict(existing["meta"])
     if meta.get("state") != "done":
-        meta.update(state="failed", error=str(error)[:ERROR_CHARS])
+        kept = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in error[:ERROR_CHARS])
+        meta.update(state="failed", error=kept)
         await tx.table("attachments").put({**existing, "meta": meta})
     return {"summaryId": existing["id"]}
 
