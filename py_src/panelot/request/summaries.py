@@ -75,7 +75,7 @@ ERROR_CHARS = 300
 """A failed summary's error is kept cut to this many characters."""
 
 _DERIVED = ("summary:", "thumbnail:")
-_IMAGE_KINDS = ("image", "screenshot", "page_snapshot")
+_IMAGE_KINDS = ("image", "screenshot")
 _SYSTEM = (
     "You write summaries of documents that a user attached to a conversation. The "
     "summary will stand in for the document in later turns, so keep what a later "
@@ -349,23 +349,27 @@ async def done_summaries(
         return {}
 
     async def body(tx: Transaction) -> list[Meta]:
-        return await _thread_rows(tx, thread_id)
+        table = tx.table("attachments")
+        fields = ("id", "sourceRef", "meta", "deleting")  # no Blob handle crosses for the rest
+        rows = await table.where("threadId").equals(thread_id).pick(*fields).to_list()
+        chosen: dict[str, Meta] = {}
+        for r in rows:
+            meta = _summary_meta(r)
+            if meta is None or meta.get("state") != "done" or meta["summaryOf"] not in wanted:
+                continue
+            best = chosen.get(str(meta["summaryOf"]))
+            if best is None or _better(r, best, model):
+                chosen[str(meta["summaryOf"])] = r
+        keys = sorted(chosen)
+        found = await table.bulk_get([chosen[k]["id"] for k in keys]) if keys else []
+        return [{**row, "original": k} for k, row in zip(keys, found, strict=True) if row]
 
-    chosen: dict[str, Meta] = {}
-    for r in await db.transaction("r", ["attachments"], body):
-        meta = _summary_meta(r)
-        if meta is None or meta.get("state") != "done" or meta["summaryOf"] not in wanted:
-            continue
-        original = str(meta["summaryOf"])
-        best = chosen.get(original)
-        if best is None or _better(r, best, model):
-            chosen[original] = r
     out: dict[str, str] = {}
-    for original in sorted(chosen):
-        blob = chosen[original].get("bytes")
-        text = decode_text(await blob_bytes(blob)) if blob is not None else None
+    for row in await db.transaction("r", ["attachments"], body):
+        blob = row.get("bytes")
+        text = decode_text(await blob_bytes(blob)) if blob is not None else None  # after it
         if text:
-            out[original] = text
+            out[str(row["original"])] = text
     return out
 
 

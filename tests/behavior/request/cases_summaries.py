@@ -383,3 +383,33 @@ async def case_summary_prompt_is_bounded_head_and_tail(ctx: Ctx) -> None:
     made = await claim(store, doc)
     assert "https://ex.test" in made["messages"][1]["content"]
     assert made["messages"][1]["content"].endswith("t" * 1000)
+
+
+async def case_summaries_are_read_only_for_stale_items(ctx: Ctx) -> None:
+    from panelot.request import build
+
+    calls: list[list[str]] = []
+    real = build.done_summaries
+
+    async def counting(db: Any, thread_id: str, ids: Any, model: str | None) -> dict[str, str]:
+        calls.append(list(ids))
+        return await real(db, thread_id, ids, model)
+
+    store = await ctx.store()
+    tid = await store.create_thread("fresh")
+    doc = await put(store, tid, NOTES, meta={"title": "notes.txt"})
+    file = {"type": "file", "attachmentId": doc, "name": "notes.txt"}
+    await store.append(tid, "user_message", {"content": [{"type": "text", "text": "read"}, file]})
+    await store.append(tid, "user_message", {**text("q0"), "attachedContext": [SMALL_PAGE]})
+    build.done_summaries = counting  # type: ignore[assignment]
+    try:
+        await store.request_context(tid, model="m1")  # the file is not stale yet
+        assert calls == []
+        for n in (1, 2):
+            await store.append(
+                tid, "user_message", {**text(f"q{n}"), "attachedContext": [SMALL_PAGE]}
+            )
+        stale = await store.request_context(tid, model="m1")
+        assert calls == [[doc]] and stale["slimming"]["staleStubs"] == 1
+    finally:
+        build.done_summaries = real  # type: ignore[assignment]
