@@ -27,7 +27,7 @@ from playwright.sync_api import Page, Playwright
 from browser_harness import run_py
 from crash_support import KICK, CrashableBrowser, KillWindow, kill
 
-KILL_POINTS = 16
+KILL_POINTS = 20
 ORIGINAL_BYTES = 512 * 1024
 SUMMARY = "A dense summary line.\n" * 4_000  # 88,000 characters, the longest kind
 
