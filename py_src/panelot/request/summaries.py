@@ -25,7 +25,8 @@ Only originals are summarized: a ``page_text`` record or a ``file`` that
 :func:`panelot.request.file_text.is_text_like` accepts; never an image and never a
 derived record (a ``sourceRef`` starting ``summary:`` or ``thumbnail:``).
 
-Requests read the done summaries of their stale items with :func:`done_summaries`.
+Requests read the done summaries of their stale items with :func:`done_summaries`;
+:func:`summarized` says which items have one without reading any bytes.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ __all__ = [
     "read_prompt",
     "refusal",
     "store_summary",
+    "summarized",
     "summary_prompt",
     "summary_ref",
 ]
@@ -336,6 +338,42 @@ async def read_prompt(db: Database, attachment_id: str) -> list[dict[str, Any]]:
     return summary_prompt(attachment_meta(record), text)
 
 
+async def _chosen(
+    tx: Transaction, thread_id: str, wanted: set[str], model: str | None
+) -> dict[str, Meta]:
+    """``{originalId: summary row}`` (no Blob: picked fields only) of the done summaries."""
+    fields = ("id", "sourceRef", "meta", "deleting")  # no Blob handle crosses into Python
+    table = tx.table("attachments")
+    rows = await table.where("threadId").equals(thread_id).pick(*fields).to_list()
+    chosen: dict[str, Meta] = {}
+    for r in rows:
+        meta = _summary_meta(r)
+        if meta is None or meta.get("state") != "done" or meta["summaryOf"] not in wanted:
+            continue
+        best = chosen.get(str(meta["summaryOf"]))
+        if best is None or _better(r, best, model):
+            chosen[str(meta["summaryOf"])] = r
+    return chosen
+
+
+async def summarized(
+    db: Database, thread_id: str, ids: Collection[str], model: str | None
+) -> dict[str, str]:
+    """``{originalId: summaryId}``: which of ``ids`` have a done summary (no bytes read).
+
+    The summary :func:`done_summaries` would pick (``model``'s first).
+    """
+    wanted = set(ids)
+    if not wanted:
+        return {}
+
+    async def body(tx: Transaction) -> dict[str, Meta]:
+        return await _chosen(tx, thread_id, wanted, model)
+
+    chosen = await db.transaction("r", ["attachments"], body)
+    return {k: str(chosen[k]["id"]) for k in sorted(chosen)}
+
+
 async def done_summaries(
     db: Database, thread_id: str, ids: Collection[str], model: str | None
 ) -> dict[str, str]:
@@ -349,19 +387,9 @@ async def done_summaries(
         return {}
 
     async def body(tx: Transaction) -> list[Meta]:
-        table = tx.table("attachments")
-        fields = ("id", "sourceRef", "meta", "deleting")  # no Blob handle crosses for the rest
-        rows = await table.where("threadId").equals(thread_id).pick(*fields).to_list()
-        chosen: dict[str, Meta] = {}
-        for r in rows:
-            meta = _summary_meta(r)
-            if meta is None or meta.get("state") != "done" or meta["summaryOf"] not in wanted:
-                continue
-            best = chosen.get(str(meta["summaryOf"]))
-            if best is None or _better(r, best, model):
-                chosen[str(meta["summaryOf"])] = r
+        chosen = await _chosen(tx, thread_id, wanted, model)
         keys = sorted(chosen)
-        found = await table.bulk_get([chosen[k]["id"] for k in keys]) if keys else []
+        found = await tx.table("attachments").bulk_get([chosen[k]["id"] for k in keys])
         return [{**row, "original": k} for k, row in zip(keys, found, strict=True) if row]
 
     out: dict[str, str] = {}

@@ -14,7 +14,13 @@ from behavior.payloads import answer, b64, text
 from panelot.idb.blobs import blob_bytes
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.request.slimming import slim_context
-from panelot.request.summaries import PENDING_MS, PROMPT_CHARS, done_summaries, prompt_text
+from panelot.request.summaries import (
+    PENDING_MS,
+    PROMPT_CHARS,
+    done_summaries,
+    prompt_text,
+    summarized,
+)
 from panelot.settings import MemoryStorageBackend, Settings
 from panelot.settings.credentials import MemoryKeyStore
 from panelot.store import PanelotStore
@@ -209,6 +215,10 @@ async def case_stale_file_with_a_done_summary_is_sent_as_it(ctx: Ctx) -> None:
     assert f"Summary by {picked['model']}." in anyone["messages"][0]["content"][1]["text"]
     found = await done_summaries(store.db, tid, [notes, stored], "m1")
     assert found == {notes: "Summary by m1.", stored: "Page, summed up."}
+    ids = await summarized(store.db, tid, [notes, stored, "no-such-id"], "m2")
+    by_m2_id = [s for s in (await store.query("summary.list", {"threadId": tid}))["summaries"]
+                if s["attachmentId"] == notes and s["model"] == "m2"][0]["summaryId"]  # fmt: skip
+    assert ids[notes] == by_m2_id and set(ids) == {notes, stored}
 
 
 async def case_an_image_block_survives_beside_a_summarized_file(ctx: Ctx) -> None:
