@@ -16,7 +16,8 @@ the text again). ``summary.store`` first evicts down to the budget minus the sum
 size, sparing its thread, as thumbnails do. Queries::
 
     summary.candidates {threadId, model, threshold?}
-        -> {attachments: [{attachmentId, name, kind, size}]}   (oldest first)
+        -> {attachments: [{attachmentId, name, kind, size}]}   (oldest first; with no
+           summary record for the model but a pending one claimed over 10 minutes ago)
     summary.list       {threadId}
         -> {summaries: [{attachmentId, summaryId, model, state, size, error?}]}
 
@@ -125,7 +126,7 @@ class CandidatesArgs:
 
 async def _candidates(env: Env, a: CandidatesArgs) -> dict[str, Any]:
     async def body(tx: Transaction) -> list[dict[str, Any]]:
-        return await candidates(tx, a.thread_id, a.model, a.threshold)
+        return await candidates(tx, a.thread_id, a.model, a.threshold, env.clock())
 
     return {"attachments": await env.db.transaction("r", ["attachments"], body)}
 

@@ -158,17 +158,29 @@ async def _find(tx: Transaction, original: Meta, model: str) -> Meta | None:
     return min(found, key=lambda r: str(r["id"])) if found else None
 
 
-async def candidates(tx: Transaction, thread_id: str, model: str, threshold: int) -> list[Meta]:
+def _settled(meta: Meta, now: int) -> bool:
+    """Whether a summary record stops a claim: done, failed, or pending and fresh."""
+    claimed_at = meta.get("claimedAt")
+    fresh = isinstance(claimed_at, int) and now - claimed_at < PENDING_MS
+    return meta.get("state") != "pending" or fresh
+
+
+async def candidates(
+    tx: Transaction, thread_id: str, model: str, threshold: int, now: int
+) -> list[Meta]:
     """The thread's originals to summarize with ``model``, oldest first.
 
-    Text-like, at least ``threshold`` bytes, and with no summary record for ``model``
-    in any state. Returns ``[{attachmentId, name, kind, size}]``.
+    Text-like, at least ``threshold`` bytes, and with no summary record for ``model``,
+    except a pending one whose claim is older than :data:`PENDING_MS` (its context
+    died: :func:`claim` takes it again). Returns ``[{attachmentId, name, kind, size}]``.
     """
     rows = await _thread_rows(tx, thread_id)
     taken = {
         str(meta["summaryOf"])
         for r in rows
-        if (meta := _summary_meta(r)) is not None and meta.get("model") == model
+        if (meta := _summary_meta(r)) is not None
+        and meta.get("model") == model
+        and _settled(meta, now)
     }
     out: list[Meta] = []
     for r in rows:
@@ -199,9 +211,9 @@ async def claim(
     if existing is not None:
         meta = dict(existing["meta"])
         state = meta.get("state")
-        claimed_at = meta.get("claimedAt")
-        fresh = isinstance(claimed_at, int) and now - claimed_at < PENDING_MS
-        if state == "done" or (state == "pending" and fresh) or (state == "failed" and not again):
+        if state in ("done", "pending") and _settled(meta, now):
+            return {"claimed": False, "reason": state}
+        if state == "failed" and not again:
             return {"claimed": False, "reason": state}
         meta.pop("error", None)
         await table.put({**existing, "meta": {**meta, "state": "pending", "claimedAt": now}})

@@ -118,7 +118,10 @@ async def case_summary_is_claimed_once_per_attachment_and_model(ctx: Ctx) -> Non
     assert got["dataBase64"] == b64(b"Notes, summed up.") and got["meta"]["state"] == "done"
     # a pending claim whose context died is claimed again after PENDING_MS, in place
     assert await claim(c, aid, "m2") == {"claimed": False, "reason": "pending"}
+    assert await candidates(c, tid, "m2") == []
     ctx.now += PENDING_MS + 1
+    assert await candidates(c, tid, "m2") == [aid]  # its claim died: a candidate again
+    assert await candidates(c, tid, "m1") == []  # done
     again = await claim(c, aid, "m2")
     assert again["claimed"] is True and again["summaryId"] == other["summaryId"]
     listed_all = (await c.query("summary.list", {"threadId": tid}))["summaries"]
