@@ -23,7 +23,8 @@ builds the prompt (:func:`summary_prompt`). :func:`store_summary` and
 
 Only originals are summarized: a ``page_text`` record or a ``file`` that
 :func:`panelot.request.file_text.is_text_like` accepts; never an image and never a
-derived record (a ``sourceRef`` starting ``summary:`` or ``thumbnail:``).
+derived record (a ``sourceRef`` starting ``summary:`` or ``thumbnail:``, or a
+retention summary's ``retention:summary``).
 
 Requests read the done summaries of their stale items with :func:`done_summaries`;
 :func:`summarized` says which items have one without reading any bytes.
@@ -76,7 +77,7 @@ SUMMARY_CHARS = 100_000
 ERROR_CHARS = 300
 """A failed summary's error is kept cut to this many characters."""
 
-_DERIVED = ("summary:", "thumbnail:")
+_DERIVED = ("summary:", "thumbnail:", "retention:")
 _IMAGE_KINDS = ("image", "screenshot")
 _SYSTEM = (
     "You write summaries of documents that a user attached to a conversation. The "

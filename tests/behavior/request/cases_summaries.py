@@ -139,7 +139,9 @@ async def case_summary_is_never_made_for_an_image(ctx: Ctx) -> None:
     pdf = await put(store, tid, b"%PDF" + b"\0" * 20_000, mime="application/pdf")
     small = await put(store, tid, b"s" * 7_999)
     page = await put(store, tid, b"t" * 8_000, kind="page_text")
+    kept = await put(store, tid, b"r" * 9_000, kind="page_text", sourceRef="retention:summary")
     assert await candidates(store, tid) == [page]
+    assert await claim(store, kept) == {"claimed": False, "reason": "not_text"}
     assert await claim(store, image) == {"claimed": False, "reason": "image"}
     assert await claim(store, shot) == {"claimed": False, "reason": "image"}
     assert await claim(store, pdf) == {"claimed": False, "reason": "not_text"}
