@@ -19,6 +19,7 @@ from panelot.api import (
     runs,
     send,
     settings,
+    summaries,
     threads,
 )
 from panelot.bus import Handler, Layer, Query
@@ -39,6 +40,7 @@ _SECTIONS = (
     settings,
     legacy,
     requests,
+    summaries,
     backup,
 )
 
