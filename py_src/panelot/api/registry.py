@@ -16,6 +16,7 @@ from panelot.api import (
     library,
     messages,
     requests,
+    rescue,
     runs,
     send,
     settings,
@@ -39,6 +40,7 @@ _SECTIONS = (
     settings,
     legacy,
     requests,
+    rescue,
     backup,
 )
 

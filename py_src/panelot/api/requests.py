@@ -6,6 +6,13 @@ the store's host), its history cut to the newest turns within ``contextBudget``
 characters (:mod:`panelot.request.history`). ``imageBudget`` null turns the unseen-image budget
 off; ``contextBudget`` null sends the whole path.
 
+``model`` (optional): the model the request is for. A cut the overflow rescue recorded
+on the thread for that model (``requestCut``, :mod:`panelot.request.rescued`) applies:
+those items cut, the history budget the smaller of the two; the result gains ``cut``.
+``rescue: {refusedChars}``: the provider refused the request as too long (the JSON
+length of its messages): the request is rebuilt cut down (:mod:`panelot.request.rescue`)
+and the result gains ``rescue: {items, contextBudget, droppedNodes, record}``.
+
 Query ``file.readable`` ``{name, mime?}`` → ``{readable, maxChars, maxUploadBytes}``:
 whether a request carries an attached file's text (when its bytes are UTF-8), or only its
 name. The panel asks it when a file is attached, so the rule stays
@@ -21,13 +28,24 @@ from typing import Any
 
 from panelot.attachments.records import MAX_SEND_BYTES
 from panelot.bus import Env, Query
+from panelot.codec import Natural
+from panelot.idb import Transaction
+from panelot.idb.errors import ValidationError
 from panelot.request.build import build_request
 from panelot.request.context import request_context_of
 from panelot.request.file_text import FILE_TEXT_CHARS, is_text_like
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
+from panelot.request.rescued import cut_of, cut_request
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
 
 __all__ = ["QUERIES"]
+
+
+@dataclass(frozen=True, slots=True)
+class RescueArg:
+    """``rescue``: the refused request's size (the JSON length of its messages)."""
+
+    refused_chars: Natural
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +58,42 @@ class RequestArgs:
     image_budget: int | None = DEFAULT_IMAGE_BUDGET
     stale_stubs: bool = True
     context_budget: int | None = DEFAULT_CONTEXT_BUDGET
+    model: str | None = None
+    rescue: RescueArg | None = None
 
     def __post_init__(self) -> None:
         check_budget(self.context_budget)
+        if self.model is not None and not self.model:
+            raise ValidationError("model: must be a non-empty string or absent", field="model")
+
+
+async def _thread_record(env: Env, thread_id: str) -> object:
+    async def body(tx: Transaction) -> object:
+        return await tx.table("threads").get(thread_id)
+
+    return await env.db.transaction("r", ["threads"], body)
 
 
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
-    context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
     host = env.host
+    recorded = cut_of(await _thread_record(env, a.thread_id), a.model) if a.model else None
+    if a.rescue is not None or recorded is not None:
+        refused = a.rescue.refused_chars if a.rescue is not None else None
+        return await cut_request(
+            env.db,
+            a.thread_id,
+            a.leaf_id,
+            a.context_budget,
+            options,
+            host.thumbnailer,
+            host.storage.budget,
+            env.clock,
+            refused=refused,
+            recorded=recorded,
+            model=a.model,
+        )
+    context = await request_context_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock)
     return await build_request(env.db, context, options, host.thumbnailer, host.storage.budget)
 
 
