@@ -176,7 +176,9 @@ async def case_a_recorded_cut_applies_to_the_same_model_only(ctx: Ctx) -> None:
     assert "contextBudget" not in recorded and isinstance(recorded["at"], int)
     thread = await store.query("thread.get", {"threadId": tid})
     assert thread["requestCut"] == recorded
-    # The next turn with the same model starts from the cut: not refused first.
+    # The next turn with the same model starts from the cut: not refused first (an update
+    # of the thread record keeps the field).
+    await store.command("thread.update", {"threadId": tid, "patch": {"title": "renamed"}})
     await store.append(tid, "assistant_message", answer("here"))
     await store.append(tid, "user_message", text("thanks"))
     same = await store.query("thread.request", {"threadId": tid, "model": "m"})
@@ -316,3 +318,40 @@ async def case_thread_sent_says_what_the_next_request_leaves_out(ctx: Ctx) -> No
     other = await store.query("thread.sent", {"threadId": tid, "model": "x"})
     assert other == sent
     await raises(NotFoundError, store.query("thread.sent", {"threadId": "nope"}))
+
+
+async def case_a_large_tool_result_is_cut_by_its_node(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("tools")
+    await store.append(tid, "user_message", text("fetch the page"))
+    await store.append(tid, "assistant_message", answer("fetching"))
+    call = {"itemId": "i1", "toolName": "fetch", "params": {"url": "x"}, "level": "L0"}
+    await store.append(tid, "tool_call", call)
+    body = "fetched text " * 2_000  # 26,000 chars
+    result = {"itemId": "i1", "ok": True, "contentForLlm": [{"type": "text", "text": body}]}
+    node = (await store.append(tid, "tool_result", result))["nodeId"]
+    size = await refused(store, tid)
+    args = {"threadId": tid, "model": "m", "rescue": {"refusedChars": size}}
+    out = await store.query("thread.request", args)
+    (item,) = out["rescue"]["items"]
+    assert item["key"] == f"{node}#c0" and item["originalChars"] == len(body)
+    (tool,) = [m for m in out["messages"] if m["role"] == "tool"]
+    assert tool["itemId"] == "i1" and tool["content"][0]["cut"] is True
+    assert "characters of this message left out" in tool["content"][0]["text"]
+    await store.command(
+        "thread.rescued", {"threadId": tid, "model": "m", "record": out["rescue"]["record"]}
+    )
+    sent = await store.query("thread.sent", {"threadId": tid, "model": "m"})
+    assert sent["items"] == [{"key": f"{node}#c0", "nodeId": node, "how": "cut"}]
+
+
+async def case_an_import_does_not_take_the_recorded_cut(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("t")
+    await store.append(tid, "user_message", text("hi"))
+    record = {"itemKeys": ["a"], "contextBudget": 500}
+    await store.command("thread.rescued", {"threadId": tid, "model": "m", "record": record})
+    data = (await store.query("thread.export", {"threadId": tid}))["data"]
+    assert data["thread"]["requestCut"]["itemKeys"] == ["a"]
+    copy = (await store.command("thread.import", {"data": data}))["threadId"]
+    assert "requestCut" not in await store.query("thread.get", {"threadId": copy})
