@@ -29,13 +29,12 @@ from typing import Any
 from panelot.attachments.records import MAX_SEND_BYTES
 from panelot.bus import Env, Query
 from panelot.codec import Natural
-from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
 from panelot.request.build import build_request
 from panelot.request.context import request_context_of
 from panelot.request.file_text import FILE_TEXT_CHARS, is_text_like
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
-from panelot.request.rescued import cut_of, cut_request
+from panelot.request.rescued import cut_request, recorded_cut
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
 
 __all__ = ["QUERIES"]
@@ -67,17 +66,10 @@ class RequestArgs:
             raise ValidationError("model: must be a non-empty string or absent", field="model")
 
 
-async def _thread_record(env: Env, thread_id: str) -> object:
-    async def body(tx: Transaction) -> object:
-        return await tx.table("threads").get(thread_id)
-
-    return await env.db.transaction("r", ["threads"], body)
-
-
 async def _request(env: Env, a: RequestArgs) -> dict[str, Any]:
     options = SlimOptions(a.seen_images, a.image_budget, a.stale_stubs)
     host = env.host
-    recorded = cut_of(await _thread_record(env, a.thread_id), a.model) if a.model else None
+    recorded = await recorded_cut(env.db, a.thread_id, a.model)
     if a.rescue is not None or recorded is not None:
         refused = a.rescue.refused_chars if a.rescue is not None else None
         return await cut_request(

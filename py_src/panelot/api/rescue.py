@@ -31,7 +31,7 @@ from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
 from panelot.request.overflow import is_overflow
-from panelot.request.rescued import cut_of, min_budget
+from panelot.request.rescued import cut_of, min_budget, recorded_cut
 from panelot.request.sent import sent_of
 from panelot.tree.admission import read_thread
 
@@ -127,15 +127,8 @@ class SentArgs:
             _check_model(self.model, "model")
 
 
-async def _thread_record(env: Env, thread_id: str) -> Any:
-    async def body(tx: Transaction) -> Any:
-        return await tx.table("threads").get(thread_id)
-
-    return await env.db.transaction("r", ["threads"], body)
-
-
 async def _sent(env: Env, a: SentArgs) -> dict[str, Any]:
-    recorded = cut_of(await _thread_record(env, a.thread_id), a.model)
+    recorded = await recorded_cut(env.db, a.thread_id, a.model)
     return await sent_of(env.db, a.thread_id, a.leaf_id, a.context_budget, env.clock, recorded)
 
 

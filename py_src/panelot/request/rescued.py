@@ -189,3 +189,14 @@ def cut_of(raw_thread: Any, model: str | None) -> RequestCut | None:
         budget = None
     at = cut.get("at")
     return RequestCut(model, list(keys), budget, at if type(at) is int else 0)
+
+
+async def recorded_cut(db: Database, thread_id: str, model: str | None) -> RequestCut | None:
+    """The cut recorded on thread ``thread_id`` for ``model`` (one read), if any."""
+    if not model:
+        return None
+
+    async def body(tx: Transaction) -> Any:
+        return await tx.table("threads").get(thread_id)
+
+    return cut_of(await db.transaction("r", ["threads"], body), model)
