@@ -355,3 +355,17 @@ async def case_an_import_does_not_take_the_recorded_cut(ctx: Ctx) -> None:
     assert data["thread"]["requestCut"]["itemKeys"] == ["a"]
     copy = (await store.command("thread.import", {"data": data}))["threadId"]
     assert "requestCut" not in await store.query("thread.get", {"threadId": copy})
+
+
+async def case_a_paste_in_the_newest_message_is_cut(ctx: Ctx) -> None:
+    # The first example: a user pastes a long document and asks about it.
+    store = await ctx.store()
+    tid = await store.create_thread("paste")
+    node = (await store.append(tid, "user_message", text(PASTED + "\nWhat does it say?")))["nodeId"]
+    size = await refused(store, tid)
+    args = {"threadId": tid, "model": "m", "rescue": {"refusedChars": size}}
+    out = await store.query("thread.request", args)
+    assert [i["key"] for i in out["rescue"]["items"]] == [f"{node}#c0"]
+    sent = out["messages"][0]["content"][0]["text"]
+    assert sent.startswith(PASTED[:HEAD_CHARS]) and sent.endswith("What does it say?")
+    assert out["rescue"]["contextBudget"] is None and messages_chars(out["messages"]) < size // 2
