@@ -87,6 +87,7 @@ FIELDS: dict[str, list[str]] = {
     "attachment.evict": ["budget", "activeThreadId", "storagePercent", "sparedThreadIds"],
     "thread.archive_old": ["days", "activeThreadId", "sparedThreadIds"],
     "thread.count_shown": ["limit"],
+    "thread.rescued": ["threadId", "model", "record"],
     "settings.set": ["group", "value"],
     "settings.reset": ["group"],
     "credential.set": ["secret", "ref"],
@@ -101,7 +102,8 @@ FIELDS: dict[str, list[str]] = {
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
     | {"folderId", "tag", "state", "bindings", "skillId", "name", "enabled", "key", "pluginId"}
-    | {"path", "attachmentId", "kinds", "group", "ref", "clientId", "model", "threshold"}
+    | {"path", "attachmentId", "kinds", "group", "ref", "clientId", "threshold"}
+    | {"model", "rescue", "status", "message", "code", "type", "contextBudget"}
 )
 #: Ids that exist in the base store; "{...}" placeholders are filled per example.
 EXISTING = ["{thread}", "{node}", "{user}", "{run}", "{approval}", "{skill}", "{attachment}"]
@@ -756,6 +758,11 @@ VALID: dict[str, dict[str, Any]] = {
     "attachment.evict": {"budget": 1, "activeThreadId": "{thread}"},
     "thread.archive_old": {"days": 1, "activeThreadId": "{thread}"},
     "thread.count_shown": {"limit": 5},
+    "thread.rescued": {
+        "threadId": "{thread}",
+        "model": "m",
+        "record": {"itemKeys": ["{node}#c0", "{attachment}"], "contextBudget": 900},
+    },
     "settings.set": {
         "group": "providers",
         "value": {
@@ -793,6 +800,8 @@ VALID_QUERIES: dict[str, dict[str, Any]] = {
     "thread.summary": {"threadId": "{thread}"},
     "retention.preview": {"days": 1, "sparedThreadIds": ["{thread}"]},
     "file.readable": {"name": "notes.txt", "mime": "text/plain"},
+    "provider.overflow": {"status": 400, "message": "prompt is too long", "type": "x"},
+    "thread.sent": {"threadId": "{thread}", "leafId": "{node}", "model": "m"},
     "run.get": {"runId": "{run}"},
     "run.list": {"threadId": "{thread}", "state": "running"},
     "approvals.pending": {"threadId": "{thread}"},

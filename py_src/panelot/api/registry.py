@@ -16,6 +16,7 @@ from panelot.api import (
     library,
     messages,
     requests,
+    rescue,
     runs,
     send,
     settings,
@@ -40,6 +41,7 @@ _SECTIONS = (
     settings,
     legacy,
     requests,
+    rescue,
     summaries,
     backup,
 )
