@@ -369,3 +369,33 @@ async def case_a_paste_in_the_newest_message_is_cut(ctx: Ctx) -> None:
     sent = out["messages"][0]["content"][0]["text"]
     assert sent.startswith(PASTED[:HEAD_CHARS]) and sent.endswith("What does it say?")
     assert out["rescue"]["contextBudget"] is None and messages_chars(out["messages"]) < size // 2
+
+
+async def case_the_rescue_uses_stored_summaries_and_sent_lists_them(ctx: Ctx) -> None:
+    store = await ctx.store()
+    t = await big_thread(store)
+    for aid, summary in ((t["notes"], "Mostly log lines."), (t["stored"], "About storage.")):
+        claimed = await store.command("summary.claim", {"attachmentId": aid, "model": "m"})
+        assert claimed["claimed"] is True
+        await store.command("summary.store", {"attachmentId": aid, "model": "m", "text": summary})
+    size = await refused(store, t["tid"])
+    args = {"threadId": t["tid"], "model": "m", "rescue": {"refusedChars": size}}
+    out = await store.query("thread.request", args)
+    hows = {i["key"]: i["how"] for i in out["rescue"]["items"]}
+    assert hows == {
+        f"{t['first']}#c0": "cut",
+        t["notes"]: "summary",
+        f"{t['first']}#e0": "cut",
+        t["stored"]: "summary",
+    }
+    texts = first_texts(out)
+    assert any("Mostly log lines." in x and "[Summary of notes.txt" in x for x in texts)
+    assert any("About storage." in x for x in texts)
+    # Recorded, the next request for the model starts from the cut, summaries included,
+    # and thread.sent says which items go as a summary and which are cut.
+    record = out["rescue"]["record"]
+    await store.command("thread.rescued", {"threadId": t["tid"], "model": "m", "record": record})
+    after = await store.query("thread.request", {"threadId": t["tid"], "model": "m"})
+    assert dumps(after["messages"]) == dumps(out["messages"])
+    sent = await store.query("thread.sent", {"threadId": t["tid"], "model": "m"})
+    assert {i["key"]: i["how"] for i in sent["items"]} == hows
