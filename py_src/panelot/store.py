@@ -266,6 +266,7 @@ class PanelotStore:
         options: SlimOptions | None = None,
         thumbnailer: Thumbnailer | None = None,
         context_budget: int | None = DEFAULT_CONTEXT_BUDGET,
+        model: str | None = None,
     ) -> dict[str, Any]:
         """The slimmed model request: ``thread.request`` (``thumbnailer``: the host's).
 
@@ -280,6 +281,8 @@ class PanelotStore:
             "staleStubs": opts.stale_stubs,
             "contextBudget": context_budget,
         }
+        if model is not None:
+            args["model"] = model
         on = self if thumbnailer is None else self._on(replace(self.host, thumbnailer=thumbnailer))
         request: dict[str, Any] = await on.query("thread.request", args)
         return request

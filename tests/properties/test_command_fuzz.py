@@ -87,6 +87,7 @@ FIELDS: dict[str, list[str]] = {
     "attachment.evict": ["budget", "activeThreadId", "storagePercent", "sparedThreadIds"],
     "thread.archive_old": ["days", "activeThreadId", "sparedThreadIds"],
     "thread.count_shown": ["limit"],
+    "thread.rescued": ["threadId", "model", "record"],
     "settings.set": ["group", "value"],
     "settings.reset": ["group"],
     "credential.set": ["secret", "ref"],
@@ -94,11 +95,15 @@ FIELDS: dict[str, list[str]] = {
     "credential.delete": ["ref"],
     "legacy.import": ["migrate", "includeHistory"],
     "backup.restore": ["sha256", "size", "settings"],
+    "summary.claim": ["attachmentId", "model", "again"],
+    "summary.store": ["attachmentId", "model", "text"],
+    "summary.fail": ["attachmentId", "model", "error"],
 }
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
     | {"folderId", "tag", "state", "bindings", "skillId", "name", "enabled", "key", "pluginId"}
-    | {"path", "attachmentId", "kinds", "group", "ref", "clientId"}
+    | {"path", "attachmentId", "kinds", "group", "ref", "clientId", "threshold"}
+    | {"model", "rescue", "status", "message", "code", "type", "contextBudget"}
 )
 #: Ids that exist in the base store; "{...}" placeholders are filled per example.
 EXISTING = ["{thread}", "{node}", "{user}", "{run}", "{approval}", "{skill}", "{attachment}"]
@@ -717,6 +722,9 @@ VALID: dict[str, dict[str, Any]] = {
             "connectionId": "c",
         },
     },
+    "summary.claim": {"attachmentId": "{attachment}", "model": "m", "again": True},
+    "summary.store": {"attachmentId": "{attachment}", "model": "m", "text": "A summary."},
+    "summary.fail": {"attachmentId": "{attachment}", "model": "m", "error": "HTTP 500"},
     "message.delete": {"threadId": "{thread}", "nodeId": "{node}"},
     "branch.switch": {"threadId": "{thread}", "nodeId": "{user}"},
     "thread.import": {"data": "{export}"},
@@ -750,6 +758,11 @@ VALID: dict[str, dict[str, Any]] = {
     "attachment.evict": {"budget": 1, "activeThreadId": "{thread}"},
     "thread.archive_old": {"days": 1, "activeThreadId": "{thread}"},
     "thread.count_shown": {"limit": 5},
+    "thread.rescued": {
+        "threadId": "{thread}",
+        "model": "m",
+        "record": {"itemKeys": ["{node}#c0", "{attachment}"], "contextBudget": 900},
+    },
     "settings.set": {
         "group": "providers",
         "value": {
@@ -773,6 +786,8 @@ VALID: dict[str, dict[str, Any]] = {
 }
 #: Arguments each query accepts in the base store.
 VALID_QUERIES: dict[str, dict[str, Any]] = {
+    "summary.candidates": {"threadId": "{thread}", "model": "m", "threshold": 1},
+    "summary.list": {"threadId": "{thread}"},
     "thread.list": {"folderId": "f", "tag": "a"},
     "backup.export": {"settings": False},
     "thread.get": {"threadId": "{thread}"},
@@ -785,6 +800,8 @@ VALID_QUERIES: dict[str, dict[str, Any]] = {
     "thread.summary": {"threadId": "{thread}"},
     "retention.preview": {"days": 1, "sparedThreadIds": ["{thread}"]},
     "file.readable": {"name": "notes.txt", "mime": "text/plain"},
+    "provider.overflow": {"status": 400, "message": "prompt is too long", "type": "x"},
+    "thread.sent": {"threadId": "{thread}", "leafId": "{node}", "model": "m"},
     "run.get": {"runId": "{run}"},
     "run.list": {"threadId": "{thread}", "state": "running"},
     "approvals.pending": {"threadId": "{thread}"},
@@ -898,6 +915,7 @@ def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     """The templates reach the handlers: each is accepted as it is (a few need a state)."""
     needs_other_state = {"interaction.request", "interaction.claim", "plugin.uninstall"}
     needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
+    needs_other_state |= {"summary.store", "summary.fail"}  # after a summary.claim
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
         out = run_async(_send_with_lone(kind, []))

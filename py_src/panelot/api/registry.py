@@ -16,9 +16,11 @@ from panelot.api import (
     library,
     messages,
     requests,
+    rescue,
     runs,
     send,
     settings,
+    summaries,
     threads,
 )
 from panelot.bus import Handler, Layer, Query
@@ -39,6 +41,8 @@ _SECTIONS = (
     settings,
     legacy,
     requests,
+    rescue,
+    summaries,
     backup,
 )
 

@@ -135,6 +135,9 @@ class CommandBus:
         payload = decode(handler.payload, cmd.get("payload", {}), "payload")
         sub = Submission(cmd, handler, payload, fingerprint(cmd), self.env)
         try:
-            return await self._run(sub)
+            response = await self._run(sub)
+            if handler.finish is not None:
+                response = await handler.finish(self.env, payload, response)
+            return response
         except PanelotError as exc:
             raise _in_payload(exc, _wire_fields(handler.payload)) from None

@@ -71,6 +71,10 @@ class Handler(Generic[P]):
     command for a thread being deleted).
     ``durability`` is its transaction's (``"strict"`` where the caller goes on to do
     something irreversible once the command has answered; see docs/reliability.md).
+    ``finish``, when given, runs after the transaction, on its response (a replayed
+    one's too), for reads that must not happen inside it (a Blob's bytes, a foreign
+    await in the browser): what it returns is the command's answer, while the receipt
+    keeps the transaction's response.
     """
 
     payload: type[P]
@@ -82,6 +86,7 @@ class Handler(Generic[P]):
     extra_tables: Callable[[P], tuple[str, ...]] | None = None
     skips: frozenset[str] = frozenset()
     durability: Durability = "default"
+    finish: Callable[[Env, P, Any], Awaitable[Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ The result (plain JSON)::
                      | {mime, size, dataBase64, thumbnail: true, w, h, originalSize}
                      | {evicted: true}},
      slimming: {seenImages, thumbnails, thumbnailFailures, staleStubs,
-                unseenImageBytes, imageBudget, textFiles, textFilesCut},
+                unseenImageBytes, imageBudget, textFiles, textFilesCut, summaries},
      history?: {contextBudget, droppedNodes, firstNodeId}}
 
 A context cut to the context budget (:func:`panelot.request.context.request_context_of`)
@@ -36,6 +36,12 @@ Image blocks keep their ``attachmentId``; ``attachments`` is keyed by it, as in
 text, within the bounds of :mod:`panelot.request.file_text` (``textFiles`` lists them,
 ``textFilesCut`` those cut short); other file blocks and attachment-backed context
 entries that are not stale stay references (read them with ``attachment.get``).
+
+**Summaries.** A stale item whose attachment has a done summary
+(:mod:`panelot.request.summaries`) is sent as that summary (``slimming.summaries`` lists
+the originals): the one by the request's ``model``, else the done one with the lowest
+id. Summaries are read only when the plan has stale attachment-backed items, and the
+plan is then made again with them, so a request with none costs what it did.
 """
 
 from __future__ import annotations
@@ -64,10 +70,12 @@ from panelot.request.file_text import (
 )
 from panelot.request.slimming import (
     SlimOptions,
+    SlimResult,
     own_message,
     referenced_attachments,
     slim_context,
 )
+from panelot.request.summaries import done_summaries
 
 __all__ = ["build_request", "thumbnail_ref"]
 
@@ -216,6 +224,22 @@ async def _file_texts(
     return sent, cut
 
 
+async def _with_summaries(
+    db: Database,
+    context: dict[str, Any],
+    records: dict[str, Meta],
+    options: SlimOptions,
+    slim: SlimResult,
+    model: str | None,
+) -> SlimResult:
+    """The plan again with the done summaries of its stale items, if they have any."""
+    if not slim.stale_ids:
+        return slim
+    thread_id = str(records[slim.stale_ids[0]]["threadId"])
+    found = await done_summaries(db, thread_id, slim.stale_ids, model)
+    return slim_context(context, records, options, found) if found else slim
+
+
 async def build_request(
     db: Database,
     context: dict[str, Any],
@@ -223,6 +247,7 @@ async def build_request(
     thumbnailer: Thumbnailer,
     budget: int,
     max_dim: int = THUMBNAIL_MAX_DIM,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """The slimmed request for ``context`` (see the module docstring for its shape).
 
@@ -230,12 +255,13 @@ async def build_request(
     thumbnail that must be made is made between transactions by ``thumbnailer`` and
     stored in one of its own, within ``budget`` (both the store's host's). A thumbnail
     the browser cannot make (:class:`ThumbnailError`) is sent at full size and listed
-    in ``slimming.thumbnailFailures``.
+    in ``slimming.thumbnailFailures``. ``model`` picks among the stale items' summaries.
     """
     opts = options or SlimOptions()
     named = referenced_attachments(context)
     records = await _read_metadata(db, named)
     slim = slim_context(context, records, opts)
+    slim = await _with_summaries(db, context, records, opts, slim, model)
     attachments: dict[str, Any] = {}
     failures: list[str] = []
     thumbs, sent = set(slim.thumbnails), {*slim.full, *slim.thumbnails}
@@ -267,5 +293,6 @@ async def build_request(
             "imageBudget": opts.image_budget,
             "textFiles": texts,
             "textFilesCut": cut,
+            "summaries": slim.summaries,
         },
     }

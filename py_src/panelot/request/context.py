@@ -15,6 +15,7 @@ from panelot.clock import Clock, now_ms
 from panelot.idb import Database
 from panelot.idb.errors import NotFoundError
 from panelot.request.history import history_start
+from panelot.request.rescue import Sources
 from panelot.tree.context import session_context, visible_ids
 from panelot.tree.loading import load_thread
 from panelot.tree.path_memo import held_visible
@@ -28,6 +29,7 @@ async def request_context_of(
     leaf_id: str | None,
     budget: int | None,
     clock: Clock = now_ms,
+    sources: Sources | None = None,
 ) -> dict[str, Any]:
     """The session context a model request is built from: the newest turns within ``budget``.
 
@@ -36,6 +38,8 @@ async def request_context_of(
     ``history`` says ``{contextBudget, droppedNodes, firstNodeId}``. It reads the thread
     cache's records without copying them all, and each node's size once per cache
     entry: a turn on a long thread does not decode or measure every record again.
+    ``sources``, when given, is filled with the nodes the messages come from (the
+    overflow rescue names items by node: :class:`panelot.request.rescue.Sources`).
     """
     loaded = await load_thread(db, thread_id, leaf_id, clock, shared=True)
     if loaded.problem:
@@ -45,6 +49,15 @@ async def request_context_of(
     sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
     start = history_start([nodes[i] for i in visible], budget, sizes)
     derived = session_context(loaded, start, visible)
+    if sources is not None:
+        for node_id in visible[start:]:
+            node = nodes[node_id]
+            if node["type"] == "user_message":
+                sources.user.append(node_id)
+            elif node["type"] == "tool_result":
+                item = (node.get("payload") or {}).get("itemId")
+                if isinstance(item, str):
+                    sources.tool.setdefault(item, node_id)
     derived["path"] = visible[start:]  # the part sent: a long path is not carried whole
     # The records may be the thread cache's own: what is returned is a copy.
     context: dict[str, Any] = marshal.loads(marshal.dumps(derived))

@@ -25,6 +25,11 @@ prompt cache sees a stable prefix. Three rules, each switchable in :class:`SlimO
   it is the record's byte ``size``: the UTF-8 length, equal to the character count for
   ASCII and an upper bound otherwise. Reading a Blob only to count it would cost what
   the stub saves.
+
+  A stale item backed by an attachment that has a done summary
+  (:mod:`panelot.request.summaries`; ``summaries`` maps its id to the summary's text)
+  is sent as ``[Summary of <label> (<size>): <text>]`` instead of the stub. An image
+  is never replaced by a summary.
 """
 
 from __future__ import annotations
@@ -100,6 +105,10 @@ class SlimResult:
     """How many page-context entries and file blocks became stubs."""
     unseen_bytes: int = 0
     """Total size of the distinct unseen images, before thumbnails."""
+    stale_ids: list[str] = field(default_factory=list)
+    """Attachments behind the stale items (stubbed or summarized)."""
+    summaries: list[str] = field(default_factory=list)
+    """Attachments whose stale item was sent as its summary."""
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Any]:
@@ -245,8 +254,34 @@ def _stub(item: dict[str, Any], length: int, unit: str) -> str:
     return f"[Earlier {kind} omitted: {label} ({length:,} {unit})]"
 
 
-def _apply_stale(messages: _Messages, attachments: Mapping[str, Mapping[str, Any]]) -> int:
-    """Replace stale page-context entries and file blocks by stubs; return how many."""
+def _amount(length: int, unit: str) -> str:
+    """``2.1 MB`` from a million bytes up, else ``9,000 bytes`` / ``9,000 characters``."""
+    if unit == "bytes" and length >= 1_000_000:
+        return f"{length / 1_000_000:.1f} MB"
+    return f"{length:,} {unit}"
+
+
+def _summary(item: dict[str, Any], length: int, unit: str, summary: str) -> str:
+    if item.get("type") == "file":
+        label = _one_line(item.get("name") or item.get("attachmentId") or "file")
+    else:
+        kind = _CONTEXT_KINDS.get(str(item.get("type")), "context")
+        parts = [_one_line(item[k]) for k in ("title", "url") if isinstance(item.get(k), str)]
+        label = f"{kind}: " + (" — ".join(p for p in parts if p) or "untitled")
+    return f"[Summary of {label} ({_amount(length, unit)}): {summary}]"
+
+
+def _apply_stale(
+    messages: _Messages,
+    attachments: Mapping[str, Mapping[str, Any]],
+    summaries: Mapping[str, str],
+    out: SlimResult,
+) -> int:
+    """Replace stale page-context entries and file blocks by stubs (or their summaries).
+
+    Returns how many became stubs; ``out`` gets the stale items' attachments and those
+    sent as summaries.
+    """
     items = list(_items(messages.items))
     if not items:
         return 0
@@ -261,19 +296,29 @@ def _apply_stale(messages: _Messages, attachments: Mapping[str, Mapping[str, Any
         length, unit = _length(item, attachments)
         if i == newest or users_after[i] < STALE_TURNS or length < STALE_CHARS:
             continue
-        text = _stub(item, length, unit)
+        ident = item.get("attachmentId")
+        backed = isinstance(ident, str) and ident in attachments
+        if backed:
+            out.stale_ids.append(str(ident))
+        summary = summaries.get(str(ident)) if backed else None
+        if summary is not None:
+            text, mark = _summary(item, length, unit, summary), "summary"
+            out.summaries.append(str(ident))
+        else:
+            text, mark = _stub(item, length, unit), "stale"
+            stubbed += 1
         if where == "file":
-            ident = item.get("attachmentId")
             messages.own(i)["content"][pos] = {
                 "type": "text",
                 "text": text,
-                "stale": True,
+                mark: True,
                 "attachmentId": ident,
             }
         else:
             kept = {k: item[k] for k in ("type", "url", "title") if item.get(k) is not None}
-            messages.own(i)["attachedContext"][pos] = {**kept, "text": text, "stale": True}
-        stubbed += 1
+            messages.own(i)["attachedContext"][pos] = {**kept, "text": text, mark: True}
+    out.stale_ids = list(dict.fromkeys(out.stale_ids))
+    out.summaries = list(dict.fromkeys(out.summaries))
     return stubbed
 
 
@@ -316,6 +361,7 @@ def slim_context(
     context: Mapping[str, Any],
     attachments: Mapping[str, Mapping[str, Any]],
     options: SlimOptions | None = None,
+    summaries: Mapping[str, str] | None = None,
 ) -> SlimResult:
     """Apply the slimming rules to a copy of ``context`` (the input is not changed).
 
@@ -329,11 +375,16 @@ def slim_context(
     ``{type, url?, title?, text, stale: true}`` (no ``attachmentId``, so nothing reads
     the original). Image blocks to send keep their shape: the result's ``full`` and
     ``thumbnails`` say how each is sent.
+
+    ``summaries`` maps an attachment id to its done summary's text: a stale item backed
+    by one becomes ``{type: "text", text: "[Summary of …]", summary: true,
+    attachmentId}`` (a file block) or ``{type, url?, title?, text, summary: true}`` (a
+    context entry) instead of its stub.
     """
     opts = options or SlimOptions()
     messages = _Messages(context.get("messages", []))
     out = SlimResult({**context, "messages": messages.items})
     _apply_images(messages, attachments, opts, out)
     if opts.stale_stubs:
-        out.stale = _apply_stale(messages, attachments)
+        out.stale = _apply_stale(messages, attachments, summaries or {}, out)
     return out

@@ -27,7 +27,9 @@ from panelot.surrogates import check_well_formed_data
 
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
+    "DEFAULT_SUMMARY_THRESHOLD",
     "GROUPS",
+    "MIN_SUMMARY_THRESHOLD",
     "SETTINGS_KEYS",
     "Connection",
     "Decision",
@@ -46,6 +48,12 @@ DEFAULT_CONTEXT_BUDGET = 128_000
 """Characters of history a model request carries by default: ~32k tokens at ~4
 characters a token (:mod:`panelot.request.history`)."""
 
+DEFAULT_SUMMARY_THRESHOLD = 8_000
+"""Bytes from which an attachment gets a summary by default (the stale rule's size)."""
+
+MIN_SUMMARY_THRESHOLD = 1_000
+"""The smallest ``summaryThreshold`` a connection takes."""
+
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -55,7 +63,9 @@ class Connection:
     """A provider connection; its secret lives in credentials under ``credential_ref``.
 
     ``context_budget``: the characters of history a request to it carries
-    (:mod:`panelot.request.history`; ``None``: the whole thread).
+    (:mod:`panelot.request.history`; ``None``: the whole thread). ``summaries``: whether
+    the panel asks its model for a summary of each attachment of at least
+    ``summary_threshold`` bytes (:mod:`panelot.request.summaries`).
     """
 
     id: str
@@ -66,6 +76,8 @@ class Connection:
     label: str | None = None
     enabled: bool = True
     context_budget: int | None = DEFAULT_CONTEXT_BUDGET
+    summaries: bool = True
+    summary_threshold: int = DEFAULT_SUMMARY_THRESHOLD
 
 
 @dataclass(slots=True)
@@ -142,6 +154,11 @@ def _check_providers(value: ProviderSettings) -> None:
             raise ValidationError(
                 f"{path}.contextBudget: must be an integer >= 0 (characters) or null",
                 field=f"{path}.contextBudget",
+            )
+        if c.summary_threshold < MIN_SUMMARY_THRESHOLD:
+            raise ValidationError(
+                f"{path}.summaryThreshold: must be an integer >= {MIN_SUMMARY_THRESHOLD} (bytes)",
+                field=f"{path}.summaryThreshold",
             )
         if c.credential_ref is not None and not _CRED.match(c.credential_ref):
             raise ValidationError(

@@ -37,6 +37,7 @@ __all__ = [
     "Payload",
     "SystemNotice",
     "TextBlock",
+    "RequestCut",
     "ThreadMeta",
     "ThreadNode",
     "ShownCount",
@@ -291,6 +292,23 @@ class ShownCount:
 
 
 @dataclass(slots=True)
+class RequestCut:
+    """Extension field ``requestCut``: what the overflow rescue cut for ``model``.
+
+    Written by ``thread.rescued`` after a rescued retry's reply is stored; later requests
+    for the same ``model`` apply it (:mod:`panelot.request.rescue`). ``item_keys`` name the
+    items cut (an attachment id, or ``<nodeId>#c<i>`` / ``<nodeId>#e<i>``);
+    ``context_budget`` the smaller history budget (``None``: the connection's); ``at``
+    when it was written (ms).
+    """
+
+    model: str
+    item_keys: list[str] = field(default_factory=list)
+    context_budget: int | None = None
+    at: int = 0
+
+
+@dataclass(slots=True)
 class ThreadMeta:
     """The light thread record the conversation list reads."""
 
@@ -312,6 +330,8 @@ class ThreadMeta:
     """Extension field: set while ``thread.delete`` runs; such a thread refuses commands."""
     shown: ShownCount | None = None
     """Extension field: the visible path's counts (:mod:`panelot.tree.shown`)."""
+    request_cut: RequestCut | None = None
+    """Extension field: the overflow rescue's recorded cut (:class:`RequestCut`)."""
 
 
 def payload_from_wire(

@@ -20,7 +20,8 @@ time (:func:`~panelot.clock.stamp_from`) takes the newest of its nodes' ``ts`` a
 An import makes a new thread: of the thread record it keeps what the user gave it (title,
 times, tags, pinned, archived, folder, preset) and drops the state of the database it came
 from (:data:`NOT_IMPORTED`): it never arrives marked ``deleting``, its ``scopeOrigins``
-start empty, its ``stats`` are counted from its nodes, and its ``parentThreadId`` is kept
+start empty, its ``stats`` are counted from its nodes, it has no ``requestCut`` (the
+overflow rescue's cut names items by the ids it had), and its ``parentThreadId`` is kept
 only when that thread comes in the same bundle (under its fresh id).
 """
 
@@ -194,7 +195,14 @@ def tree_problems(
     return problems
 
 
-NOT_IMPORTED = ("deleting", "deletingSince", "scopeOrigins", "parentThreadId", "stats")
+NOT_IMPORTED = (
+    "deleting",
+    "deletingSince",
+    "scopeOrigins",
+    "parentThreadId",
+    "stats",
+    "requestCut",
+)
 """Thread fields an import does not take from the file (see :func:`_fresh_ids`)."""
 
 
