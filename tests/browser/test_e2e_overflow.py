@@ -81,7 +81,11 @@ def seed_log(store: PageStore, thread_id: str) -> str:
         {
             "threadId": thread_id,
             "type": "assistant_message",
-            "payload": {"content": [{"type": "text", "text": "I have read the log."}]},
+            "payload": {
+                "content": [{"type": "text", "text": "I have read the log."}],
+                "model": "stub-model",
+                "connectionId": "default",
+            },
         },
     )
     return attachment_id
@@ -116,16 +120,18 @@ def test_a_refused_turn_is_cut_retried_once_and_the_next_turn_starts_from_the_cu
     stub.overflow_above = WINDOW
     calls = len(stub.chat_calls())
     refused = len(stub.refused)
-    reply_id = send_message(page, "Which pages failed?")
+    reply_id = send_message(page, "Which pages answered 200?")
 
     chat = stub.chat_calls()[calls:]
     assert len(chat) == 2, [len(json.dumps(c["body"]["messages"])) for c in chat]
     assert len(stub.refused) == refused + 1  # the first one, refused...
-    assert LOG[:200] in json.dumps(chat[0]["body"]["messages"], ensure_ascii=False)
-    retried = json.dumps(chat[1]["body"]["messages"], ensure_ascii=False)
-    assert len(retried) < WINDOW and LOG not in retried  # ...the retry went cut down
-    assert "left out" in retried  # with a note saying how much
-    assert chat[1]["body"]["messages"][-1]["content"] == "Which pages failed?"
+    first = chat[0]["body"]["messages"]
+    assert LOG in first[0]["content"]  # the whole log went first...
+    retried = chat[1]["body"]["messages"]
+    assert len(json.dumps(retried)) < WINDOW
+    assert LOG[:1000] in retried[0]["content"] and LOG not in retried[0]["content"]
+    assert "left out" in retried[0]["content"]  # ...then its head, tail and a note
+    assert chat[1]["body"]["messages"][-1]["content"] == "Which pages answered 200?"
 
     # The reply is stored; the attachment is exactly as it was (bytes and record).
     nodes = store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
@@ -139,7 +145,7 @@ def test_a_refused_turn_is_cut_retried_once_and_the_next_turn_starts_from_the_cu
 
     # The next turn starts from the cut: one request, not refused first.
     calls = len(stub.chat_calls())
-    send_message(page, "And which were slow?")
+    send_message(page, "And which took longest?")
     assert len(stub.chat_calls()) == calls + 1
     assert len(stub.refused) == refused + 1
     assert thread_rows(store, "attachments", thread_id) == before
