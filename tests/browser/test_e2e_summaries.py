@@ -33,7 +33,8 @@ from panelot.testing import (
     wait_reply,
 )
 
-NOTES = "".join(f"Note {i}: the meeting moved the release to week {i % 52}.\n" for i in range(300))
+# No spaces: the stub's reply echoes the message word by word, the file's text included.
+NOTES = "".join(f"Note-{i}:the-meeting-moved-the-release-to-week-{i % 52}.\n" for i in range(300))
 CHIP = ".summary-chip[data-action=open-summary]"
 
 
@@ -97,7 +98,7 @@ def test_a_large_text_file_is_summarized_once_across_panels_and_a_reload(
     page.wait_for_selector(f"{CHIP}[data-attachment-id='{notes_id}']")
     assert len(stub.summary_calls()) == calls + 1
     # The prompt carries the file's text (Python built it); the reply is the summary.
-    assert "Note 0: the meeting" in str(stub.summary_calls()[-1]["body"]["messages"])
+    assert "Note-0:the-meeting" in str(stub.summary_calls()[-1]["body"]["messages"])
     summaries = query(page, "summary.list", {"threadId": thread_id})["summaries"]
     assert [(s["attachmentId"], s["model"], s["state"]) for s in summaries] == [
         (notes_id, "stub-model", "done")
