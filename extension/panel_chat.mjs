@@ -102,7 +102,7 @@ export class Chat {
     this.updateComposer();
     // What a request leaves out, and which summaries are made, depend on the provider.
     if (this.watching?.threadId) {
-      this.sent.watch(this.watching.threadId);
+      this.sent.refresh();
       this.summaries.schedule(this.watching.threadId);
     }
   }
@@ -243,6 +243,9 @@ export class Chat {
       state.got.add(which);
       if (this.errors.get(threadId)?.load) this.hideError(threadId);
       this.render();
+      // Its nodes or record changed: what the next request leaves out and the summaries may too.
+      this.sent.refresh();
+      this.summaries.refresh();
       if (state.got.size === 2) settle();
     };
     const failed = (error) => {
@@ -276,8 +279,8 @@ export class Chat {
     };
     follow(this.limit);
     state.follow = follow;
-    this.sent.watch(threadId);
-    this.summaries.watch(threadId);
+    this.sent.reset();
+    this.summaries.opened(threadId);
     state.stop = () => {
       stops.forEach((stop) => stop());
       state.stopSnapshot?.();
@@ -314,8 +317,6 @@ export class Chat {
   unwatch() {
     this.watching?.stop();
     this.watching = null;
-    this.sent?.unwatch();
-    this.summaries?.unwatch();
   }
 
   /** The open thread was deleted in another context: close it, with a notice (unless `quiet`). */

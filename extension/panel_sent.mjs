@@ -1,9 +1,9 @@
 // What the next request of the open thread leaves out, as Python says (`thread.sent`,
-// live; no bytes read): where the part sent begins (a divider before `firstNodeId` when
-// `droppedNodes > 0`, with "History per request" one click away) and which items go
-// cut down ("Sent as a summary" / "Cut for this model" / "Sent as a short note").
+// asked again whenever the open thread's live results change; no bytes read): where the
+// part sent begins (a divider before `firstNodeId` when `droppedNodes > 0`, with
+// "History per request" one click away) and which items go cut down ("Sent as a summary" / "Cut for this model" / "Sent as a short note").
 import { h } from "./panel_dom.mjs";
-import { hasQuery, live } from "./panel_store.mjs";
+import { hasQuery, q } from "./panel_store.mjs";
 
 /** The divider's words. */
 export const DIVIDER_TEXT = "Earlier messages are not sent to the model";
@@ -19,39 +19,57 @@ export class SentView {
   constructor(chat) {
     this.chat = chat;
     this.sent = null; // the open thread's thread.sent result
-    this.watching = null;
+    this.running = null; // the refresh running, if any
+    this.again = false; // refresh once more when it ends
     this.dividerEl = null;
   }
 
-  /** Follow what `threadId`'s next request leaves out, for the open provider. */
-  async watch(threadId) {
-    this.unwatch();
-    const turn = (this.turn = {}); // a later call wins
-    if (!(await hasQuery("thread.sent")) || this.chat.threadId !== threadId || this.turn !== turn) return;
+  /**
+   * Ask again what the open thread's next request leaves out (after its nodes, its record
+   * or the provider changed: the conversation's own live results call this). Calls made
+   * while one runs make one more run after it; the result is drawn only when it changed.
+   */
+  refresh() {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.read();
+        } while (this.again);
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  async read() {
+    const threadId = this.chat.threadId;
+    if (!threadId || !(await hasQuery("thread.sent"))) return;
     const provider = this.chat.provider;
     const args = { threadId };
     if (provider) {
       args.model = provider.model;
       if (provider.contextBudget !== undefined) args.contextBudget = provider.contextBudget;
     }
-    const state = { threadId, stop: null };
-    state.stop = live(
-      "thread.sent",
-      args,
-      (sent) => {
-        if (this.watching !== state) return;
-        this.sent = { ...sent, threadId };
-        this.chat.render();
-      },
-      (error) => console.warn("thread.sent failed", error),
-    );
-    this.watching = state;
+    let sent;
+    try {
+      sent = { ...(await q("thread.sent", args)), threadId };
+    } catch (error) {
+      if (error?.name !== "NotFoundError") console.warn("thread.sent failed", error);
+      return;
+    }
+    if (this.chat.threadId !== threadId || JSON.stringify(sent) === JSON.stringify(this.sent)) return;
+    this.sent = sent;
+    this.chat.render();
   }
 
-  unwatch() {
-    this.turn = null;
-    this.watching?.stop?.();
-    this.watching = null;
+  /** Forget the result (another conversation is opened). */
+  reset() {
     this.sent = null;
   }
 

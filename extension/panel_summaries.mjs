@@ -3,7 +3,7 @@
 // only asks: `summary.candidates` -> `summary.claim` -> one reply without streaming ->
 // `summary.store` (or `summary.fail`). It runs in the background: a turn never waits for
 // it. A failed summary is tried again only when the user asks ("Summarize again").
-import { cmd, q, hasQuery, live } from "./panel_store.mjs";
+import { cmd, q, hasQuery } from "./panel_store.mjs";
 import { completeChat } from "./panel_provider.mjs";
 
 /** How long a summary's provider call may take. */
@@ -15,7 +15,9 @@ export class Summaries {
     this.chat = chat;
     this.running = new Map(); // threadId -> {again: bool}: one pass at a time per thread
     this.byOriginal = new Map(); // of the open thread: originalId -> [summary.list rows]
-    this.watching = null; // {threadId, stop}
+    this.reading = null; // the refresh running, if any
+    this.readAgain = false;
+    this.readKey = null; // what was last drawn
     // Finished passes, and those that asked for candidates (the connection had summaries
     // on): a test waits for these to know a pass it caused has run.
     this.passes = 0;
@@ -74,13 +76,24 @@ export class Summaries {
     const model = provider.model;
     const claim = await cmd("summary.claim", { attachmentId, model, again });
     if (!claim.claimed) return claim.reason;
+    this.refresh(); // "Summarizing…"
+    try {
+      return await this.make(provider, attachmentId, claim.messages);
+    } finally {
+      this.refresh();
+    }
+  }
+
+  /** The provider call of a claimed summary, then `summary.store` or `summary.fail`. */
+  async make(provider, attachmentId, messages) {
+    const model = provider.model;
     let text;
     try {
       ({ text } = await completeChat({
         baseUrl: provider.baseUrl,
         apiKey: await provider.apiKey(),
         model,
-        messages: claim.messages,
+        messages,
         timeoutMs: SUMMARY_TIMEOUT_MS,
       }));
     } catch (error) {
@@ -106,38 +119,56 @@ export class Summaries {
   }
 
   /**
-   * Follow `threadId`'s summaries live (`summary.list`), for the chips; then summarize
-   * what the thread still needs. A runtime without summaries shows none.
+   * Read the open thread's summaries again (`summary.list`), for the chips: the
+   * conversation's own live results call this, and so does each summary this panel
+   * makes. Calls made while one runs make one more run after it.
    */
-  async watch(threadId) {
-    this.unwatch();
-    const turn = (this.turn = {}); // a later call wins
-    if (!(await hasQuery("summary.list")) || this.chat.threadId !== threadId || this.turn !== turn) return;
-    const state = { threadId, stop: null };
-    state.stop = live(
-      "summary.list",
-      { threadId },
-      ({ summaries }) => {
-        if (this.watching !== state) return;
-        const by = new Map();
-        for (const s of summaries ?? []) {
-          if (!by.has(s.attachmentId)) by.set(s.attachmentId, []);
-          by.get(s.attachmentId).push(s);
-        }
-        this.byOriginal = by;
-        this.chat.render();
-      },
-      (error) => console.warn("summary.list failed", error),
-    );
-    this.watching = state;
-    this.schedule(threadId);
+  refresh() {
+    if (this.reading) {
+      this.readAgain = true;
+      return this.reading;
+    }
+    this.reading = (async () => {
+      try {
+        do {
+          this.readAgain = false;
+          await this.read();
+        } while (this.readAgain);
+      } finally {
+        this.reading = null;
+      }
+    })();
+    return this.reading;
   }
 
-  unwatch() {
-    this.turn = null;
-    this.watching?.stop?.();
-    this.watching = null;
+  async read() {
+    const threadId = this.chat.threadId;
+    if (!threadId || !(await hasQuery("summary.list"))) return;
+    let summaries;
+    try {
+      ({ summaries } = await q("summary.list", { threadId }));
+    } catch (error) {
+      if (error?.name !== "NotFoundError") console.warn("summary.list failed", error);
+      return;
+    }
+    if (this.chat.threadId !== threadId) return;
+    const key = JSON.stringify([threadId, summaries]);
+    if (key === this.readKey) return;
+    this.readKey = key;
+    const by = new Map();
+    for (const s of summaries ?? []) {
+      if (!by.has(s.attachmentId)) by.set(s.attachmentId, []);
+      by.get(s.attachmentId).push(s);
+    }
+    this.byOriginal = by;
+    this.chat.render();
+  }
+
+  /** A conversation is opened: forget the last one's summaries, then summarize what this one needs. */
+  opened(threadId) {
     this.byOriginal = new Map();
+    this.readKey = null;
+    this.schedule(threadId);
   }
 
   /**
