@@ -19,7 +19,7 @@ import base64
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from browser_harness import query
 from e2e_support import shot, show_thread, tiny_png, wait_query
@@ -30,6 +30,7 @@ from panelot.testing import (
     attach,
     last_id,
     new_thread,
+    send_message,
     wait_reply,
 )
 
@@ -129,6 +130,19 @@ def test_a_large_text_file_is_summarized_once_across_panels_and_a_reload(
     wait_asked(page, 0)
     page.wait_for_selector(f"{CHIP}[data-attachment-id='{notes_id}']")
     assert len(stub.summary_calls()) == calls + 1  # once in all
+
+    # Once the file is cold (three more questions, and a newer file), requests send its
+    # summary, and the image beside it stays an image (a placeholder once seen).
+    for i in range(2):
+        send_message(page, f"question {i}")
+    send_with_files(page, "question 2", [("ps.txt", b"one more small note", "text/plain")])
+    sent = stub.chat_calls()[-1]["body"]["messages"][0]["content"]
+    text = " ".join(p.get("text", "") for p in sent) if isinstance(sent, list) else sent
+    assert "[Summary of notes.txt" in text and NOTES[:500] not in text, text[:300]
+    assert "[Figure 1: chart.png]" in text
+    summaries_sent = page.locator(f".sent-note[data-attachment-id='{notes_id}']")
+    expect(summaries_sent).to_have_text("Sent as a summary")
+    assert len(stub.summary_calls()) == calls + 1
 
 
 def test_a_failed_summary_is_tried_again_only_when_asked(
