@@ -264,6 +264,7 @@ def test_a_long_thread_shows_where_the_part_sent_begins(
             ".nextElementSibling?.dataset.nodeId"
         )
         assert after == sent["firstNodeId"]
+        divider.scroll_into_view_if_needed()
         shot(page, "panel-sent-divider")
 
         # The setting is one click away.
