@@ -28,7 +28,7 @@ from playwright.sync_api import Page
 from browser_harness import query
 from e2e_support import shot, show_thread
 from panelot.testing import PageStore, StubProvider, new_thread, send_message, wait_reply
-from panelot.testing.stub_provider import openai_error
+from panelot.testing.stub_provider import openai_error, overflow_error
 
 #: The size (characters of the request's messages) above which the stub refuses a request.
 WINDOW = 20_000
@@ -237,6 +237,23 @@ def test_other_errors_are_not_retried_as_overflows(
     assert TOO_LONG not in text
     assert len(stub.chat_calls()) == calls + 1  # one request, not retried
     assert stub.errors == []
+
+
+def test_a_retry_failing_otherwise_is_an_ordinary_failure_and_records_nothing(
+    overflow_panel: Page, store: PageStore, stub: StubProvider
+) -> None:
+    page = overflow_panel
+    thread_id = new_thread(page)
+    stub.errors.extend([(400, overflow_error(90_000)), (500, openai_error("boom", "server_error"))])
+    calls = len(stub.chat_calls())
+    page.fill("#input", "hello again")
+    page.press("#input", "Enter")
+    text = wait_banner(page)
+    assert text.startswith("The reply failed."), text
+    assert len(stub.chat_calls()) == calls + 2  # the refused one and its one retry
+    assert stub.errors == []
+    assert "requestCut" not in thread_record(store, thread_id)
+    assert [n["type"] for n in store.raw_nodes(thread_id)] == ["user_message"]
 
 
 def test_a_long_thread_shows_where_the_part_sent_begins(
