@@ -15,6 +15,8 @@ import { setReopen, showThread } from "./presence.mjs";
 import { Composer } from "./panel_composer.mjs";
 import { MessageView } from "./panel_messages.mjs";
 import { Replies } from "./panel_replies.mjs";
+import { Summaries } from "./panel_summaries.mjs";
+import { SentView } from "./panel_sent.mjs";
 
 const $ = (id) => document.getElementById(id);
 /** How many messages the open thread shows at first, and how many more each scroll up. */
@@ -57,7 +59,10 @@ export class Chat {
       },
       failed: (threadId, text, error, retry, label) => this.showError(threadId, text, error, retry, label),
       noted: (threadId, text, retry, label) => this.showNote(threadId, text, retry, label),
+      restore: (threadId, draft, userNodeId) => this.composer.restore(threadId, draft, userNodeId),
     });
+    this.summaries = new Summaries(this); // attachment summaries: made in the background, shown as chips
+    this.sent = new SentView(this); // what the next request leaves out: the divider and notes
     this.composer = new Composer(this);
     this.bind();
   }
@@ -82,6 +87,9 @@ export class Chat {
             label: conn.label ?? conn.id,
             // Characters of history a request carries (null: all); absent: the runtime's default.
             contextBudget: conn.contextBudget,
+            // Attachment summaries (on unless turned off) and their size threshold (absent: the runtime's).
+            summaries: conn.summaries !== false,
+            summaryThreshold: conn.summaryThreshold,
             apiKey: () => this.apiKey(credentialRef),
           };
         }
@@ -92,6 +100,11 @@ export class Chat {
       this.provider = { ...this.memoryProvider, apiKey: async () => this.sessionKey };
     }
     this.updateComposer();
+    // What a request leaves out, and which summaries are made, depend on the provider.
+    if (this.watching?.threadId) {
+      this.sent.refresh();
+      this.summaries.schedule(this.watching.threadId);
+    }
   }
 
   apiKey(credentialRef) {
@@ -230,6 +243,9 @@ export class Chat {
       state.got.add(which);
       if (this.errors.get(threadId)?.load) this.hideError(threadId);
       this.render();
+      // Its nodes or record changed: what the next request leaves out and the summaries may too.
+      this.sent.refresh();
+      this.summaries.refresh();
       if (state.got.size === 2) settle();
     };
     const failed = (error) => {
@@ -263,6 +279,8 @@ export class Chat {
     };
     follow(this.limit);
     state.follow = follow;
+    this.sent.reset();
+    this.summaries.opened(threadId);
     state.stop = () => {
       stops.forEach((stop) => stop());
       state.stopSnapshot?.();
@@ -373,6 +391,7 @@ export class Chat {
     menu.querySelector('[data-action="archive"]').textContent = t.archived ? "Unarchive" : "Archive";
     if (this.app.view === "chat") $("view-title").textContent = t.title || "Untitled";
     const els = this.view.nodes(nodes);
+    this.sent.place(nodes, els);
     if (summary && !more) els.unshift(this.view.summary(summary));
     if (more) els.unshift(this.earlier());
     if (!nodes.length && !stream && !summary) els.push(this.welcome());

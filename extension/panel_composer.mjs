@@ -18,6 +18,10 @@ export class Composer {
     this.chat = chat;
     this.app = chat.app;
     this.pending = []; // files chosen but not yet sent
+    // A message given back after the model refused it as too long: `{threadId, nodeId,
+    // parentId}`. Sent again while that message is still the leaf, the text goes as a new
+    // version of it (under its parent), so the refused one and its files leave the request.
+    this.resend = null;
     // The largest file a message may carry, as the runtime says (`file.readable`'s
     // `maxUploadBytes`; message.send refuses a larger one); null while it cannot say.
     this.maxUpload = null;
@@ -73,8 +77,23 @@ export class Composer {
     this.input.style.height = `${Math.min(this.input.scrollHeight + 2, window.innerHeight * 0.4)}px`;
   }
 
+  /**
+   * Give back `text`, typed for the message `nodeId` of `threadId` that the model could
+   * not take: put in the box (when that thread is open and the box is empty), and sent
+   * again as a new version of that message. True when the box holds it.
+   */
+  restore(threadId, text, nodeId) {
+    if (this.chat.threadId !== threadId || this.input.value.trim()) return false;
+    const node = this.chat.snapshot?.nodes?.find((n) => n.id === nodeId);
+    this.input.value = text;
+    this.autosize();
+    this.resend = node ? { threadId, nodeId, parentId: node.parentId ?? null } : null;
+    return true;
+  }
+
   /** Drop the chosen files (another conversation was opened). */
   clear() {
+    this.resend = null;
     for (const f of this.pending) if (f.preview) URL.revokeObjectURL(f.preview);
     this.pending = [];
     this.renderPending();
@@ -181,7 +200,9 @@ export class Composer {
       ...(text ? [{ type: "text", text }] : []),
       ...files.map((f, i) => ({ type: f.image ? "image" : "file", upload: i })),
     ];
-    const payload = { threadId, parentId: this.chat.snapshot?.leafId ?? null, content, uploads };
+    const leafId = this.chat.snapshot?.leafId ?? null;
+    const again = this.resend?.threadId === threadId && this.resend.nodeId === leafId;
+    const payload = { threadId, parentId: again ? this.resend.parentId : leafId, content, uploads };
     if (text) payload.autoTitle = { title: text.split("\n")[0].slice(0, 60), when: PLACEHOLDER_TITLES };
     return payload;
   }
@@ -221,6 +242,7 @@ export class Composer {
       chat.showError(threadId, "Could not save your message. It is still in the box.", error, () => this.send());
       return;
     }
+    const filed = (sent.attachments ?? []).length > 0;
     if (chat.threadId === threadId) {
       this.clear();
       this.input.value = "";
@@ -228,6 +250,9 @@ export class Composer {
       chat.scrollPending = true;
     }
     // The list and the conversation are live: they show the stored message themselves.
-    await chat.replies.generate(threadId, sent.nodeId, "append", chat.provider);
+    const reply = chat.replies.generate(threadId, sent.nodeId, "append", chat.provider, { draft: text || null });
+    // Files were stored: their summaries are made in the background, never delaying the reply.
+    if (filed) chat.summaries?.schedule(threadId);
+    await reply;
   }
 }

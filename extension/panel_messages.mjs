@@ -6,6 +6,7 @@ import { q } from "./panel_store.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast, toastError } from "./panel_ui.mjs";
+import { HOW_NOTES } from "./panel_sent.mjs";
 
 /** Text of a node's content blocks. */
 export function blocksText(blocks) {
@@ -64,7 +65,7 @@ export class MessageView {
     const drawn = new Map();
     const els = nodes.map((n, i) => {
       const last = i === nodes.length - 1;
-      const key = JSON.stringify([n, last, chat.editing === n.id, byId.get(n.parentId)?.type ?? null]);
+      const key = JSON.stringify([n, last, chat.editing === n.id, byId.get(n.parentId)?.type ?? null, this.extras(n)]);
       let entry = this.drawn.get(n.id);
       if (!entry || entry.key !== key) entry = { key, el: this.node(n, byId, last) };
       drawn.set(n.id, entry);
@@ -73,6 +74,21 @@ export class MessageView {
     this.drawn = drawn;
     this.regenerateState(els);
     return els;
+  }
+
+  /**
+   * What a node shows besides itself: its files' summaries (`summary.list`) and its
+   * items the next request sends cut down (`thread.sent`). Part of its drawing's key.
+   */
+  extras(n) {
+    const chat = this.chat;
+    const summaries = {};
+    for (const b of n.payload?.content ?? []) {
+      if (b?.type !== "file" || !b.attachmentId) continue;
+      const s = chat.summaries?.of(b.attachmentId);
+      if (s) summaries[b.attachmentId] = { state: s.state, summaryId: s.summaryId };
+    }
+    return { summaries, sent: chat.sent?.itemsOf(n.id) ?? {} };
   }
 
   /**
@@ -187,7 +203,18 @@ export class MessageView {
       el.append(body);
     }
     const files = (p.content ?? []).filter((b) => b?.type === "image" || b?.type === "file");
-    if (files.length) el.append(h("div", { class: "attachments" }, files.map((b) => this.attachment(b))));
+    const extras = this.extras(n);
+    if (files.length) {
+      const shelf = h("div", { class: "attachments" });
+      const opened = h("div", { class: "summary-open" });
+      for (const b of files) shelf.append(this.attachment(b), ...this.fileExtras(b, extras, opened));
+      el.append(shelf, opened);
+    }
+    const inline = Object.entries(extras.sent).filter(([key]) => key.startsWith(`${n.id}#`));
+    if (inline.length) {
+      const hows = [...new Set(inline.map(([, how]) => how))];
+      el.append(h("p", { class: "sent-note", dataset: { how: hows.join(" ") }, text: hows.map((how) => HOW_NOTES[how] ?? how).join(" · ") }));
+    }
     el.append(
       h(
         "div",
@@ -318,6 +345,66 @@ export class MessageView {
       h("span", { text: label }),
       b.size ? ` · ${bytes(b.size)}` : "",
     );
+  }
+
+  /**
+   * Beside a file's chip: its summary ("Summary" opens its text into `opened`; the chip
+   * itself still downloads the original), "Summarizing…", or a failed one's "Summarize
+   * again"; and the note of how the next request sends it, when cut down.
+   */
+  fileExtras(b, extras, opened) {
+    const out = [];
+    const s = b.attachmentId ? extras.summaries[b.attachmentId] : null;
+    if (s?.state === "done") {
+      const chip = h("button", {
+        type: "button",
+        class: "summary-chip",
+        text: "Summary",
+        title: `Show the summary of ${b.name || "this file"} (the file itself stays as it was)`,
+        dataset: { action: "open-summary", attachmentId: b.attachmentId, summaryId: s.summaryId },
+        on: { click: () => this.openSummary(s.summaryId, b, opened) },
+      });
+      out.push(chip);
+    } else if (s?.state === "pending") {
+      out.push(h("span", { class: "summary-chip pending", dataset: { attachmentId: b.attachmentId }, text: "Summarizing…" }));
+    } else if (s?.state === "failed") {
+      const button = h("button", {
+        type: "button",
+        class: "summary-chip failed",
+        text: "Summarize again",
+        title: "The summary could not be made; the file is sent as it is",
+        dataset: { action: "summarize-again", attachmentId: b.attachmentId },
+        on: {
+          click: async () => {
+            button.disabled = true;
+            const how = await this.chat.summaries.again(b.attachmentId).catch((error) => toastError(error, "Summary failed:"));
+            if (how === "failed") toast("The summary could not be made; the file is sent as it is.");
+            button.disabled = false;
+          },
+        },
+      });
+      out.push(button);
+    }
+    const how = b.attachmentId ? extras.sent[b.attachmentId] : null;
+    if (how) out.push(h("span", { class: "sent-note", dataset: { how, attachmentId: b.attachmentId }, text: HOW_NOTES[how] ?? how }));
+    return out;
+  }
+
+  /** Show (or hide) the text of summary `summaryId` of the file `b` in `box`. */
+  async openSummary(summaryId, b, box) {
+    if (box.dataset.summaryId === summaryId) {
+      replace(box);
+      delete box.dataset.summaryId;
+      return;
+    }
+    try {
+      const a = await q("attachment.get", { attachmentId: summaryId });
+      const text = await fromBase64(a.dataBase64, a.mime).text();
+      replace(box, h("p", { class: "summary-head", text: `Summary of ${b.name || "the file"}` }), h("pre", { class: "summary-text", text }));
+      box.dataset.summaryId = summaryId;
+    } catch (error) {
+      toastError(error, "Could not open the summary:");
+    }
   }
 
   async imageUrl(id) {

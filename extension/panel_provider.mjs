@@ -20,18 +20,27 @@ export const TIMEOUTS = { firstByteMs: 30_000, totalMs: 600_000, connectionTestM
  * "unreachable" (no HTTP response at all), "http" (an error status: `status`, and the
  * provider's own words in `providerMessage`), "timeout-first-byte", "timeout-total",
  * "stream" (the reply broke off or could not be read) or "provider" (an error event in
- * the stream). `detail` is the technical account (URL, status, what was received).
+ * the stream). An error body's `error.code` and `error.type` are kept as `code` and
+ * `type` (Python's `provider.overflow` reads them with `status` and `providerMessage`).
+ * `detail` is the technical account (URL, status, what was received).
  * A user's Stop is not a ProviderError: it rejects with a DOMException "AbortError".
  */
 export class ProviderError extends Error {
-  constructor(message, { kind, status, providerMessage, detail } = {}) {
+  constructor(message, { kind, status, providerMessage, code, type, detail } = {}) {
     super(message);
     this.name = "ProviderError";
     this.kind = kind;
     this.status = status;
     this.providerMessage = providerMessage;
+    this.code = code;
+    this.type = type;
     this.detail = detail ?? message;
   }
+}
+
+/** A string field of a provider's error body, or undefined. */
+function field(value) {
+  return typeof value === "string" && value ? value.slice(0, 100) : undefined;
 }
 
 const TIMEOUT_TEXT = {
@@ -65,6 +74,8 @@ async function post(url, apiKey, body, signal) {
 /** The ProviderError of an error status, with the provider's own message when it sent one. */
 async function httpError(url, response) {
   let said = "";
+  let code;
+  let type;
   try {
     const body = await response.text();
     let parsed = null;
@@ -74,6 +85,8 @@ async function httpError(url, response) {
       /* not JSON: keep the text */
     }
     said = String(parsed?.error?.message ?? parsed?.message ?? body).trim().slice(0, 300);
+    code = field(parsed?.error?.code) ?? (Number.isInteger(parsed?.error?.code) ? String(parsed.error.code) : undefined);
+    type = field(parsed?.error?.type);
   } catch {
     /* no readable body: keep the status alone */
   }
@@ -82,6 +95,8 @@ async function httpError(url, response) {
     kind: "http",
     status,
     providerMessage: said || undefined,
+    code,
+    type,
     detail: `POST ${url} → HTTP ${status} ${response.statusText}${said ? `: ${said}` : ""}`.trim(),
   });
 }
@@ -200,6 +215,37 @@ export async function streamChat({
     });
   }
   return { text: reply.text, usage: reply.usage, model: reply.model, finishReason: reply.finishReason };
+}
+
+/**
+ * One reply without streaming (`stream: false`), for work in the background such as an
+ * attachment's summary: resolves `{text, usage, model}`; rejects like streamChat (a
+ * ProviderError, or an AbortError on `signal`). `timeoutMs` bounds the whole call.
+ */
+export async function completeChat({ baseUrl, apiKey, model, messages, signal, timeoutMs = TIMEOUTS.totalMs }) {
+  const url = `${String(baseUrl).replace(/\/+$/, "")}/chat/completions`;
+  const deadline = requestDeadline({ signal, firstByteMs: timeoutMs, totalMs: timeoutMs });
+  try {
+    const response = await post(url, apiKey, { model, messages, stream: false }, deadline.signal);
+    deadline.arrived();
+    if (!response.ok) throw await httpError(url, response);
+    let parsed;
+    try {
+      parsed = await response.json();
+    } catch (error) {
+      if (deadline.signal.aborted) throw error;
+      throw new ProviderError("The provider sent a reply Panelot cannot read.", { kind: "stream", detail: `POST ${url}: not JSON` });
+    }
+    const text = parsed?.choices?.[0]?.message?.content;
+    if (typeof text !== "string" || !text.trim()) {
+      throw new ProviderError("The provider answered, but sent no text.", { kind: "stream", detail: `POST ${url}: no message content` });
+    }
+    return { text, usage: parsed.usage ?? null, model: parsed.model || model };
+  } catch (error) {
+    throw settle(error, deadline, signal, url);
+  } finally {
+    deadline.done();
+  }
 }
 
 /** The one-word prompt of a connection test. */

@@ -8,6 +8,8 @@ import { testConnection } from "./panel_provider.mjs";
 import { providerApiKey } from "./panel_credentials.mjs";
 
 const CONNECTION_ID = "default";
+/** The smallest summary threshold the settings take (bytes). */
+const MIN_SUMMARY_THRESHOLD = 1000;
 const KEY_STORED = "•••••••• stored (leave empty to keep)";
 
 // How many saves and connection tests have finished in this page, kept on the status
@@ -58,9 +60,10 @@ async function checkStoredKey(app, form) {
 /**
  * Store the provider connection in the `providers` settings group (with a new key, if
  * typed). `budget`: the characters of history a request carries (null: all; undefined:
- * the runtime's default).
+ * the runtime's default). `summaries`: `{on, threshold}` (threshold undefined: the
+ * runtime's default).
  */
-async function storeProvider(app, url, name, secret, budget) {
+async function storeProvider(app, url, name, secret, budget, summaries) {
   let ref = app.chat.provider?.credentialRef ?? null;
   if (secret) {
     if (!app.caps.credentials) {
@@ -83,6 +86,9 @@ async function storeProvider(app, url, name, secret, budget) {
   };
   if (budget === undefined) delete connection.contextBudget;
   else connection.contextBudget = budget;
+  connection.summaries = summaries.on;
+  if (summaries.threshold === undefined) delete connection.summaryThreshold;
+  else connection.summaryThreshold = summaries.threshold;
   await cmd("settings.set", {
     group: "providers",
     value: { ...value, connections: [connection, ...others], defaultConnectionId: CONNECTION_ID },
@@ -115,7 +121,27 @@ function providerForm(app) {
       placeholder: current.credentialRef || chat.sessionKey ? KEY_STORED : "sk-…",
     }),
     ...historyInputs(current.contextBudget),
+    ...summaryInputs(current),
   };
+}
+
+/** The summaries' inputs: "Summarize large attachments" and the size it starts at (bytes). */
+function summaryInputs(current) {
+  const summaries = h("input", { id: "provider-summaries", type: "checkbox" });
+  summaries.checked = current.summaries !== false;
+  const threshold = h("input", {
+    id: "provider-summary-threshold",
+    type: "number",
+    min: String(MIN_SUMMARY_THRESHOLD),
+    step: "1000",
+    placeholder: "the default",
+    value: Number.isInteger(current.summaryThreshold) ? String(current.summaryThreshold) : "",
+  });
+  threshold.disabled = !summaries.checked;
+  summaries.addEventListener("change", () => {
+    threshold.disabled = !summaries.checked;
+  });
+  return { summaries, threshold };
 }
 
 /** The history budget's inputs: a number of characters, and "send the whole conversation". */
@@ -156,7 +182,14 @@ function formValues(form) {
     setStatus(form.state, "History per request: enter a whole number of characters, or leave it empty for the default.", "error");
     return null;
   }
-  return { url, name, budget };
+  const at = form.threshold.value.trim();
+  let threshold;
+  if (/^\d+$/.test(at) && Number(at) >= MIN_SUMMARY_THRESHOLD) threshold = Number(at);
+  else if (at && form.summaries.checked) {
+    setStatus(form.state, `Summarize attachments from: enter a whole number of bytes, at least ${MIN_SUMMARY_THRESHOLD}, or leave it empty for the default.`, "error");
+    return null;
+  }
+  return { url, name, budget, summaries: { on: form.summaries.checked, threshold } };
 }
 
 /** Save: store the form's provider (and key), then reload it into the chat. */
@@ -166,10 +199,18 @@ function saveAction(app, form) {
     try {
       const values = formValues(form);
       if (!values) return;
-      const { url, name, budget } = values;
-      if (app.caps.settings) await storeProvider(app, url, name, form.key.value, budget);
+      const { url, name, budget, summaries } = values;
+      if (app.caps.settings) await storeProvider(app, url, name, form.key.value, budget, summaries);
       else {
-        chat.memoryProvider = { connectionId: CONNECTION_ID, baseUrl: url, model: name, credentialRef: null, contextBudget: budget };
+        chat.memoryProvider = {
+          connectionId: CONNECTION_ID,
+          baseUrl: url,
+          model: name,
+          credentialRef: null,
+          contextBudget: budget,
+          summaries: summaries.on,
+          summaryThreshold: summaries.threshold,
+        };
         if (form.key.value) chat.sessionKey = form.key.value;
       }
       form.key.value = "";
@@ -264,6 +305,15 @@ export function providerSection(app, rerender) {
       text:
         "A request carries the newest whole turns within this many characters of text (about 4 a token); " +
         "empty: the default, 128,000 (about 32k tokens). Older turns stay in the thread but are not sent.",
+    }),
+    h("label", { class: "check" }, form.summaries, "Summarize large attachments"),
+    h("label", {}, "Summarize attachments from (bytes)", form.threshold),
+    h("p", {
+      class: "note",
+      text:
+        "A text attachment at least this large (empty: the default, 8,000 bytes) gets one summary by the model, " +
+        "made in the background; once the conversation has moved on, requests send the summary instead of the whole text. " +
+        "Images are never summarized, and the file itself is kept as it was.",
     }),
     h("div", { class: "row" }, save, test, remove),
     h("p", {

@@ -213,3 +213,67 @@ def test_connection_test_failures_say_what_failed(page: Page, stub: StubProvider
         "The provider did not answer within 1.5 s.",
     )
     assert stub.wait_closed(before + 1), "the timed-out connection test was not aborted"
+
+
+# ---- error bodies and replies without streaming (issue 37) ------------------------------
+
+ERROR_FIELDS = """async ([url]) => {
+  const m = await import("/panel_provider.mjs");
+  try {
+    await m.streamChat({ baseUrl: url, model: "unit-model",
+                         messages: [{ role: "user", content: "x".repeat(400) }] });
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, kind: error.kind, status: error.status ?? null,
+             providerMessage: error.providerMessage ?? null,
+             code: error.code ?? null, type: error.type ?? null };
+  }
+}"""
+
+COMPLETE = """async ([url, options]) => {
+  const m = await import("/panel_provider.mjs");
+  try {
+    return { ok: true, ...(await m.completeChat({ baseUrl: url, model: "unit-model",
+      messages: [{ role: "user", content: "summarize" }], ...options })) };
+  } catch (error) {
+    return { ok: false, name: error.name, kind: error.kind ?? null, status: error.status ?? null };
+  }
+}"""
+
+
+def test_an_error_body_keeps_its_code_and_type(page: Page, stub: StubProvider) -> None:
+    stub.overflow_above = 100
+    try:
+        outcome = page.evaluate(ERROR_FIELDS, [stub.base_url])
+    finally:
+        stub.overflow_above = None
+    assert outcome["ok"] is False and outcome["kind"] == "http" and outcome["status"] == 400
+    assert (outcome["code"], outcome["type"]) == (
+        "context_length_exceeded",
+        "invalid_request_error",
+    )
+    assert outcome["providerMessage"].startswith("This model's maximum context length is 8192")
+    # A body without them leaves them out.
+    stub.errors.append((500, {"error": {"message": "boom"}}))
+    plain = page.evaluate(ERROR_FIELDS, [stub.base_url])
+    assert (plain["status"], plain["code"], plain["type"]) == (500, None, None)
+
+
+def test_complete_chat_asks_without_streaming(page: Page, stub: StubProvider) -> None:
+    before = len(stub.summary_calls())
+    outcome = page.evaluate(COMPLETE, [stub.base_url, {"apiKey": "sk-unit"}])
+    assert outcome["ok"] is True, outcome
+    assert outcome["text"].startswith("Summary ") and outcome["model"] == "unit-model"
+    calls = stub.summary_calls()
+    assert len(calls) == before + 1 and calls[-1]["body"]["stream"] is False
+    stub.summary_fails = True
+    try:
+        failed = page.evaluate(COMPLETE, [stub.base_url, {}])
+    finally:
+        stub.summary_fails = False
+    assert (failed["ok"], failed["name"], failed["kind"], failed["status"]) == (
+        False,
+        "ProviderError",
+        "http",
+        500,
+    )

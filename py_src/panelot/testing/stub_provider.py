@@ -25,6 +25,21 @@ In these modes the stub watches the connection and records the request's number 
 :attr:`StubProvider.closed` when the client closes it (see :meth:`wait_closed`), so a
 test can prove that a request it gave up on was really aborted.
 
+Errors a test sets on the stub (the default base URL), for streaming requests (a summary
+request is never refused by them), checked in this order:
+
+* :attr:`StubProvider.errors`: a queue of ``(status, error)`` answers; each request takes
+  the first one (e.g. a non-overflow 400 or a 500, :func:`openai_error`);
+* :attr:`StubProvider.overflow_above`: a request whose ``messages`` (their JSON, as
+  :func:`messages_chars` measures it) are longer than this many characters is refused
+  with OpenAI's HTTP 400 ``context_length_exceeded`` (:data:`OVERFLOW_MESSAGE`); each
+  such refusal is numbered in :attr:`StubProvider.refused`.
+
+A request with ``stream`` false is a summary request (the panel asks for an attachment's
+summary in one JSON reply): it is answered ``Summary <n> of <chars> characters.`` as a
+``chat.completion``, or with HTTP 500 while :attr:`StubProvider.summary_fails` is set;
+:meth:`StubProvider.summary_calls` counts them.
+
 CORS headers are sent, so an extension page can call it without host permissions.
 Every request is recorded in :attr:`StubProvider.requests` (path, mode, headers, body).
 """
@@ -48,7 +63,32 @@ BAD_KEY_MESSAGE = "Incorrect API key provided."
 #: How long a misbehaving mode holds a connection the client does not close.
 HOLD_SECONDS = 60.0
 
+#: OpenAI's words for a request over the model's window (``{tokens}``: the request's).
+OVERFLOW_MESSAGE = (
+    "This model's maximum context length is 8192 tokens. However, your messages resulted "
+    "in {tokens} tokens. Please reduce the length of the messages."
+)
+
 Handler = http.server.BaseHTTPRequestHandler
+
+
+def openai_error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:
+    """An OpenAI-style error body: ``{"error": {"message", "type", "param", "code"}}``."""
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def messages_chars(body: dict[str, Any]) -> int:
+    """The size the stub measures a request by: the length of its ``messages`` as JSON."""
+    return len(json.dumps(body.get("messages") or [], ensure_ascii=False, separators=(",", ":")))
+
+
+def overflow_error(chars: int) -> dict[str, Any]:
+    """OpenAI's ``context_length_exceeded`` body for a request of ``chars`` characters."""
+    return openai_error(
+        OVERFLOW_MESSAGE.format(tokens=chars // 4),
+        "invalid_request_error",
+        "context_length_exceeded",
+    )
 
 
 def _last_user_text(body: dict[str, Any]) -> str:
@@ -124,7 +164,15 @@ class StubProvider:
         can then look at the panel mid-stream, however slow the machine."""
         self.breaks = 0
         """How many of the next replies break off midway (see the module's docstring)."""
+        self.errors: list[tuple[int, dict[str, Any]]] = []
+        """Answers the next requests take, one each, before any reply (status, body)."""
+        self.overflow_above: int | None = None
+        """Refuse a request whose messages are over this many characters (None: never)."""
+        self.summary_fails = False
+        """While True, a summary request (``stream`` false) is answered HTTP 500."""
         self.requests: list[dict[str, Any]] = []
+        self.refused: list[int] = []
+        """The numbers (1-based) of the requests refused as over the window."""
         self.closed: list[int] = []
         self.lock = threading.Condition()
         self.stopping = threading.Event()
@@ -166,6 +214,7 @@ class StubProvider:
                         }
                     )
                     count = len(stub.requests)
+                    stub.lock.notify_all()
                 if mode:
                     stub.misbehave(self, mode, body, count)
                 else:
@@ -190,6 +239,21 @@ class StubProvider:
         self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
+
+    def summary_calls(self) -> list[dict[str, Any]]:
+        """The summary requests received so far (``stream`` false), in order."""
+        with self.lock:
+            return [r for r in self.requests if r["mode"] == "" and not r["body"].get("stream")]
+
+    def chat_calls(self) -> list[dict[str, Any]]:
+        """The chat requests (streaming, the default base URL) received so far, in order."""
+        with self.lock:
+            return [r for r in self.requests if r["mode"] == "" and r["body"].get("stream")]
+
+    def wait_requests(self, count: int, timeout: float = 30.0) -> bool:
+        """Wait until at least ``count`` requests have arrived."""
+        with self.lock:
+            return self.lock.wait_for(lambda: len(self.requests) >= count, timeout)
 
     def wait_closed(self, number: int, timeout: float = 10.0) -> bool:
         """Wait until the client has closed the connection of request ``number`` (1-based)."""
@@ -231,8 +295,48 @@ class StubProvider:
                 self.closed.append(n)
                 self.lock.notify_all()
 
+    def refusal(self, body: dict[str, Any], n: int) -> tuple[int, dict[str, Any]] | None:
+        """The error this request gets, if any: a queued one, else an overflow."""
+        with self.lock:
+            if self.errors:
+                return self.errors.pop(0)
+            chars = messages_chars(body)
+            if self.overflow_above is not None and chars > self.overflow_above:
+                self.refused.append(n)
+                return 400, overflow_error(chars)
+        return None
+
+    def summarize(self, handler: Handler, body: dict[str, Any], n: int) -> None:
+        """Answer a summary request (``stream`` false) with one ``chat.completion``."""
+        if self.summary_fails:
+            _send_json(handler, 500, openai_error("stub provider: summary failed", "server_error"))
+            return
+        model = str(body.get("model") or "stub-model")
+        text = f"Summary {n} of {messages_chars(body)} characters."
+        message = {"role": "assistant", "content": text}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        _send_json(
+            handler,
+            200,
+            {
+                "object": "chat.completion",
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                "usage": usage,
+            },
+        )
+
     def respond(self, handler: Handler, body: dict[str, Any], n: int) -> None:
         """Answer one chat-completions request."""
+        if not body.get("stream"):
+            handler.close_connection = True
+            self.summarize(handler, body, n)
+            return
+        refused = self.refusal(body, n)
+        if refused is not None:
+            handler.close_connection = True
+            _send_json(handler, *refused)
+            return
         text = _last_user_text(body)
         if "fail" in text:
             _send_json(handler, 500, {"error": {"message": "stub provider: simulated failure"}})
