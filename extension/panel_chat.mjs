@@ -23,6 +23,8 @@ const $ = (id) => document.getElementById(id);
 export const PAGE = 50;
 /** How close to the top (px) a scroll loads the earlier messages. */
 const NEAR_TOP = 120;
+/** How long an open thread stays unchanged, with no reply streaming, before its background reads run. */
+const QUIET_MS = 250;
 /**
  * Record the open thread (presence.mjs): this page's open-thread lock, and the thread to
  * reopen after a reload or restart. Retention spares both.
@@ -62,6 +64,8 @@ export class Chat {
       restore: (threadId, draft, userNodeId) => this.composer.restore(threadId, draft, userNodeId),
     });
     this.summaries = new Summaries(this); // attachment summaries: made in the background, shown as chips
+    this.summarizeDue = new Set(); // threads owed a summary pass once quiet (see whenQuiet)
+    this.quietTimer = null;
     this.sent = new SentView(this); // what the next request leaves out: the divider and notes
     this.composer = new Composer(this);
     this.bind();
@@ -101,10 +105,25 @@ export class Chat {
     }
     this.updateComposer();
     // What a request leaves out, and which summaries are made, depend on the provider.
-    if (this.watching?.threadId) {
+    if (this.watching?.threadId) this.whenQuiet(this.watching.threadId, { summarize: true });
+  }
+
+  /**
+   * Run the background work of thread `threadId` (what the next request leaves out,
+   * the summaries' chips and, with `summarize`, a summary pass) once it is quiet: open,
+   * no reply streaming in it and no change for QUIET_MS. A turn never shares the
+   * runtime with them, and a burst of changes asks once.
+   */
+  whenQuiet(threadId, { summarize = false } = {}) {
+    if (summarize) this.summarizeDue.add(threadId);
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => {
+      if (this.threadId !== threadId) return;
+      if (this.replies.get(threadId)) return this.whenQuiet(threadId); // after the reply
       this.sent.refresh();
-      this.summaries.schedule(this.watching.threadId);
-    }
+      this.summaries.refresh();
+      if (this.summarizeDue.delete(threadId)) this.summaries.schedule(threadId);
+    }, QUIET_MS);
   }
 
   apiKey(credentialRef) {
@@ -244,8 +263,7 @@ export class Chat {
       if (this.errors.get(threadId)?.load) this.hideError(threadId);
       this.render();
       // Its nodes or record changed: what the next request leaves out and the summaries may too.
-      this.sent.refresh();
-      this.summaries.refresh();
+      this.whenQuiet(threadId);
       if (state.got.size === 2) settle();
     };
     const failed = (error) => {
@@ -281,6 +299,7 @@ export class Chat {
     state.follow = follow;
     this.sent.reset();
     this.summaries.opened(threadId);
+    this.whenQuiet(threadId, { summarize: true });
     state.stop = () => {
       stops.forEach((stop) => stop());
       state.stopSnapshot?.();

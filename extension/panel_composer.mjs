@@ -251,8 +251,8 @@ export class Composer {
     }
     // The list and the conversation are live: they show the stored message themselves.
     const reply = chat.replies.generate(threadId, sent.nodeId, "append", chat.provider, { draft: text || null });
-    // Files were stored: their summaries are made in the background, never delaying the reply.
-    if (filed) chat.summaries?.schedule(threadId);
+    // Files were stored: their summaries are made in the background once the reply is in.
+    if (filed) chat.whenQuiet(threadId, { summarize: true });
     await reply;
   }
 }

@@ -164,11 +164,10 @@ export class Summaries {
     this.chat.render();
   }
 
-  /** A conversation is opened: forget the last one's summaries, then summarize what this one needs. */
-  opened(threadId) {
+  /** A conversation is opened: forget the last one's summaries (the chat runs the pass once it is quiet). */
+  opened() {
     this.byOriginal = new Map();
     this.readKey = null;
-    this.schedule(threadId);
   }
 
   /**
