@@ -115,7 +115,13 @@ function parseEvent(data) {
   }
   if (event?.error) {
     const said = String(event.error.message ?? "provider error");
-    throw new ProviderError(said, { kind: "provider", providerMessage: said, detail: `stream error event: ${data.slice(0, 300)}` });
+    throw new ProviderError(said, {
+      kind: "provider",
+      providerMessage: said,
+      code: field(event.error.code),
+      type: field(event.error.type),
+      detail: `stream error event: ${data.slice(0, 300)}`,
+    });
   }
   return event;
 }

@@ -44,7 +44,8 @@ async function providerRequest(threadId, leafId, caps, { contextBudget, model, r
 
 /** Whether `error` is the provider refusing a request as over the model's window (Python's rule). */
 async function isOverflow(error) {
-  if (!(error instanceof ProviderError) || error.kind !== "http") return false;
+  // An HTTP refusal, or an error event in the stream before any text (no status).
+  if (!(error instanceof ProviderError) || !["http", "provider"].includes(error.kind)) return false;
   if (!(await hasQuery("provider.overflow"))) return false;
   const args = { status: error.status ?? null, message: error.providerMessage ?? "", code: error.code ?? null, type: error.type ?? null };
   try {

@@ -256,6 +256,26 @@ def test_a_retry_failing_otherwise_is_an_ordinary_failure_and_records_nothing(
     assert [n["type"] for n in store.raw_nodes(thread_id)] == ["user_message"]
 
 
+def test_an_overflow_sent_as_an_error_event_in_the_stream_is_rescued_too(
+    overflow_panel: Page, store: PageStore, stub: StubProvider
+) -> None:
+    """A gateway that opens the stream and then sends Anthropic's refusal as an event."""
+    page = overflow_panel
+    thread_id = new_thread(page)
+    refusal = openai_error(
+        "prompt is too long: 219898 tokens > 200000 maximum", "invalid_request_error"
+    )
+    stub.errors.append((200, refusal))
+    calls = len(stub.chat_calls())
+    reply_id = send_message(page, "hello through a gateway")
+    assert len(stub.chat_calls()) == calls + 2  # the refused one and its one retry
+    assert stub.errors == []
+    nodes = store.query("thread.snapshot", {"threadId": thread_id})["nodes"]
+    assert [n["type"] for n in nodes] == ["user_message", "assistant_message"]
+    assert nodes[-1]["id"] == reply_id
+    assert thread_record(store, thread_id)["requestCut"]["model"] == "stub-model"
+
+
 def test_a_long_thread_shows_where_the_part_sent_begins(
     overflow_panel: Page, store: PageStore, stub: StubProvider
 ) -> None:

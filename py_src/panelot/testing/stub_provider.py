@@ -29,7 +29,8 @@ Errors a test sets on the stub (the default base URL), for streaming requests (a
 request is never refused by them), checked in this order:
 
 * :attr:`StubProvider.errors`: a queue of ``(status, error)`` answers; each request takes
-  the first one (e.g. a non-overflow 400 or a 500, :func:`openai_error`);
+  the first one (e.g. a non-overflow 400 or a 500, :func:`openai_error`); status 200
+  opens the stream and sends ``error`` as its one event (a gateway's error mid-stream);
 * :attr:`StubProvider.overflow_above`: a request whose ``messages`` (their JSON, as
   :func:`messages_chars` measures it) are longer than this many characters is refused
   with OpenAI's HTTP 400 ``context_length_exceeded`` (:data:`OVERFLOW_MESSAGE`); each
@@ -335,7 +336,13 @@ class StubProvider:
         refused = self.refusal(body, n)
         if refused is not None:
             handler.close_connection = True
-            _send_json(handler, *refused)
+            status, error = refused
+            if status == 200:  # an error event in an opened stream
+                _start_stream(handler)
+                handler.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
+                handler.wfile.flush()
+                return
+            _send_json(handler, status, error)
             return
         text = _last_user_text(body)
         if "fail" in text:
