@@ -174,3 +174,52 @@ async def case_a_live_search_updates_when_the_indexer_commits(ctx: Ctx) -> None:
         assert node_ids(found) == [node["nodeId"]]
         await store.command("message.delete", {"threadId": tid, "nodeId": node["nodeId"]})
         await result_where(live, lambda r: r["total"] == 0, timeout=10)
+
+
+async def case_records_written_directly_are_indexed(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("T")
+    first = await store.append(tid, "user_message", text("hello"))
+    node = {
+        "id": "raw-1",
+        "threadId": tid,
+        "parentId": first["nodeId"],
+        "seq": 99,
+        "ts": ctx.now,
+        "type": "assistant_message",
+        "payload": answer("a kumquat written by Dexie code"),
+    }
+    await store.db.table("nodes").put(node)  # no command: as Dexie code would
+    await settled(store)
+    found = await find(store, "kumquat")
+    assert node_ids(found) == ["raw-1"] and found["hits"][0]["onVisibleBranch"] is False
+    await store.db.table("threads").update(tid, {"title": "Renamed directly"})
+    await settled(store)
+    assert [h["threadId"] for h in (await find(store, "renamed"))["hits"]] == [tid]
+
+
+async def case_a_damaged_index_is_rebuilt_by_itself(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("T")
+    node = await store.append(tid, "user_message", text("juniper berries"))
+    await settled(store)
+    assert store.search is not None
+    await store.search.index.table("meta").put({"key": "format", "value": "junk"})
+    await store.search.index.table("postings").delete("juniper")
+    assert (await store.query("search.status"))["format"] == "junk"
+    await settled(store)
+    assert node_ids(await find(store, "juniper")) == [node["nodeId"]]
+
+
+async def case_a_restore_rebuilds_the_index(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("T")
+    kept = await store.append(tid, "user_message", text("fennel kept"))
+    backup = await store.export_backup(settings=False)
+    await store.append(tid, "user_message", text("fennel after the backup"))
+    await settled(store)
+    assert len(node_ids(await find(store, "fennel"))) == 2
+    restored = await store.restore_backup(backup.file, settings=False)
+    assert restored["status"] == "completed", restored
+    await settled(store)
+    assert node_ids(await find(store, "fennel")) == [kept["nodeId"]]
