@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
 from typing import Any
 
 from panelot.clock import Clock, now_ms
@@ -310,10 +311,16 @@ class Indexer:
         async with self._lock:
             return await self._rebuild_now()
 
+    @asynccontextmanager
+    async def paused(self) -> AsyncIterator[None]:
+        """Hold every batch back while the block runs (tests: search while it lags)."""
+        async with self._lock:
+            yield
+
     def ensure(self) -> None:
         """Rebuild in the background if the index is missing (a query found no format)."""
-        if not self.building and not self._lock.locked() and not self.closed:
-            self._wide = True  # the batch checks the format first, and rebuilds
+        if not self.building and not self.closed:
+            self._wide = True  # the next batch checks the format first, and rebuilds
             self._arm()
 
     async def status(self) -> dict[str, Any]:
