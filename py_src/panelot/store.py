@@ -268,8 +268,11 @@ class PanelotStore:
             return await query.run(self, decoded)
 
         feeds = [self.db.feed]
-        if self._search is not None:
-            feeds.append(self._search.index.feed)  # search.* reads the index database too
+        if self._search is not None and name.startswith("search."):
+            # The search queries read the index database too: its commits wake them. No
+            # other query hears them (an index commit during a run would count as a change
+            # and hold back that query's next re-run: panels stream while indexing runs).
+            feeds.append(self._search.index.feed)
         return LiveQuery(feeds, querier, on_result=on_result, on_error=on_error, interval=interval)
 
     def _query(self, name: str, args: dict[str, Any] | None) -> tuple[Query[Any], Any]:

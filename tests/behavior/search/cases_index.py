@@ -225,3 +225,21 @@ async def case_a_restore_rebuilds_the_index(ctx: Ctx) -> None:
     assert restored["status"] == "completed", restored
     await settled(store)
     assert node_ids(await find(store, "fennel")) == [kept["nodeId"]]
+
+
+async def case_a_kill_during_indexing_is_caught_up_after_restart(ctx: Ctx) -> None:
+    store = await ctx.store()
+    name = store.db.name
+    tid = await store.create_thread("T")
+    await store.append(tid, "user_message", text("tamarind first"))
+    await settled(store)
+    assert store.search is not None
+    async with store.search.paused():  # heard, never indexed: the context dies first
+        late = await store.append(tid, "assistant_message", answer("tamarind late"))
+        assert (await store.query("search.status"))["lagging"]
+        store.close()
+    again = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
+    ctx.stores.append(again)
+    await settled(again)
+    assert late["nodeId"] in node_ids(await find(again, "tamarind late"))
+    assert len(node_ids(await find(again, "tamarind"))) == 2
