@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from panelot.idb.errors import ValidationError
-from panelot.search._interim_tokens import is_cjk, tokens
+from panelot.search._interim_tokens import Token, is_cjk, tokens
 
 __all__ = ["MAX_QUERY", "ParsedQuery", "bm25", "matches", "parse_query", "snippet"]
 
@@ -63,12 +63,17 @@ def bm25(tf: int, df: int, docs: int, length: int, average: float) -> float:
     return idf * tf * 2.2 / norm
 
 
-def snippet(text: str, query: ParsedQuery, width: int = 160) -> dict[str, object]:
-    """About ``width`` characters of ``text`` around the first match, with highlights."""
+def snippet(
+    text: str, query: ParsedQuery, width: int = 160, found: list[Token] | None = None
+) -> dict[str, object]:
+    """About ``width`` characters of ``text`` around the first match, with highlights.
+
+    ``found``: the tokens of ``text``, when the caller has them already.
+    """
     wanted = set(query.terms)
     found = [
         t
-        for t in tokens(text)
+        for t in (tokens(text) if found is None else found)
         if t.term in wanted or (query.prefix is not None and t.term.startswith(query.prefix))
     ]
     start = max(0, found[0].start - width // 4) if found else 0
@@ -77,9 +82,9 @@ def snippet(text: str, query: ParsedQuery, width: int = 160) -> dict[str, object
     return {"snippet": text[start:end], "highlights": marks}
 
 
-def matches(text: str, query: ParsedQuery) -> bool:
+def matches(text: str, query: ParsedQuery, found: list[Token] | None = None) -> bool:
     """Whether ``text`` (as it is now) holds every term, the prefix and every phrase."""
-    terms = [t.term for t in tokens(text)]
+    terms = [t.term for t in (tokens(text) if found is None else found)]
     have = set(terms)
     if any(t not in have for t in query.terms):
         return False

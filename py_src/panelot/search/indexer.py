@@ -36,7 +36,14 @@ from panelot.search.reading import (
     thread_doc,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
-from panelot.search.writes import INDEX_TABLES, read_stats, replace_docs, reset, thread_doc_ids
+from panelot.search.writes import (
+    INDEX_TABLES,
+    Bulk,
+    read_stats,
+    replace_docs,
+    reset,
+    thread_doc_ids,
+)
 
 __all__ = ["BATCH_DELAY", "CHUNK", "Indexer"]
 
@@ -291,7 +298,11 @@ class Indexer:
         return written
 
     async def _rebuild_now(self) -> dict[str, int]:
-        """Empty the index and index every thread. Hold the lock."""
+        """Empty the index and index every thread. Hold the lock.
+
+        Docs are written per chunk of :data:`CHUNK` threads; the postings and stats are
+        gathered in memory (:class:`~panelot.search.writes.Bulk`) and written at the end.
+        """
         self.building = True
         try:
             await self.index.transaction("rw", INDEX_TABLES, reset)
@@ -301,8 +312,20 @@ class Indexer:
                 return [str(t["id"]) for t in threads if not thread_gone(t)]
 
             threads = await self.db.transaction("r", SOURCE_TABLES, ids)
-            docs = await self._reindex(threads)
-            return {"threads": len(threads), "docs": docs}
+            bulk = Bulk()
+            for at in range(0, len(threads), CHUNK):
+                chunk = threads[at : at + CHUNK]
+
+                async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
+                    return await read_threads(tx, chunk)
+
+                built = await self.db.transaction("r", SOURCE_TABLES, read)
+                docs = [doc for found in built.values() for doc in found or []]
+                bulk.add(docs)
+                if docs:
+                    await self.index.table("docs").bulk_put(docs)
+            await self.index.transaction("rw", INDEX_TABLES, bulk.write)
+            return {"threads": len(threads), "docs": bulk.docs}
         finally:
             self.building = False
 

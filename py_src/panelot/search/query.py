@@ -2,8 +2,10 @@
 
 The index proposes; ``panelot_v1`` decides. Candidates are the docs holding every
 term (the last word as a prefix: any of up to :data:`PREFIX_TERMS` terms it starts),
-ordered by a first BM25 estimate; the best :data:`MAX_CHECKED` are read back from
-``panelot_v1`` in one transaction. A hit is returned only if its node exists, is not
+ordered by a first BM25 estimate (term frequencies only). They are read back from
+``panelot_v1`` in one transaction, best first, in windows of twice the limit (at least
+20), until the limit is reached or :data:`MAX_CHECKED` were read; ``total`` is the
+candidates less those found false. A hit is returned only if its node exists, is not
 a tombstone, its thread exists and is not being deleted, the thread passes the
 filters, and the text as it is NOW holds the query (terms, prefix, phrases): an index
 that lags can miss a hit, never show a false one. Hits are ranked by BM25 over the
@@ -17,7 +19,7 @@ from typing import Any
 
 from panelot.idb import Database, Transaction
 from panelot.search._interim_rank import ParsedQuery, bm25, matches, parse_query, snippet
-from panelot.search._interim_tokens import tokens
+from panelot.search._interim_tokens import Token, tokens
 from panelot.search.extract import node_text, thread_gone, thread_text
 
 __all__ = ["MAX_CHECKED", "PREFIX_TERMS", "Filters", "Found", "search"]
@@ -121,14 +123,14 @@ async def _candidates(index: Database, query: ParsedQuery) -> Found:
     return Found(scores, total, isinstance(fmt, dict))
 
 
-def _score(text: str, query: ParsedQuery, docs: int) -> float:
-    found = [t.term for t in tokens(text)]
-    wanted = list(query.terms)
-    score = 0.0
-    for term in wanted:
-        score += bm25(found.count(term), 1, docs, len(found), 40.0)
+def _score(found: list[Token], query: ParsedQuery, docs: int) -> float:
+    """BM25 of a text's tokens for the query (df 1: the estimate ranks within one query)."""
+    counts: dict[str, int] = {}
+    for token in found:
+        counts[token.term] = counts.get(token.term, 0) + 1
+    score = sum(bm25(counts.get(t, 0), 1, docs, len(found), 40.0) for t in query.terms)
     if query.prefix is not None:
-        tf = sum(1 for t in found if t.startswith(query.prefix))
+        tf = sum(n for term, n in counts.items() if term.startswith(query.prefix))
         score += bm25(tf, 1, docs, len(found), 40.0)
     return score
 
@@ -142,30 +144,52 @@ async def search(
         return {"hits": [], "total": 0}, True
     found = await _candidates(index, query)
     ranked = sorted(found.scores, key=lambda d: (-found.scores[d], d))
-    checked, rest = ranked[:MAX_CHECKED], max(0, len(ranked) - MAX_CHECKED)
+    checked = ranked[:MAX_CHECKED]
 
     async def verify(tx: Transaction) -> dict[str, Any]:
-        node_ids = [d for d in checked if not d.startswith("thread:")]
-        nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
-        tids = {d.removeprefix("thread:") for d in checked if d.startswith("thread:")}
-        tids.update(
-            n["threadId"]
-            for n in nodes.values()
-            if isinstance(n, dict) and isinstance(n.get("threadId"), str)
-        )
-        order = sorted(tids)
-        threads = dict(zip(order, await tx.table("threads").bulk_get(order), strict=True))
         hits: list[tuple[float, dict[str, Any]]] = []
-        for doc_id in checked:
-            hit = _check(doc_id, nodes, threads, query, filters, found.docs)
-            if hit is not None:
-                hits.append(hit)
+        threads: dict[str, Any] = {}
+        rejected = at = 0
+        step = max(2 * limit, 20)
+        while len(hits) < limit and at < len(checked):
+            window = checked[at : at + step]
+            at += step
+            found_hits = await _verify(tx, window, threads, query, filters, found.docs)
+            hits.extend(found_hits)
+            rejected += len(window) - len(found_hits)
         hits.sort(key=lambda h: (-h[0], -(h[1]["ts"] or 0)))
         top = [h for _, h in hits[:limit]]
         await _mark_visible(tx, top, threads)
-        return {"hits": top, "total": len(hits) + rest}
+        return {"hits": top, "total": len(ranked) - rejected}
 
     return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
+
+
+async def _verify(
+    tx: Transaction,
+    window: list[str],
+    threads: dict[str, Any],
+    query: ParsedQuery,
+    filters: Filters,
+    docs: int,
+) -> list[tuple[float, dict[str, Any]]]:
+    """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
+    node_ids = [d for d in window if not d.startswith("thread:")]
+    nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
+    tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}
+    tids.update(
+        n["threadId"]
+        for n in nodes.values()
+        if isinstance(n, dict) and isinstance(n.get("threadId"), str)
+    )
+    order = sorted(tids - threads.keys())
+    threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
+    hits = []
+    for doc_id in window:
+        hit = _check(doc_id, nodes, threads, query, filters, docs)
+        if hit is not None:
+            hits.append(hit)
+    return hits
 
 
 def _check(
@@ -195,9 +219,10 @@ def _check(
     assert isinstance(thread, dict)
     if text is None or not filters.admits(thread) or not filters.in_range(ts):
         return None
-    if not matches(text, query):
+    found = tokens(text)
+    if not matches(text, query, found):
         return None
-    shown = snippet(text, query)
+    shown = snippet(text, query, found=found)
     title = thread.get("title")
     hit = {
         "threadId": thread["id"],
@@ -208,7 +233,7 @@ def _check(
         "onVisibleBranch": True,
         "ts": ts if isinstance(ts, int | float) else None,
     }
-    return _score(text, query, docs), hit
+    return _score(found, query, docs), hit
 
 
 async def _mark_visible(

@@ -12,7 +12,7 @@ from typing import Any
 from panelot.idb import Transaction
 from panelot.search.schema import FORMAT
 
-__all__ = ["INDEX_TABLES", "read_stats", "replace_docs", "reset", "thread_doc_ids"]
+__all__ = ["INDEX_TABLES", "Bulk", "read_stats", "replace_docs", "reset", "thread_doc_ids"]
 
 INDEX_TABLES = ("docs", "postings", "meta")
 """The tables of an index transaction."""
@@ -101,3 +101,31 @@ async def replace_docs(tx: Transaction, new: Mapping[str, dict[str, Any] | None]
     if dels:
         await tx.table("docs").bulk_delete(dels)
     await tx.table("meta").put(stats)
+
+
+class Bulk:
+    """A rebuild's postings and stats, gathered in memory and written once at the end.
+
+    A rebuild starts from an empty index, so its docs can be written chunk by chunk
+    while the postings of common terms (held by most docs) are written once, instead
+    of being read and rewritten by every chunk.
+    """
+
+    def __init__(self) -> None:
+        self.postings: dict[str, dict[str, int]] = {}
+        self.docs = 0
+        self.length = 0
+
+    def add(self, docs: list[dict[str, Any]]) -> None:
+        """Count ``docs`` in (they are written by the caller)."""
+        for doc in docs:
+            self.docs += 1
+            self.length += int(doc["len"])
+            for term, positions in doc["terms"].items():
+                self.postings.setdefault(term, {})[doc["id"]] = len(positions)
+
+    async def write(self, tx: Transaction) -> None:
+        """Write the postings and the stats (in the index transaction ``tx``)."""
+        rows = [{"term": term, "docs": docs} for term, docs in self.postings.items()]
+        await tx.table("postings").bulk_put(rows)
+        await tx.table("meta").put({"key": "stats", "docs": self.docs, "length": self.length})
