@@ -236,7 +236,7 @@ class PanelotStore:
                 chunk_size_bytes=chunk_size_bytes,
             )
         if envelope.get("status") == "completed" and self._search is not None:
-            await self._search.rebuild()  # derived data: rebuilt from what was restored
+            self._search.rebuild_soon()  # derived data: rebuilt from what was restored
         return envelope
 
     # -- reads: queries --------------------------------------------------------------

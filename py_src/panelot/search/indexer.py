@@ -78,6 +78,7 @@ class Indexer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prefix = f"idb://{db.name}/"
         self.started = False
+        self._rebuild_due = False
         self.building = False
         """Whether a rebuild is under way."""
         self.batches = 0
@@ -132,6 +133,7 @@ class Indexer:
         return (
             not self.started
             or self.building
+            or self._rebuild_due
             or self._timer is not None
             or self._lock.locked()
             or bool(self._nodes or self._threads or self._wide)
@@ -171,6 +173,8 @@ class Indexer:
             nodes, self._nodes = self._nodes, set()
             threads, self._threads = self._threads, set()
             wide, self._wide = self._wide, False
+            if self._rebuild_due:
+                return  # a rebuild waits for the lock: it reads everything after this
             try:
                 await self._check()
                 if wide:
@@ -332,7 +336,14 @@ class Indexer:
     async def rebuild(self) -> dict[str, int]:
         """Rebuild the whole index from ``panelot_v1``: ``{threads, docs}``."""
         async with self._lock:
+            self._rebuild_due = False
             return await self._rebuild_now()
+
+    def rebuild_soon(self) -> None:
+        """Rebuild in the background (after a restore); it lags until the rebuild is done."""
+        if not self.closed:
+            self._rebuild_due = True
+            self._spawn(self.rebuild())
 
     @asynccontextmanager
     async def paused(self) -> AsyncIterator[None]:
