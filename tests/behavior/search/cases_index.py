@@ -243,3 +243,23 @@ async def case_a_kill_during_indexing_is_caught_up_after_restart(ctx: Ctx) -> No
     await settled(again)
     assert late["nodeId"] in node_ids(await find(again, "tamarind late"))
     assert len(node_ids(await find(again, "tamarind"))) == 2
+
+
+async def case_two_contexts_each_with_an_indexer_stay_true(ctx: Ctx) -> None:
+    panel = await ctx.store()
+    other = await PanelotStore.open(ctx.factory, ctx.host, panel.db.name, clock=ctx.clock)
+    ctx.stores.append(other)  # a second panel: its own connections and its own indexer
+    tid = await panel.create_thread("Shared")
+    await settled(panel)
+    with panel.live("search.messages", {"text": "persimmon"}) as live:
+        assert (await result_where(live, lambda r: True))["total"] == 0
+        node = await other.append(tid, "user_message", text("persimmon from the other panel"))
+        found = await result_where(live, lambda r: r["total"] == 1, timeout=10)
+        assert node_ids(found) == [node["nodeId"]]
+        await other.command("message.delete", {"threadId": tid, "nodeId": node["nodeId"]})
+        await result_where(live, lambda r: r["total"] == 0, timeout=10)
+    await settled(panel)
+    await settled(other)
+    for store in (panel, other):
+        assert (await find(store, "persimmon"))["hits"] == []
+        assert (await store.query("search.status"))["docs"] == 1  # the title only
