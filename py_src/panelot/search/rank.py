@@ -1,0 +1,200 @@
+"""BM25 ranking over an inverted index, with the prefix being typed and phrases.
+
+Pure: the index is handed in as plain mappings, so the same code ranks an in-memory
+index (:mod:`.inverted`) and the one read from ``panelot_search_v1``. A search runs in two
+steps, so a caller that reads postings from storage reads only what it needs:
+
+1. :meth:`Bm25.needed` lists the terms whose postings the query needs: its exact terms,
+   its phrases' terms, and the expansions of its prefix over the sorted vocabulary
+   (:meth:`Bm25.expand`, at most :data:`MAX_EXPANSIONS`);
+2. :meth:`Bm25.rank` scores the documents that hold every exact term, every phrase (at
+   consecutive positions) and at least one expansion of the prefix: words in any order,
+   all of them required.
+
+A document's score is the sum of BM25 weights (Lucene's ``idf``, always positive) of its
+exact and phrase terms, plus the best weight among the prefix's expansions (a completion
+that is not the whole typed word counts :data:`PREFIX_DISCOUNT` of its weight, so the
+word itself ranks first). Ties go to the greater document id: ids that grow with time put
+the newest first.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from panelot.search.snippet import snippet
+from panelot.search.text import ParsedQuery
+
+__all__ = [
+    "MAX_EXPANSIONS",
+    "PREFIX_DISCOUNT",
+    "Bm25",
+    "Postings",
+    "Scored",
+    "Stats",
+    "has_phrase",
+    "snippet",
+]
+
+#: The most vocabulary terms one prefix expands to.
+MAX_EXPANSIONS = 50
+#: The share of its weight a completion of the prefix counts (the whole word counts 1).
+PREFIX_DISCOUNT = 0.8
+
+#: ``{term: {docId: [positions]}}``: where each term stands in each document.
+Postings = Mapping[str, Mapping[str, Sequence[int]]]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Corpus statistics: how many documents, and their summed length in tokens."""
+
+    docs: int
+    total_len: int
+
+    @property
+    def avgdl(self) -> float:
+        """The average document length (1.0 for an empty corpus, never a division by 0)."""
+        return self.total_len / self.docs if self.docs and self.total_len else 1.0
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One ranked document."""
+
+    doc_id: str
+    score: float
+
+
+def has_phrase(positions: Sequence[Sequence[int]]) -> bool:
+    """Whether the terms' position lists hold ``p, p+1, ...`` for some ``p``."""
+    if not positions:
+        return False
+    rest = [set(p) for p in positions[1:]]
+    for start in positions[0]:
+        if all(start + i + 1 in later for i, later in enumerate(rest)):
+            return True
+    return False
+
+
+class Bm25:
+    """Okapi BM25 with ``k1`` (term-frequency saturation) and ``b`` (length normalization)."""
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+
+    def idf(self, df: int, docs: int) -> float:
+        """Lucene's BM25 idf: ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always > 0."""
+        return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+    def weight(self, tf: int, length: int, idf: float, avgdl: float) -> float:
+        """One term's BM25 weight in a document of ``length`` tokens holding it ``tf`` times."""
+        norm = self.k1 * (1.0 - self.b + self.b * length / avgdl)
+        return idf * tf * (self.k1 + 1.0) / (tf + norm)
+
+    @staticmethod
+    def expand(prefix: str, vocabulary: Sequence[str]) -> list[str]:
+        """The terms of the sorted ``vocabulary`` that start with ``prefix``, bounded.
+
+        The whole word first when it is a term, then the completions in sorted order
+        (shorter ones before their own completions), at most MAX_EXPANSIONS in all.
+        """
+        out: list[str] = []
+        i = bisect_left(vocabulary, prefix)
+        while i < len(vocabulary) and len(out) < MAX_EXPANSIONS:
+            term = vocabulary[i]
+            if not term.startswith(prefix):
+                break
+            out.append(term)
+            i += 1
+        return out
+
+    def needed(self, query: ParsedQuery, vocabulary: Sequence[str]) -> list[str]:
+        """Every term whose postings :meth:`rank` reads for ``query``."""
+        terms = query.all_terms()
+        if query.prefix is not None:
+            terms += [t for t in self.expand(query.prefix, vocabulary) if t not in terms]
+        return terms
+
+    def rank(
+        self,
+        query: ParsedQuery,
+        postings: Postings,
+        lengths: Mapping[str, int],
+        stats: Stats,
+        vocabulary: Sequence[str],
+        *,
+        limit: int | None = None,
+    ) -> list[Scored]:
+        """The documents matching ``query``, best first (ties: greater id first).
+
+        ``postings`` must hold every term of :meth:`needed` that the index knows (a term
+        it lacks matches nothing); ``lengths`` each candidate document's token count;
+        ``vocabulary`` the index's sorted terms (for the prefix).
+        """
+        if query.empty:
+            return []
+        exact = query.all_terms()
+        lists = [postings.get(term, {}) for term in exact]
+        expansions: list[str] = []
+        if query.prefix is not None:
+            expansions = self.expand(query.prefix, vocabulary)
+        prefix_docs: set[str] | None = None
+        if query.prefix is not None:
+            prefix_docs = set()
+            for term in expansions:
+                prefix_docs.update(postings.get(term, {}))
+        candidates = self._candidates(lists, prefix_docs)
+        if not candidates:
+            return []
+        for phrase in query.phrases:
+            lists_of = [postings.get(term, {}) for term in phrase]
+            candidates = {
+                doc
+                for doc in candidates
+                if has_phrase([postings_of.get(doc, ()) for postings_of in lists_of])
+            }
+        avgdl = stats.avgdl
+        docs = max(stats.docs, 1)
+        idfs = [self.idf(len(plist), docs) for plist in lists]
+        prefix_idfs = {t: self.idf(len(postings.get(t, {})), docs) for t in expansions}
+        scored: list[Scored] = []
+        for doc in candidates:
+            length = lengths.get(doc, 1)
+            score = 0.0
+            for plist, idf in zip(lists, idfs, strict=True):
+                score += self.weight(len(plist[doc]), length, idf, avgdl)
+            if expansions:
+                best = 0.0
+                for term in expansions:
+                    held = postings.get(term, {}).get(doc)
+                    if held:
+                        share = 1.0 if term == query.prefix else PREFIX_DISCOUNT
+                        w = share * self.weight(len(held), length, prefix_idfs[term], avgdl)
+                        best = max(best, w)
+                score += best
+            scored.append(Scored(doc, score))
+        scored.sort(key=lambda s: (s.score, s.doc_id), reverse=True)
+        return scored if limit is None else scored[:limit]
+
+    @staticmethod
+    def _candidates(
+        lists: Sequence[Mapping[str, Sequence[int]]], prefix_docs: set[str] | None
+    ) -> set[str]:
+        """The documents holding every exact term and (if any) one of the prefix's terms."""
+        pools: list[set[str] | Mapping[str, Sequence[int]]] = sorted(lists, key=len)
+        if prefix_docs is not None:
+            pools.append(prefix_docs)
+            pools.sort(key=len)
+        if not pools:
+            return set()
+        out = set(pools[0])
+        for pool in pools[1:]:
+            out.intersection_update(pool)
+            if not out:
+                break
+        return out
