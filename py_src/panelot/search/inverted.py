@@ -1,29 +1,17 @@
 """An in-memory inverted index over :mod:`.text` and :mod:`.rank`: add, remove, search.
 
-What a stored index keeps per document is :func:`term_positions` of its text (the
-``terms`` of a ``docs`` record in ``panelot_search_v1``); :class:`InvertedIndex` holds the
-same postings in dicts, for the tests of the matching rules and for any caller that
-wants the whole index in memory. Pure: no I/O.
+What a stored index keeps per document is :func:`~panelot.search.text.index_terms` of its
+text (the ``terms`` and ``len`` of a ``docs`` record in ``panelot_search_v1``);
+:class:`InvertedIndex` holds the same postings in dicts, for the tests of the matching
+rules and for any caller that wants the whole index in memory. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from panelot.search.rank import Bm25, Scored, Stats
-from panelot.search.text import ParsedQuery, Token, parse_query, tokens
+from panelot.search.text import ParsedQuery, index_terms, parse_query
 
-__all__ = ["InvertedIndex", "term_positions"]
-
-
-def term_positions(toks: list[Token]) -> dict[str, list[int]]:
-    """``{term: [positions]}`` of a document's tokens, positions ascending."""
-    out: dict[str, list[int]] = {}
-    for tok in toks:
-        held = out.get(tok.term)
-        if held is None:
-            out[tok.term] = [tok.pos]
-        else:
-            held.append(tok.pos)
-    return out
+__all__ = ["InvertedIndex"]
 
 
 class InvertedIndex:
@@ -46,13 +34,12 @@ class InvertedIndex:
     def add(self, doc_id: str, text: str) -> None:
         """Index ``text`` as ``doc_id``, replacing what that id held."""
         self.remove(doc_id)
-        toks = tokens(text)
-        terms = term_positions(toks)
+        terms, length = index_terms(text)
         for term, positions in terms.items():
             self.postings.setdefault(term, {})[doc_id] = positions
         self._terms[doc_id] = list(terms)
-        self.lengths[doc_id] = len(toks)
-        self._total += len(toks)
+        self.lengths[doc_id] = length
+        self._total += length
         self._vocabulary = None
 
     def remove(self, doc_id: str) -> None:
