@@ -8,7 +8,7 @@ rules and for any caller that wants the whole index in memory. Pure: no I/O.
 
 from __future__ import annotations
 
-from panelot.search.rank import Bm25, Scored, Stats
+from panelot.search.rank import Bm25, Ranked, Scored, Stats
 from panelot.search.text import ParsedQuery, index_terms, parse_query
 
 __all__ = ["InvertedIndex"]
@@ -73,6 +73,10 @@ class InvertedIndex:
         Raises:
             ValidationError: the query text is over the length limit (see parse_query).
         """
+        return self.ranked(query, limit).hits
+
+    def ranked(self, query: ParsedQuery | str, limit: int | None = 20) -> Ranked:
+        """As :meth:`search`, with the count of every match (``total``) beside the hits."""
         parsed = parse_query(query) if isinstance(query, str) else query
         return self.bm25.rank(
             parsed, self.postings, self.lengths, self.stats, self.vocabulary, limit=limit

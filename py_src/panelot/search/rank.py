@@ -20,10 +20,13 @@ the newest first.
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add
 
 from panelot.search.snippet import snippet
 from panelot.search.text import ParsedQuery
@@ -33,6 +36,7 @@ __all__ = [
     "PREFIX_DISCOUNT",
     "Bm25",
     "Postings",
+    "Ranked",
     "Scored",
     "Stats",
     "has_phrase",
@@ -71,13 +75,25 @@ class Scored:
 
 def has_phrase(positions: Sequence[Sequence[int]]) -> bool:
     """Whether the terms' position lists hold ``p, p+1, ...`` for some ``p``."""
-    if not positions:
+    if not positions or not positions[0]:
         return False
-    rest = [set(p) for p in positions[1:]]
+    # A long list is looked up as a set; a short one (the usual case) as it is.
+    rest = [set(p) if len(p) > 16 else p for p in positions[1:]]
     for start in positions[0]:
-        if all(start + i + 1 in later for i, later in enumerate(rest)):
+        for offset, later in enumerate(rest, 1):
+            if start + offset not in later:
+                break
+        else:
             return True
     return False
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """The best documents (at most the limit asked for) and how many matched in all."""
+
+    hits: list[Scored]
+    total: int
 
 
 class Bm25:
@@ -129,57 +145,68 @@ class Bm25:
         vocabulary: Sequence[str],
         *,
         limit: int | None = None,
-    ) -> list[Scored]:
+    ) -> Ranked:
         """The documents matching ``query``, best first (ties: greater id first).
 
         ``postings`` must hold every term of :meth:`needed` that the index knows (a term
         it lacks matches nothing); ``lengths`` each candidate document's token count;
-        ``vocabulary`` the index's sorted terms (for the prefix).
+        ``vocabulary`` the index's sorted terms (for the prefix). Scoring goes term by
+        term over the candidates; only the best ``limit`` are sorted.
         """
         if query.empty:
-            return []
+            return Ranked([], 0)
         exact = query.all_terms()
         lists = [postings.get(term, {}) for term in exact]
-        expansions: list[str] = []
-        if query.prefix is not None:
-            expansions = self.expand(query.prefix, vocabulary)
+        expansions = [] if query.prefix is None else self.expand(query.prefix, vocabulary)
+        prefix_lists = [(term, postings.get(term, {})) for term in expansions]
         prefix_docs: set[str] | None = None
         if query.prefix is not None:
             prefix_docs = set()
-            for term in expansions:
-                prefix_docs.update(postings.get(term, {}))
+            for _, plist in prefix_lists:
+                prefix_docs.update(plist)
         candidates = self._candidates(lists, prefix_docs)
-        if not candidates:
-            return []
         for phrase in query.phrases:
-            lists_of = [postings.get(term, {}) for term in phrase]
+            if not candidates:
+                break
+            of_phrase = [postings.get(term, {}) for term in phrase]
             candidates = {
-                doc
-                for doc in candidates
-                if has_phrase([postings_of.get(doc, ()) for postings_of in lists_of])
+                doc for doc in candidates if has_phrase([plist[doc] for plist in of_phrase])
             }
-        avgdl = stats.avgdl
+        if not candidates:
+            return Ranked([], 0)
         docs = max(stats.docs, 1)
-        idfs = [self.idf(len(plist), docs) for plist in lists]
-        prefix_idfs = {t: self.idf(len(postings.get(t, {})), docs) for t in expansions}
-        scored: list[Scored] = []
-        for doc in candidates:
-            length = lengths.get(doc, 1)
-            score = 0.0
-            for plist, idf in zip(lists, idfs, strict=True):
-                score += self.weight(len(plist[doc]), length, idf, avgdl)
-            if expansions:
-                best = 0.0
-                for term in expansions:
-                    held = postings.get(term, {}).get(doc)
-                    if held:
-                        share = 1.0 if term == query.prefix else PREFIX_DISCOUNT
-                        w = share * self.weight(len(held), length, prefix_idfs[term], avgdl)
-                        best = max(best, w)
-                score += best
-            scored.append(Scored(doc, score))
-        scored.sort(key=lambda s: (s.score, s.doc_id), reverse=True)
-        return scored if limit is None else scored[:limit]
+        k1, b = self.k1, self.b
+        # Column by column over the candidates, so the loops run in C where they can.
+        cand = list(candidates)
+        slope = k1 * b / stats.avgdl
+        norms = [k1 * (1.0 - b) + slope * n for n in map(lengths.get, cand, repeat(1))]
+        scores = [0.0] * len(cand)
+        for plist in lists:
+            scale = self.idf(len(plist), docs) * (k1 + 1.0)
+            tfs = map(len, map(plist.__getitem__, cand))
+            scores = [
+                s + scale * tf / (tf + n) for s, tf, n in zip(scores, tfs, norms, strict=True)
+            ]
+        if prefix_lists:
+            at = {doc: i for i, doc in enumerate(cand)}
+            best = [0.0] * len(cand)
+            for term, plist in prefix_lists:
+                share = 1.0 if term == query.prefix else PREFIX_DISCOUNT
+                scale = share * self.idf(len(plist), docs) * (k1 + 1.0)
+                for doc, positions in plist.items():
+                    i = at.get(doc)
+                    if i is not None:
+                        tf = len(positions)
+                        weight = scale * tf / (tf + norms[i])
+                        if weight > best[i]:
+                            best[i] = weight
+            scores = list(map(add, scores, best))
+        keyed = zip(scores, cand, strict=True)
+        if limit is None or limit >= len(cand):
+            top = sorted(keyed, reverse=True)
+        else:
+            top = heapq.nlargest(limit, keyed)
+        return Ranked([Scored(doc, score) for score, doc in top], len(cand))
 
     @staticmethod
     def _candidates(
