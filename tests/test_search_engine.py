@@ -359,3 +359,52 @@ def test_snippet_turns_line_breaks_into_spaces() -> None:
     result = snippet("first line\nsecond line", "second")
     assert result["snippet"] == "first line second line"
     assert _marked(result) == ["second"]
+
+
+def test_rank_scores_are_the_bm25_sum() -> None:
+    ix = InvertedIndex()
+    ix.add("a", "alpha beta beta gamma")
+    ix.add("b", "alpha beta delta delta delta delta")
+    ix.add("c", "alpha")
+    bm25, stats = ix.bm25, ix.stats
+    ranked = ix.ranked("alpha beta ", limit=None)
+    assert ranked.total == 2
+    for hit in ranked.hits:
+        expected = sum(
+            bm25.weight(
+                len(ix.postings[term][hit.doc_id]),
+                ix.lengths[hit.doc_id],
+                bm25.idf(len(ix.postings[term]), stats.docs),
+                stats.avgdl,
+            )
+            for term in ("alpha", "beta")
+        )
+        assert hit.score == pytest.approx(expected)
+    assert ix.ranked("alpha", limit=1).total == 3 and len(ix.ranked("alpha", limit=1).hits) == 1
+
+
+def test_the_engine_is_pure() -> None:
+    # The standard library, its own modules and the store's ValidationError: nothing else.
+    import ast
+    import sys
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[1] / "py_src" / "panelot" / "search"
+    for module in ("text", "rank", "snippet", "inverted", "marks"):
+        tree = ast.parse((package / f"{module}.py").read_text())
+        for node in ast.walk(tree):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                root = name.split(".")[0]
+                allowed = (
+                    root in sys.stdlib_module_names
+                    or name.startswith("panelot.search.")
+                    or name == "panelot.idb.errors"
+                )
+                assert allowed, f"panelot.search.{module} imports {name}"
