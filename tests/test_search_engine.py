@@ -151,6 +151,16 @@ def test_fold(text: str, folded: str) -> None:
     assert fold(text) == folded
 
 
+def test_the_plain_cjk_characters_fold_to_themselves() -> None:
+    # text._CJK_PLAIN lets a run of them skip fold: that must change nothing.
+    from panelot.search.text import _CJK_PLAIN
+
+    plain = [chr(c) for c in range(0x3000, 0x32000) if _CJK_PLAIN.fullmatch(chr(c))]
+    assert len(plain) > 100_000
+    assert [c for c in plain if fold(c) != c] == []
+    assert fold("".join(plain[:5000])) == "".join(plain[:5000])  # and runs of them
+
+
 def test_tokens_keep_offsets_in_the_original_text() -> None:
     text = "Ｃａｆé, ПРИВЕТ!"
     toks = tokens(text)

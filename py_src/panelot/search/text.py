@@ -66,6 +66,12 @@ _CJK_RANGES: tuple[tuple[int, int], ...] = (
 )
 _CJK = "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _CJK_RANGES)
 _MARKS = mark_class(exclude=_CJK_RANGES)
+#: CJK characters that fold to themselves (kana without the spacing voicing marks and
+#: digraphs, the unified ideographs, the Hangul syllables): a run of them skips fold.
+_CJK_PLAIN = re.compile(
+    "[\u3041-\u3096\u3099\u309a\u309d\u309e\u30a0-\u30fe\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7a3\U00020000-\U0002ebef\U00030000-\U0003134f]+"
+)
 #: One token run: a CJK run, or a word (letters and digits, marks inside it). ``\w``
 #: less ``_`` less the CJK ranges is "a letter or digit of any other script".
 _RUNS = re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<word>[^\\W_{_CJK}]+(?:[{_MARKS}]+[^\\W_{_CJK}]*)*)")
@@ -142,6 +148,8 @@ def _fold_word(word: str) -> tuple[str, ...]:
 
 def _cjk_chars(run: str) -> Sequence[str]:
     """The folded characters of a CJK run, one a character of the original run."""
+    if _CJK_PLAIN.fullmatch(run):
+        return run
     folded = fold(run)
     if len(folded) == len(run):
         return folded
