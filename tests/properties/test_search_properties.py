@@ -133,3 +133,28 @@ def test_snippet_highlights_lie_inside_it(text: str, query: str) -> None:
     for a, b in result["highlights"]:
         assert end <= a < b <= units
         end = b
+
+
+@settings(max_examples=examples(100))
+@given(documents, st.lists(st.sampled_from([*WORDS, " ", '"', "pr", "配", "re"]), max_size=8))
+def test_counts_with_a_positions_lookup_rank_as_positions_do(
+    docs: list[list[str]], parts: list[str]
+) -> None:
+    # What a stored index keeps ({docId: tf}, positions in the docs records) ranks the same.
+    ix, _ = _index(docs)
+    parsed = parse_query("".join(parts))
+    counts = {term: {doc: len(p) for doc, p in held.items()} for term, held in ix.postings.items()}
+    asked: list[tuple[str, str]] = []
+
+    def positions(term: str, doc: str) -> list[int]:
+        asked.append((term, doc))
+        return ix.postings[term][doc]
+
+    plain = ix.bm25.rank(parsed, ix.postings, ix.lengths, ix.stats, ix.vocabulary, limit=5)
+    counted = ix.bm25.rank(
+        parsed, counts, ix.lengths, ix.stats, ix.vocabulary, limit=5, positions=positions
+    )
+    assert counted == plain
+    assert all(doc in ix.postings[term] for term, doc in asked)
+    if not parsed.phrases:
+        assert asked == []

@@ -23,7 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add
@@ -35,6 +35,7 @@ __all__ = [
     "MAX_EXPANSIONS",
     "PREFIX_DISCOUNT",
     "Bm25",
+    "PositionsOf",
     "Postings",
     "Ranked",
     "Scored",
@@ -48,8 +49,12 @@ MAX_EXPANSIONS = 50
 #: The share of its weight a completion of the prefix counts (the whole word counts 1).
 PREFIX_DISCOUNT = 0.8
 
-#: ``{term: {docId: [positions]}}``: where each term stands in each document.
-Postings = Mapping[str, Mapping[str, Sequence[int]]]
+#: ``{term: {docId: [positions]}}``: where each term stands in each document; or
+#: ``{term: {docId: tf}}``, the counts only, with a :data:`PositionsOf` for phrases.
+Postings = Mapping[str, Mapping[str, Sequence[int]]] | Mapping[str, Mapping[str, int]]
+#: ``(term, docId) -> positions``: where a term stands in a document (for phrases, when
+#: the postings hold counts only).
+PositionsOf = Callable[[str, str], Sequence[int]]
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,30 @@ class Ranked:
 
     hits: list[Scored]
     total: int
+
+
+def _counts(plist: Mapping[str, Sequence[int] | int], docs: list[str]) -> Iterator[int]:
+    """The term's frequency in each of ``docs`` (all of which hold it), in C loops."""
+    held = map(plist.__getitem__, docs)
+    first = next(iter(plist.values()), 0)
+    if isinstance(first, int):
+        return held  # type: ignore[return-value]  # counts: the postings hold ints
+    return map(len, held)  # type: ignore[arg-type]  # positions lists
+
+
+def _where(
+    term: str,
+    doc: str,
+    plist: Mapping[str, Sequence[int] | int],
+    positions: PositionsOf | None,
+) -> Sequence[int]:
+    """Where ``term`` stands in ``doc``: from the postings, or asked of ``positions``."""
+    held = plist.get(doc, ())
+    if not isinstance(held, int):
+        return held
+    if positions is None:
+        raise TypeError("postings of counts need positions= for a phrase")
+    return positions(term, doc)
 
 
 class Bm25:
@@ -145,20 +174,25 @@ class Bm25:
         vocabulary: Sequence[str],
         *,
         limit: int | None = None,
+        positions: PositionsOf | None = None,
     ) -> Ranked:
         """The documents matching ``query``, best first (ties: greater id first).
 
         ``postings`` must hold every term of :meth:`needed` that the index knows (a term
         it lacks matches nothing); ``lengths`` each candidate document's token count;
-        ``vocabulary`` the index's sorted terms (for the prefix). Scoring goes term by
-        term over the candidates; only the best ``limit`` are sorted.
+        ``vocabulary`` the index's sorted terms (for the prefix). Postings that hold
+        counts (``{docId: tf}``) need ``positions`` for the phrases' checks, asked only
+        for the documents that hold every term. Scoring goes term by term over the
+        candidates; only the best ``limit`` are sorted.
         """
         if query.empty:
             return Ranked([], 0)
         exact = query.all_terms()
-        lists = [postings.get(term, {}) for term in exact]
+        lists: list[Mapping[str, Sequence[int] | int]] = [postings.get(term, {}) for term in exact]
         expansions = [] if query.prefix is None else self.expand(query.prefix, vocabulary)
-        prefix_lists = [(term, postings.get(term, {})) for term in expansions]
+        prefix_lists: list[tuple[str, Mapping[str, Sequence[int] | int]]] = [
+            (term, postings.get(term, {})) for term in expansions
+        ]
         prefix_docs: set[str] | None = None
         if query.prefix is not None:
             prefix_docs = set()
@@ -168,9 +202,13 @@ class Bm25:
         for phrase in query.phrases:
             if not candidates:
                 break
-            of_phrase = [postings.get(term, {}) for term in phrase]
+            of_phrase: list[tuple[str, Mapping[str, Sequence[int] | int]]] = [
+                (term, postings.get(term, {})) for term in phrase
+            ]
             candidates = {
-                doc for doc in candidates if has_phrase([plist[doc] for plist in of_phrase])
+                doc
+                for doc in candidates
+                if has_phrase([_where(term, doc, plist, positions) for term, plist in of_phrase])
             }
         if not candidates:
             return Ranked([], 0)
@@ -183,7 +221,7 @@ class Bm25:
         scores = [0.0] * len(cand)
         for plist in lists:
             scale = self.idf(len(plist), docs) * (k1 + 1.0)
-            tfs = map(len, map(plist.__getitem__, cand))
+            tfs = _counts(plist, cand)
             scores = [
                 s + scale * tf / (tf + n) for s, tf, n in zip(scores, tfs, norms, strict=True)
             ]
@@ -193,10 +231,10 @@ class Bm25:
             for term, plist in prefix_lists:
                 share = 1.0 if term == query.prefix else PREFIX_DISCOUNT
                 scale = share * self.idf(len(plist), docs) * (k1 + 1.0)
-                for doc, positions in plist.items():
+                for doc, held in plist.items():
                     i = at.get(doc)
                     if i is not None:
-                        tf = len(positions)
+                        tf = held if isinstance(held, int) else len(held)
                         weight = scale * tf / (tf + norms[i])
                         if weight > best[i]:
                             best[i] = weight
@@ -210,10 +248,10 @@ class Bm25:
 
     @staticmethod
     def _candidates(
-        lists: Sequence[Mapping[str, Sequence[int]]], prefix_docs: set[str] | None
+        lists: Sequence[Mapping[str, object]], prefix_docs: set[str] | None
     ) -> set[str]:
         """The documents holding every exact term and (if any) one of the prefix's terms."""
-        pools: list[set[str] | Mapping[str, Sequence[int]]] = sorted(lists, key=len)
+        pools: list[set[str] | Mapping[str, object]] = sorted(lists, key=len)
         if prefix_docs is not None:
             pools.append(prefix_docs)
             pools.sort(key=len)
