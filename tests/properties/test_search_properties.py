@@ -1,0 +1,160 @@
+"""Properties of the pure search engine (panelot.search), for any text.
+
+* tokens never raise (lone surrogates, marks, any script), their offsets lie in the
+  text and their positions never go back; ``index_terms`` is what ``tokens`` gives;
+* ``parse_query`` answers every text up to the limit and refuses longer ones by name;
+* searching an index of drawn documents is sound (every hit holds the terms asked for)
+  and complete (a word of a document finds it, exact, as a prefix, and a pair of
+  neighbouring words as a phrase);
+* a snippet's highlights lie inside it, in order, without overlap.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hypothesis_support import examples
+from panelot.idb.errors import ValidationError
+from panelot.search.inverted import InvertedIndex
+from panelot.search.rank import snippet
+from panelot.search.text import MAX_QUERY_CHARS, Token, fold, index_terms, parse_query, tokens
+
+#: Characters that make the interesting cases likely: accents (composed and combining),
+#: case, CJK, Cyrillic, quotes, punctuation, a lone surrogate, an astral emoji.
+INTERESTING = list('abcéÉE\u0301ßﬁ 配方很好テストすПрИвЕтё.,!?"«»“”_-\n\ud800\udc00😀')
+chars = st.sampled_from(INTERESTING) | st.characters() | st.characters(categories=["Cs"])
+texts = st.text(chars, max_size=60)
+
+WORDS = [
+    "recipe",
+    "sumac",
+    "sum",
+    "café",
+    "Cafe",
+    "naïve",
+    "привет",
+    "ПРИВЕТСТВИЕ",
+    "ёлка",
+    "配方",
+    "很好",
+    "天气",
+    "テスト",
+    "東京",
+    "x9",
+]
+documents = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), max_size=12)
+
+
+def term_positions(toks: list[Token]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for tok in toks:
+        out.setdefault(tok.term, []).append(tok.pos)
+    return out
+
+
+@settings(max_examples=examples(300))
+@given(texts)
+def test_tokens_lie_in_the_text_and_agree_with_index_terms(text: str) -> None:
+    toks = tokens(text)
+    last_pos = -1
+    for tok in toks:
+        assert tok.term and 0 <= tok.start < tok.end <= len(text)
+        assert tok.pos >= last_pos
+        last_pos = tok.pos
+    assert index_terms(text) == (term_positions(toks), len(toks))
+
+
+@settings(max_examples=examples(200))
+@given(st.text(st.sampled_from(INTERESTING), max_size=30))
+def test_fold_is_idempotent_and_tokens_are_folded(text: str) -> None:
+    assert fold(fold(text)) == fold(text)
+    for tok in tokens(text):
+        assert fold(tok.term) == tok.term
+
+
+@settings(max_examples=examples(200))
+@given(texts)
+def test_parse_query_answers_any_text(text: str) -> None:
+    parsed = parse_query(text)
+    for term in [*parsed.all_terms(), *([parsed.prefix] if parsed.prefix else [])]:
+        assert term and fold(term) == term
+    assert parsed.empty == (not parsed.terms and not parsed.phrases and not parsed.prefix)
+
+
+@settings(max_examples=examples(20))
+@given(st.text(chars, min_size=1, max_size=20))
+def test_parse_query_refuses_over_the_limit(text: str) -> None:
+    long = (text * (MAX_QUERY_CHARS // len(text) + 1))[: MAX_QUERY_CHARS + 1]
+    with pytest.raises(ValidationError) as caught:
+        parse_query(long)
+    assert caught.value.field == "text"
+
+
+def _index(docs: list[list[str]]) -> tuple[InvertedIndex, dict[str, str]]:
+    ix = InvertedIndex()
+    texts_by_id = {f"d{i:02d}": " ".join(words) for i, words in enumerate(docs)}
+    for doc_id, text in texts_by_id.items():
+        ix.add(doc_id, text)
+    return ix, texts_by_id
+
+
+@settings(max_examples=examples(100))
+@given(documents, st.data())
+def test_search_is_sound_and_complete(docs: list[list[str]], data: st.DataObject) -> None:
+    ix, by_id = _index(docs)
+    if not docs:
+        assert ix.search("recipe") == []
+        return
+    doc_number = data.draw(st.integers(0, len(docs) - 1))
+    doc_id, words = f"d{doc_number:02d}", docs[doc_number]
+    word = data.draw(st.sampled_from(words))
+    exact = ix.search(word + " ", limit=None)
+    assert doc_id in {hit.doc_id for hit in exact}
+    wanted = parse_query(word + " ").all_terms()
+    for hit in exact:  # sound: every hit holds every term
+        held = index_terms(by_id[hit.doc_id])[0]
+        assert all(term in held for term in wanted)
+    cut = data.draw(st.integers(1, len(word)))
+    assert doc_id in {hit.doc_id for hit in ix.search(word[:cut], limit=None)}
+    if len(words) > 1:
+        i = data.draw(st.integers(0, len(words) - 2))
+        phrase = f'"{words[i]} {words[i + 1]}"'
+        assert doc_id in {hit.doc_id for hit in ix.search(phrase, limit=None)}
+
+
+@settings(max_examples=examples(200))
+@given(st.text(chars, max_size=400), texts)
+def test_snippet_highlights_lie_inside_it(text: str, query: str) -> None:
+    result = snippet(text, query)
+    units = len(result["snippet"].encode("utf-16-le", "surrogatepass")) // 2
+    end = 0
+    for a, b in result["highlights"]:
+        assert end <= a < b <= units
+        end = b
+
+
+@settings(max_examples=examples(100))
+@given(documents, st.lists(st.sampled_from([*WORDS, " ", '"', "pr", "配", "re"]), max_size=8))
+def test_counts_with_a_positions_lookup_rank_as_positions_do(
+    docs: list[list[str]], parts: list[str]
+) -> None:
+    # What a stored index keeps ({docId: tf}, positions in the docs records) ranks the same.
+    ix, _ = _index(docs)
+    parsed = parse_query("".join(parts))
+    counts = {term: {doc: len(p) for doc, p in held.items()} for term, held in ix.postings.items()}
+    asked: list[tuple[str, str]] = []
+
+    def positions(term: str, doc: str) -> list[int]:
+        asked.append((term, doc))
+        return ix.postings[term][doc]
+
+    plain = ix.bm25.rank(parsed, ix.postings, ix.lengths, ix.stats, ix.vocabulary, limit=5)
+    counted = ix.bm25.rank(
+        parsed, counts, ix.lengths, ix.stats, ix.vocabulary, limit=5, positions=positions
+    )
+    assert counted == plain
+    assert all(doc in ix.postings[term] for term, doc in asked)
+    if not parsed.phrases:
+        assert asked == []
