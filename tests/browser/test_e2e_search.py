@@ -10,8 +10,12 @@
 * A text nothing holds says "No results"; a message appended afterwards that holds it
   shows up without typing again (the results are a live query).
 * The snippet is built from DOM nodes: markup in a message stays text.
+* The panel's side alone, against a stand-in for ``search.messages`` installed in one
+  page (a plain JS search over ``thread.snapshot``): results, keys, opening a thread at a
+  message 120 messages up, "No results", and the title list back when the box is cleared.
+  It runs whatever the runtime has; it says nothing about the index.
 
-Every test but the last needs the runtime's ``search.messages`` (and ``search.rebuild``),
+Every test but the last two needs the runtime's ``search.messages`` (and ``search.rebuild``),
 which the other helpers of issue 38 are building on their branches: until that lands,
 they SKIP with a reason naming the missing query (the ``search_runtime`` fixture). That
 skip is a stopgap for the branch, not for CI: once the Python side is merged it must go,
@@ -20,10 +24,13 @@ so that a runtime without search fails these tests instead of skipping them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from playwright.sync_api import Page
 
-from panelot.testing import PageStore, to_list, wait_thread_shown
+from panelot.testing import PageStore, to_list, wait_ready, wait_thread_shown
+from panelot.testing.panel import PANEL_VIEWPORT, ExtensionContext
 from panelot.testing.store import StoreError
 
 RESULTS = "#search-results li.search-result"
@@ -173,3 +180,97 @@ def test_the_snippet_is_text_never_markup(panel: Page) -> None:
     assert out["text"] == "a <img src=x onerror=alert(1)> sumac <b>bold</b> sumac"
     assert out["elements"] == ["MARK", "MARK", "MARK"]
     assert out["marks"] == ["a", "sumac", "sumac"]
+
+
+#: A stand-in for ``search.messages`` in one page: a case-insensitive substring search of
+#: the visible path of every thread, newest thread first; its live form answers once.
+STAND_IN = r"""
+(() => {
+  let real;
+  const search = async ({ text = "" } = {}) => {
+    const needle = text.trim().toLowerCase();
+    if (!needle) throw { name: "ValidationError", message: "text: empty", field: "text" };
+    const hits = [];
+    for (const t of await real.query("thread.list", { archived: null })) {
+      for (const n of (await real.query("thread.snapshot", { threadId: t.id })).nodes) {
+        const body = (n.payload.content ?? []).filter((b) => b.type === "text")
+          .map((b) => b.text).join(" ");
+        const at = body.toLowerCase().indexOf(needle);
+        if (at >= 0) hits.push({ threadId: t.id, nodeId: n.id, title: t.title, snippet: body,
+          highlights: [[at, at + needle.length]], onVisibleBranch: true, ts: t.updatedAt });
+      }
+    }
+    return { hits, total: hits.length };
+  };
+  Object.defineProperty(window, "panelot", {
+    configurable: true,
+    get: () => real,
+    set(value) {
+      real = value;
+      const query = value.query.bind(value);
+      const live = value.live.bind(value);
+      value.query = (name, args) => (name === "search.messages" ? search(args) : query(name, args));
+      value.live = (name, args, onResult, onError) => {
+        if (name !== "search.messages") return live(name, args, onResult, onError);
+        search(args).then(onResult, onError);
+        return () => {};
+      };
+    },
+  });
+})();
+"""
+
+
+@pytest.fixture
+def stand_in_panel(panelot_context: ExtensionContext) -> Iterator[Page]:
+    """A side panel (own profile) whose runtime answers search.messages by STAND_IN."""
+    page = panelot_context.context.new_page()
+    page.set_viewport_size(PANEL_VIEWPORT)  # type: ignore[arg-type]
+    page.add_init_script(STAND_IN)
+    page.goto(panelot_context.url("sidepanel.html"))
+    wait_ready(page, panel=True)
+    yield page
+    page.close()
+
+
+def test_the_panel_s_side_against_a_stand_in(stand_in_panel: Page) -> None:
+    page = stand_in_panel
+    store = PageStore(page, client_id="stand-in")
+    store.seed_thread("Weeknight dinners", title="Dinner ideas")
+    target = store.seed_thread(title="Cooking notes")
+    store.seed_turn(target, "What goes into the recipe with sumac and lemon?")
+    for i in range(60):
+        store.seed_turn(target, f"Follow-up question {i}")
+    user_id = target.user_ids[0]
+    assert page.get_attribute("#thread-search", "placeholder") == "Search conversations"
+
+    search(page, "SUMAC")
+    wait_hit(page, user_id)
+    assert page.locator(RESULTS).count() == 2  # the question and its reply
+    first = page.locator(RESULTS).first
+    assert first.get_attribute("data-node-id") == user_id
+    assert first.locator(".search-title").inner_text() == "Cooking notes"
+    assert first.locator(".search-snippet mark").all_inner_texts() == ["sumac"]
+    assert first.locator(".search-snippet").inner_text() == (
+        "What goes into the recipe with sumac and lemon?"
+    )
+    assert page.locator("#thread-list li").count() == 0  # no title holds it
+    assert page.is_hidden("#search-none") and page.is_hidden("#thread-empty")
+
+    page.press("#thread-search", "ArrowDown")
+    assert first.get_attribute("aria-selected") == "true"
+    page.press("#thread-search", "Enter")
+    wait_highlighted(page, target.thread_id, user_id)
+    assert page.evaluate("() => window.panelotApp.chat.limit") > 100  # the window grew to it
+    assert page.locator(f"#messages .msg[data-node-id='{user_id}']").is_visible()
+
+    search(page, "no such words")
+    page.wait_for_selector("#search-none:not([hidden])")
+    assert page.inner_text("#search-none") == "No results for “no such words”."
+    search(page, "dinner")  # a title holds it: the list shows it, no "No results"
+    page.wait_for_selector("#search-none", state="hidden")
+    assert page.locator("#thread-list li").count() == 1
+    search(page, "")
+    page.wait_for_selector("#search-results", state="hidden")
+    assert page.locator("#thread-list li").count() == 2
+    assert page.is_hidden("#search-none")
