@@ -572,6 +572,9 @@ def build() -> None:
         # MiniSearch, the search benchmark's reference engine (bench/page/search.mjs).
         "vendor/minisearch.mjs": NODE_MODULES / "minisearch" / "dist" / "es" / "index.js",
     }
+    for source in vendor.values():
+        if isinstance(source, Path) and not source.is_file():
+            sys.exit(f"[build] {source} is missing: run `python3 build.py setup` (npm ci)")
     sync_tree(DIST / "web", merge_plans(web, shared, vendor))
 
 
