@@ -179,6 +179,7 @@ def summarize_search(measured: dict[str, Any]) -> dict[str, Any]:
     }
     if python:
         build["python_response"] = py_build.get("response")
+        build["python_status"] = py_build.get("status")
         build["wasm_growth_bytes"] = py_build["wasm_after"] - py_build["wasm_before"]
         build["wasm_target_bytes"] = HEAP_TARGET_BYTES
     query: dict[str, Any] = {"queries": measured["queries"], **absent}

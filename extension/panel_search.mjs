@@ -198,6 +198,8 @@ export function setupSearch(app, els) {
     if (!yes) return;
     els.input.placeholder = "Search conversations";
     els.input.setAttribute("aria-label", "Search conversations");
+    els.input.setAttribute("role", "combobox");
+    els.input.setAttribute("aria-autocomplete", "list");
     els.input.setAttribute("aria-controls", els.results.id);
     state.text = els.input.value;
     run();

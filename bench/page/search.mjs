@@ -135,11 +135,21 @@ const wasmHeap = () => panelot.py._module.HEAP8.buffer.byteLength;
 const pyQuery = ({ text, filters }) =>
   panelot.query("search.messages", { text, limit: LIMIT, ...(filters && { filters }) });
 
-/** Resolve once `search.status` says the index is neither building nor lagging. */
+/**
+ * Resolve once `search.status` says the index is neither building nor lagging (at once,
+ * with null, when the runtime has no `search.status`: then `search.rebuild`'s answer is
+ * taken as the end of the build).
+ */
 async function pySettled(timeoutMs = 600_000) {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const status = await panelot.query("search.status", {});
+    let status;
+    try {
+      status = await panelot.query("search.status", {});
+    } catch (error) {
+      if (error?.name === "UnknownCommandError") return null;
+      throw error;
+    }
     if (!status.building && !status.lagging) return status;
     if (performance.now() > deadline) throw new Error(`search.status: ${JSON.stringify(status)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -262,9 +272,9 @@ sb.pyBuild = async () => {
   const before = wasmHeap();
   const started = performance.now();
   const response = await pySend("search.rebuild", {});
-  await pySettled();
+  const status = await pySettled();
   const ms = performance.now() - started;
-  return { available: true, ms, response, wasm_before: before, wasm_after: wasmHeap() };
+  return { available: true, ms, response, status, wasm_before: before, wasm_after: wasmHeap() };
 };
 
 /** The first Python query after a reload (the index on disk). */
