@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from panelot.search._interim_tokens import tokens
+from panelot.search.text import index_terms
 from panelot.tree.descent import is_tombstone
 
 __all__ = ["MESSAGE_TYPES", "build_doc", "node_text", "thread_gone", "thread_text"]
@@ -70,15 +70,12 @@ def build_doc(
     doc_id: str, thread_id: str, kind: str, text: str, updated_at: Any, node_id: str | None = None
 ) -> dict[str, Any]:
     """The doc of one text: its terms with their positions, and its length."""
-    terms: dict[str, list[int]] = {}
-    found = tokens(text)
-    for token in found:
-        terms.setdefault(token.term, []).append(token.pos)
+    terms, length = index_terms(text)
     doc: dict[str, Any] = {
         "id": doc_id,
         "threadId": thread_id,
         "kind": kind,
-        "len": len(found),
+        "len": length,
         "terms": terms,
         "updatedAt": updated_at if isinstance(updated_at, int | float) else 0,
     }

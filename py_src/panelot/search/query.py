@@ -1,15 +1,16 @@
 """``search.messages``: candidates from the index, every hit checked against ``panelot_v1``.
 
 The index proposes; ``panelot_v1`` decides. Candidates are the docs holding every
-term (the last word as a prefix: any of up to :data:`PREFIX_TERMS` terms it starts),
-ordered by a first BM25 estimate (term frequencies only). They are read back from
-``panelot_v1`` in one transaction, best first, in windows of twice the limit (at least
-20), until the limit is reached or :data:`MAX_CHECKED` were read; ``total`` is the
-candidates less those found false. A hit is returned only if its node exists, is not
-a tombstone, its thread exists and is not being deleted, the thread passes the
-filters, and the text as it is NOW holds the query (terms, prefix, phrases): an index
-that lags can miss a hit, never show a false one. Hits are ranked by BM25 over the
-current text.
+term (the last word as a prefix: any of up to ``rank.MAX_EXPANSIONS`` terms it
+starts), ordered by the engine's BM25 over the stored counts (lengths not read).
+They are read back from ``panelot_v1`` in one transaction, best first, in windows of
+twice the limit (at least 20), until the limit is reached or :data:`MAX_CHECKED` were
+read; ``total`` is the candidates less those found false. A hit is returned only if
+its node exists, is not a tombstone, its thread exists and is not being deleted, the
+thread passes the filters, and the text as it is NOW holds the query (terms, prefix,
+phrases): an index that lags can miss a hit, never show a false one. Hits are ranked
+by BM25 over the current text (``text.index_terms``, ``rank.Bm25``) with the index's
+document frequencies, and the top ones get ``snippet.snippet``.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from panelot.idb import Database, Transaction
-from panelot.search._interim_rank import ParsedQuery, bm25, matches, parse_query, snippet
-from panelot.search._interim_tokens import Token, tokens
 from panelot.search.extract import node_text, thread_gone, thread_text
+from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
+from panelot.search.snippet import snippet
+from panelot.search.text import ParsedQuery, index_terms, parse_query
 
-__all__ = ["MAX_CHECKED", "PREFIX_TERMS", "Filters", "Found", "search"]
-
-PREFIX_TERMS = 50
-"""The most index terms the last word expands to as a prefix."""
+__all__ = ["MAX_CHECKED", "Filters", "Found", "search"]
 
 MAX_CHECKED = 1000
 """The most candidates checked against ``panelot_v1`` per query."""
+
+_BM25 = Bm25()
 
 MAX_PATH = 100_000
 """The most nodes walked from a leaf to tell whether a hit is on the visible branch."""
@@ -67,71 +68,94 @@ class Filters:
 
 @dataclass(slots=True)
 class Found:
-    """What the index proposes: candidate doc ids with a first score, and the corpus."""
+    """What the index proposes: candidates best first, how many, and the corpus."""
 
-    scores: dict[str, float]
-    docs: int
+    ranked: list[str]
+    total: int
+    df: dict[str, int]
+    stats: Stats
     formatted: bool
 
 
 async def _candidates(index: Database, query: ParsedQuery) -> Found:
-    """Read the postings the query needs (tracked by a live query) and score candidates."""
+    """Read the postings the query needs (tracked by a live query) and rank candidates.
+
+    The index's postings hold counts (``{docId: tf}``) and its docs' lengths are not
+    read: :meth:`Bm25.rank` orders the candidates by an estimate; the phrases are checked
+    on the current text by :func:`_check`.
+    """
+    exact = query.all_terms()
 
     async def body(tx: Transaction) -> tuple[Any, Any, list[Any], list[Any]]:
         meta = await tx.table("meta").bulk_get(["format", "stats"])
-        held = await tx.table("postings").bulk_get(query.terms) if query.terms else []
+        held = await tx.table("postings").bulk_get(exact) if exact else []
         expanded: list[Any] = []
         if query.prefix is not None:
             expanded = (
                 await tx.table("postings")
                 .where("term")
                 .starts_with(query.prefix)
-                .limit(PREFIX_TERMS)
+                .limit(MAX_EXPANSIONS)
                 .to_list()
             )
         return meta[0], meta[1], held, expanded
 
     fmt, stats, held, expanded = await index.transaction("r", ["postings", "meta"], body)
-    total = stats.get("docs", 0) if isinstance(stats, dict) else 0
-    total = total if isinstance(total, int) and total > 0 else 1
-    lists: list[dict[str, Any]] = []
-    for record in held:
+    corpus = _stats(stats)
+    postings: dict[str, dict[str, int]] = {}
+    for record in [*held, *expanded]:
         docs = record.get("docs") if isinstance(record, dict) else None
-        if not isinstance(docs, dict):
-            return Found({}, total, fmt is not None)  # a term no doc holds: nothing matches
-        lists.append(docs)
-    if query.prefix is not None:
-        union: dict[str, Any] = {}
-        for record in expanded:
-            docs = record.get("docs") if isinstance(record, dict) else None
-            if isinstance(docs, dict):
-                for doc_id, tf in docs.items():
-                    union[doc_id] = max(union.get(doc_id, 0), tf) if isinstance(tf, int) else 1
-        lists.append(union)
-    if not lists:
-        return Found({}, total, fmt is not None)
-    lists.sort(key=len)
-    ids = set(lists[0])
-    for docs in lists[1:]:
-        ids &= docs.keys()
-    scores = {doc_id: 0.0 for doc_id in ids}
-    for docs in lists:
-        df = len(docs)
-        for doc_id in ids:
-            tf = docs[doc_id]
-            scores[doc_id] += bm25(tf if isinstance(tf, int) else 1, df, total, 1, 1.0)
-    return Found(scores, total, isinstance(fmt, dict))
+        if isinstance(docs, dict) and isinstance(record.get("term"), str):
+            postings[record["term"]] = {
+                d: tf if isinstance(tf, int) and tf > 0 else 1 for d, tf in docs.items()
+            }
+    vocabulary = sorted(
+        t for t in postings if query.prefix is not None and t.startswith(query.prefix)
+    )
+    loose = ParsedQuery(terms=exact, phrases=[], prefix=query.prefix)
+    ranked = _BM25.rank(loose, postings, {}, corpus, vocabulary, limit=MAX_CHECKED)
+    df = {term: len(docs) for term, docs in postings.items()}
+    return Found([s.doc_id for s in ranked.hits], ranked.total, df, corpus, isinstance(fmt, dict))
 
 
-def _score(found: list[Token], query: ParsedQuery, docs: int) -> float:
-    """BM25 of a text's tokens for the query (df 1: the estimate ranks within one query)."""
-    counts: dict[str, int] = {}
-    for token in found:
-        counts[token.term] = counts.get(token.term, 0) + 1
-    score = sum(bm25(counts.get(t, 0), 1, docs, len(found), 40.0) for t in query.terms)
+def _stats(record: Any) -> Stats:
+    """The corpus stats of the index's ``stats`` record (an empty corpus counts as one doc)."""
+    docs = record.get("docs") if isinstance(record, dict) else None
+    length = record.get("length") if isinstance(record, dict) else None
+    docs = docs if isinstance(docs, int) and docs > 0 else 1
+    length = length if isinstance(length, int) and length > 0 else docs
+    return Stats(docs, length)
+
+
+def _score(
+    terms: dict[str, list[int]], length: int, query: ParsedQuery, found: Found
+) -> float | None:
+    """BM25 of a text (its terms and length) for ``query``; ``None``: it does not match.
+
+    The text matches when it holds every term, a term the prefix starts (any, not only
+    the index's expansions) and every phrase at consecutive positions.
+    """
+    docs, avgdl = found.stats.docs, found.stats.avgdl
+    score = 0.0
+    for term in query.all_terms():
+        held = terms.get(term)
+        if not held:
+            return None
+        idf = _BM25.idf(found.df.get(term, 1), docs)
+        score += _BM25.weight(len(held), length, idf, avgdl)
+    if not all(has_phrase([terms[t] for t in phrase]) for phrase in query.phrases):
+        return None
     if query.prefix is not None:
-        tf = sum(n for term, n in counts.items() if term.startswith(query.prefix))
-        score += bm25(tf, 1, docs, len(found), 40.0)
+        best: float | None = None
+        for term, held in terms.items():
+            if term.startswith(query.prefix):
+                share = 1.0 if term == query.prefix else PREFIX_DISCOUNT
+                idf = _BM25.idf(found.df.get(term, 1), docs)
+                weight = share * _BM25.weight(len(held), length, idf, avgdl)
+                best = weight if best is None or weight > best else best
+        if best is None:
+            return None
+        score += best
     return score
 
 
@@ -143,26 +167,36 @@ async def search(
     if query.empty:
         return {"hits": [], "total": 0}, True
     found = await _candidates(index, query)
-    ranked = sorted(found.scores, key=lambda d: (-found.scores[d], d))
-    checked = ranked[:MAX_CHECKED]
+    checked = found.ranked
 
     async def verify(tx: Transaction) -> dict[str, Any]:
-        hits: list[tuple[float, dict[str, Any]]] = []
+        hits: list[_Hit] = []
         threads: dict[str, Any] = {}
         rejected = at = 0
         step = max(2 * limit, 20)
         while len(hits) < limit and at < len(checked):
             window = checked[at : at + step]
             at += step
-            found_hits = await _verify(tx, window, threads, query, filters, found.docs)
+            found_hits = await _verify(tx, window, threads, query, filters, found)
             hits.extend(found_hits)
             rejected += len(window) - len(found_hits)
-        hits.sort(key=lambda h: (-h[0], -(h[1]["ts"] or 0)))
-        top = [h for _, h in hits[:limit]]
-        await _mark_visible(tx, top, threads)
-        return {"hits": top, "total": len(ranked) - rejected}
+        hits.sort(key=lambda h: (-h.score, -(h.hit["ts"] or 0)))
+        top = hits[:limit]
+        for h in top:
+            h.hit.update(snippet(h.text, query))
+        await _mark_visible(tx, [h.hit for h in top], threads)
+        return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
     return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
+
+
+@dataclass(slots=True)
+class _Hit:
+    """A verified hit: its score, the hit (its snippet added for the top ones), its text."""
+
+    score: float
+    hit: dict[str, Any]
+    text: str
 
 
 async def _verify(
@@ -171,8 +205,8 @@ async def _verify(
     threads: dict[str, Any],
     query: ParsedQuery,
     filters: Filters,
-    docs: int,
-) -> list[tuple[float, dict[str, Any]]]:
+    found: Found,
+) -> list[_Hit]:
     """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
     node_ids = [d for d in window if not d.startswith("thread:")]
     nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
@@ -186,7 +220,7 @@ async def _verify(
     threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
     hits = []
     for doc_id in window:
-        hit = _check(doc_id, nodes, threads, query, filters, docs)
+        hit = _check(doc_id, nodes, threads, query, filters, found)
         if hit is not None:
             hits.append(hit)
     return hits
@@ -198,8 +232,8 @@ def _check(
     threads: dict[str, Any],
     query: ParsedQuery,
     filters: Filters,
-    docs: int,
-) -> tuple[float, dict[str, Any]] | None:
+    found: Found,
+) -> _Hit | None:
     """The hit ``doc_id`` gives, as ``panelot_v1`` holds it now (``None``: none)."""
     if doc_id.startswith("thread:"):
         node = None
@@ -219,21 +253,21 @@ def _check(
     assert isinstance(thread, dict)
     if text is None or not filters.admits(thread) or not filters.in_range(ts):
         return None
-    found = tokens(text)
-    if not matches(text, query, found):
+    terms, length = index_terms(text)
+    score = _score(terms, length, query, found)
+    if score is None:
         return None
-    shown = snippet(text, query, found=found)
     title = thread.get("title")
     hit = {
         "threadId": thread["id"],
         "nodeId": None if node is None else node["id"],
         "title": title if isinstance(title, str) else "",
-        "snippet": shown["snippet"],
-        "highlights": shown["highlights"],
+        "snippet": "",
+        "highlights": [],
         "onVisibleBranch": True,
         "ts": ts if isinstance(ts, int | float) else None,
     }
-    return _score(found, query, docs), hit
+    return _Hit(score, hit, text)
 
 
 async def _mark_visible(
