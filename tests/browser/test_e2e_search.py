@@ -15,11 +15,8 @@
   message 120 messages up, "No results", and the title list back when the box is cleared.
   It runs whatever the runtime has; it says nothing about the index.
 
-Every test but the last two needs the runtime's ``search.messages`` (and ``search.rebuild``),
-which the other helpers of issue 38 are building on their branches: until that lands,
-they SKIP with a reason naming the missing query (the ``search_runtime`` fixture). That
-skip is a stopgap for the branch, not for CI: once the Python side is merged it must go,
-so that a runtime without search fails these tests instead of skipping them.
+Every test but the last two needs the runtime's ``search.messages`` (the ``search_runtime``
+fixture asks it once): a runtime without search FAILS them, it never skips them.
 """
 
 from __future__ import annotations
@@ -31,23 +28,14 @@ from playwright.sync_api import Page
 
 from panelot.testing import PageStore, to_list, wait_ready, wait_thread_shown
 from panelot.testing.panel import PANEL_VIEWPORT, ExtensionContext
-from panelot.testing.store import StoreError
 
 RESULTS = "#search-results li.search-result"
 
 
 @pytest.fixture
 def search_runtime(store: PageStore) -> PageStore:
-    """The store, when the runtime answers ``search.messages``; else skip, naming it."""
-    try:
-        store.query("search.messages", {"text": "probe"})
-    except StoreError as error:
-        if error.name == "UnknownCommandError":
-            pytest.skip(
-                "search.messages is not in this runtime yet (issue 38: the index and the "
-                "query are built on other branches); remove this skip when they land"
-            )
-        raise
+    """The store, once the runtime has answered ``search.messages`` (a missing query fails)."""
+    assert store.query("search.messages", {"text": "probe"})["hits"] == []
     return store
 
 
