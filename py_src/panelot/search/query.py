@@ -273,11 +273,22 @@ def _check(
 async def _mark_visible(
     tx: Transaction, hits: list[dict[str, Any]], threads: dict[str, Any]
 ) -> None:
-    """Set ``onVisibleBranch``: whether each node hit is on its thread's path to the leaf."""
+    """Set ``onVisibleBranch``: whether each node hit is on its thread's path to the leaf.
+
+    The hit threads' nodes are read in one request (``threadId`` index) and each path is
+    walked up from the leaf in memory: one request, not one per step.
+    """
     wanted: dict[str, set[str]] = {}
     for hit in hits:
         if hit["nodeId"] is not None:
             wanted.setdefault(hit["threadId"], set()).add(hit["nodeId"])
+    if not wanted:
+        return
+    parents: dict[str, Any] = {}
+    rows = await tx.table("nodes").where("threadId").any_of(*sorted(wanted)).to_list()
+    for node in rows:
+        if isinstance(node, dict) and isinstance(node.get("id"), str):
+            parents[node["id"]] = node.get("parentId")
     for tid, ids in wanted.items():
         on_path: set[str] = set()
         at = threads[tid].get("leafId")
@@ -287,8 +298,7 @@ async def _mark_visible(
             if at in left:
                 left.discard(at)
                 on_path.add(at)
-            node = await tx.table("nodes").get(at)
-            at = node.get("parentId") if isinstance(node, dict) else None
+            at = parents.get(at)
             steps += 1
         for hit in hits:
             if hit["threadId"] == tid and hit["nodeId"] is not None:
