@@ -69,8 +69,12 @@ def node_text(record: Any) -> str | None:
 def build_doc(
     doc_id: str, thread_id: str, kind: str, text: str, updated_at: Any, node_id: str | None = None
 ) -> dict[str, Any]:
-    """The doc of one text: its terms with their positions, and its length."""
-    terms, length = index_terms(text)
+    """The doc of one text: how often it holds each term, and its length in tokens.
+
+    Positions are not kept: a query checks phrases on the current text.
+    """
+    positions, length = index_terms(text)
+    terms = {term: len(held) for term, held in positions.items()}
     doc: dict[str, Any] = {
         "id": doc_id,
         "threadId": thread_id,

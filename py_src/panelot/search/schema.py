@@ -6,7 +6,7 @@ CPython). A store opened on another database name gets ``<name>-search``.
 
 Tables (Dexie syntax)::
 
-    docs:     "id, threadId"   {id, threadId, nodeId?, kind, len, terms: {term: [pos]},
+    docs:     "id, threadId"   {id, threadId, nodeId?, kind, len, terms: {term: tf},
                                 updatedAt, stamp?: {updatedAt, nodes}}
     postings: "term"           {term, docs: {docId: tf}}
     meta:     "key"            {key: "format", value: FORMAT}
@@ -15,7 +15,8 @@ Tables (Dexie syntax)::
 
 A doc's id is the node's id, or ``thread:<threadId>`` for a thread's title and tags;
 the thread doc's ``stamp`` is the thread's ``updatedAt`` and node count when it was
-last indexed (what catch-up compares).
+last indexed (what catch-up compares). A doc keeps counts, not positions: a query
+checks phrases on the current text (older docs' ``{term: [pos]}`` still read as counts).
 """
 
 from __future__ import annotations

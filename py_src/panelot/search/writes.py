@@ -47,6 +47,13 @@ def _terms(doc: Any) -> dict[str, Any]:
     return terms if isinstance(terms, dict) else {}
 
 
+def _tf(held: Any) -> int:
+    """A doc's count of a term: stored as a count (or, in older docs, a positions list)."""
+    if isinstance(held, int) and held > 0:
+        return held
+    return len(held) if isinstance(held, list) and held else 1
+
+
 async def replace_docs(tx: Transaction, new: Mapping[str, dict[str, Any] | None]) -> None:
     """Put each doc of ``new`` (``None``: delete it); update postings and stats to match."""
     if not new:
@@ -73,8 +80,8 @@ async def replace_docs(tx: Transaction, new: Mapping[str, dict[str, Any] | None]
             continue  # the same terms: the postings stay as they are
         for term in old_terms:
             delta.setdefault(term, {})[doc_id] = None
-        for term, positions in new_terms.items():
-            delta.setdefault(term, {})[doc_id] = len(positions)
+        for term, held in new_terms.items():
+            delta.setdefault(term, {})[doc_id] = _tf(held)
     if delta:
         terms = sorted(delta)
         postings = await tx.table("postings").bulk_get(terms)
@@ -121,8 +128,8 @@ class Bulk:
         for doc in docs:
             self.docs += 1
             self.length += int(doc["len"])
-            for term, positions in doc["terms"].items():
-                self.postings.setdefault(term, {})[doc["id"]] = len(positions)
+            for term, held in doc["terms"].items():
+                self.postings.setdefault(term, {})[doc["id"]] = _tf(held)
 
     async def write(self, tx: Transaction) -> None:
         """Write the postings and the stats (in the index transaction ``tx``)."""
