@@ -266,9 +266,13 @@ sb.miniWarm = async (queries) => {
 /** Whether the Python side exists in this build (set at boot). */
 sb.pythonAvailable = () => sb.python;
 
-/** Python's build: `search.rebuild` until the index has settled, and the wasm heap. */
+/**
+ * Python's build: `search.rebuild` until the index has settled, and the wasm heap. The
+ * indexer first finishes the seed it heard (its own batches, not the build), untimed.
+ */
 sb.pyBuild = async () => {
   if (!sb.python) return notAvailable;
+  await pySettled();
   const before = wasmHeap();
   const started = performance.now();
   const response = await pySend("search.rebuild", {});
