@@ -22,7 +22,7 @@ from panelot.idb import Database, Transaction
 from panelot.search.extract import node_text, thread_gone, thread_text
 from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
 from panelot.search.snippet import snippet
-from panelot.search.text import ParsedQuery, index_terms, parse_query
+from panelot.search.text import ParsedQuery, held_terms, parse_query
 
 __all__ = ["MAX_CHECKED", "Filters", "Found", "search"]
 
@@ -253,7 +253,7 @@ def _check(
     assert isinstance(thread, dict)
     if text is None or not filters.admits(thread) or not filters.in_range(ts):
         return None
-    terms, length = index_terms(text)
+    terms, length = held_terms(text, query.all_terms(), query.prefix)
     score = _score(terms, length, query, found)
     if score is None:
         return None

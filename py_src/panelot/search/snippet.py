@@ -11,9 +11,10 @@ they equal code point offsets when the snippet has no character beyond U+FFFF.
 from __future__ import annotations
 
 import re
+from itertools import compress
 from typing import TypedDict
 
-from panelot.search.text import ParsedQuery, Token, parse_query, tokens
+from panelot.search.text import ParsedQuery, Token, fold_words, parse_query, tokens
 
 __all__ = ["ELLIPSIS", "SNIPPET_CHARS", "Snippet", "snippet"]
 
@@ -31,6 +32,52 @@ class Snippet(TypedDict):
 
     snippet: str
     highlights: list[list[int]]
+
+
+#: A word of lower-cased ASCII text (as :mod:`.text` splits one).
+_ASCII_WORD = re.compile("[a-z0-9]+")
+
+
+def _ascii_matches(text: str, query: ParsedQuery) -> list[Token]:
+    """:func:`_matches` of an ASCII ``text``, found by one regex of the query's terms.
+
+    An ASCII text's terms are its lower-cased ``[a-z0-9]+`` runs, so a match is a whole
+    run that is a term or starts with the prefix; no token is built for the others.
+    """
+    words = sorted((t for t in query.all_terms() if _ASCII_WORD.fullmatch(t)), key=len)
+    choices = [re.escape(t) for t in reversed(words)]
+    prefix = query.prefix
+    if prefix is not None and (not prefix or _ASCII_WORD.fullmatch(prefix)):
+        choices.append(re.escape(prefix) + ("[a-z0-9]*" if prefix else "[a-z0-9]+"))
+    if not choices:
+        return []
+    pattern = re.compile(f"(?<![a-z0-9])(?:{'|'.join(choices)})(?![a-z0-9])")
+    return [Token(m.group(), m.start(), m.end(), 0) for m in pattern.finditer(text.lower())]
+
+
+def _word_matches(text: str, query: ParsedQuery) -> list[Token] | None:
+    """:func:`_matches` of a text without CJK characters (``None`` for one with them).
+
+    Its words are split and folded in C loops (the folding cached); a token is built only
+    for a word one of whose pieces is a query term or starts with the prefix.
+    """
+    split = fold_words(text)
+    if split is None:
+        return None
+    spans, pieces = split
+    wanted = set(query.all_terms())
+    prefix = query.prefix
+
+    def hit(term: str) -> bool:
+        return term in wanted or (prefix is not None and term.startswith(prefix))
+
+    matching = {word for word in set(pieces) if any(map(hit, word))}
+    return [
+        Token(term, *spans[i], 0)
+        for i in compress(range(len(pieces)), map(matching.__contains__, pieces))
+        for term in pieces[i]
+        if hit(term)
+    ]
 
 
 def _matches(toks: list[Token], query: ParsedQuery) -> list[Token]:
@@ -94,7 +141,11 @@ def snippet(text: str, query: ParsedQuery | str, *, width: int = SNIPPET_CHARS) 
     the snippet is the start of ``text``, with no highlights.
     """
     parsed = parse_query(query) if isinstance(query, str) else query
-    matches = _matches(tokens(text), parsed)
+    if text.isascii():
+        matches = _ascii_matches(text, parsed)
+    else:
+        found = _word_matches(text, parsed)
+        matches = _matches(tokens(text), parsed) if found is None else found
     if matches:
         first, last = _best_window(matches, width)
         lo = matches[first].start

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain, compress
 from operator import add
 from typing import NamedTuple
 
@@ -34,6 +35,8 @@ __all__ = [
     "ParsedQuery",
     "Token",
     "fold",
+    "fold_words",
+    "held_terms",
     "index_terms",
     "parse_query",
     "tokens",
@@ -75,6 +78,16 @@ _CJK_PLAIN = re.compile(
 #: One token run: a CJK run, or a word (letters and digits, marks inside it). ``\w``
 #: less ``_`` less the CJK ranges is "a letter or digit of any other script".
 _RUNS = re.compile(f"(?P<cjk>[{_CJK}]+)|(?P<word>[^\\W_{_CJK}]+(?:[{_MARKS}]+[^\\W_{_CJK}]*)*)")
+#: One word run of a text without CJK characters (``_RUNS``'s ``word`` group).
+_WORDS = re.compile(f"[^\\W_{_CJK}]+(?:[{_MARKS}]+[^\\W_{_CJK}]*)*")
+#: A word run of a text with no CJK character and no mark outside a word run.
+_PLAIN_WORDS = re.compile(r"[^\W_]+")
+#: A non-ASCII character outside ``\\w`` (a mark, if any, is one of them).
+_ODD = re.compile(r"[^\w\x00-\x7f]")
+#: A mark (``_RUNS`` keeps one following a word in the word).
+_MARK = re.compile(f"[{_MARKS}]")
+#: Any CJK character.
+_CJK_ANY = re.compile(f"[{_CJK}]")
 #: A word of lower-cased ASCII text (``\\w`` less ``_``).
 _ASCII_WORD = re.compile("[a-z0-9]+")
 #: Letters and digits of the folded text (folding may bring punctuation in: ``½``).
@@ -242,6 +255,57 @@ def index_terms(text: str) -> tuple[dict[str, list[int]], int]:
                 held.append(pos - 1)
             length += 1
     return out, length
+
+
+def held_terms(
+    text: str, wanted: Collection[str], prefix: str | None
+) -> tuple[dict[str, list[int]], int]:
+    """:func:`index_terms` of ``text`` kept to ``wanted`` and the terms ``prefix`` starts.
+
+    The same positions and the same ``length``; a text without CJK characters is split
+    in one regex pass, its words folded through the folding cache, and only the kept
+    terms' positions are gathered (in C loops): the fast path for a query checking its
+    candidates. A text with CJK characters gets all of :func:`index_terms`.
+    """
+    words: list[str]
+    if text.isascii():
+        words = _ASCII_WORD.findall(text.lower())
+    elif _CJK_ANY.search(text) is None:
+        runs = _word_runs(text).findall(text)
+        words = list(chain.from_iterable(map(_fold_word, runs)))
+    else:
+        return index_terms(text)
+    keep = {
+        term
+        for term in set(words)
+        if term in wanted or (prefix is not None and term.startswith(prefix))
+    }
+    out: dict[str, list[int]] = {}
+    if keep:
+        for pos in compress(range(len(words)), map(keep.__contains__, words)):
+            out.setdefault(words[pos], []).append(pos)
+    return out, len(words)
+
+
+def _word_runs(text: str) -> re.Pattern[str]:
+    r"""The pattern that splits ``text`` (no CJK in it) into ``_RUNS``'s word runs.
+
+    ``_WORDS`` itself when a mark stands outside a word run (it joins it to the word
+    before); else the plain ``[^\W_]+``, which gives the same runs and runs faster.
+    """
+    return _WORDS if _MARK.search("".join(_ODD.findall(text))) else _PLAIN_WORDS
+
+
+def fold_words(text: str) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]] | None:
+    """The words of a text without CJK characters: their spans and folded pieces.
+
+    The pieces of each word are the terms :func:`tokens` gives it, all at its span;
+    ``None`` for a text with a CJK character (split it with :func:`tokens`).
+    """
+    if _CJK_ANY.search(text) is not None:
+        return None
+    found = list(_word_runs(text).finditer(text))
+    return list(map(re.Match.span, found)), list(map(_fold_word, map(re.Match.group, found)))
 
 
 def _segments(text: str) -> list[tuple[str, bool]]:
