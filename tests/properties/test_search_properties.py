@@ -6,7 +6,9 @@
 * searching an index of drawn documents is sound (every hit holds the terms asked for)
   and complete (a word of a document finds it, exact, as a prefix, and a pair of
   neighbouring words as a phrase);
-* a snippet's highlights lie inside it, in order, without overlap.
+* a snippet's highlights lie inside it, in order, without overlap;
+* the query's fast paths agree with the slow ones: ``held_terms`` is ``index_terms``
+  kept to the query's terms, and a snippet's matches are the matching ``tokens``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,16 @@ from hypothesis_support import examples
 from panelot.idb.errors import ValidationError
 from panelot.search.inverted import InvertedIndex
 from panelot.search.rank import snippet
-from panelot.search.text import MAX_QUERY_CHARS, Token, fold, index_terms, parse_query, tokens
+from panelot.search.snippet import _ascii_matches, _matches, _word_matches
+from panelot.search.text import (
+    MAX_QUERY_CHARS,
+    Token,
+    fold,
+    held_terms,
+    index_terms,
+    parse_query,
+    tokens,
+)
 
 #: Characters that make the interesting cases likely: accents (composed and combining),
 #: case, CJK, Cyrillic, quotes, punctuation, a lone surrogate, an astral emoji.
@@ -158,3 +169,47 @@ def test_counts_with_a_positions_lookup_rank_as_positions_do(
     assert all(doc in ix.postings[term] for term, doc in asked)
     if not parsed.phrases:
         assert asked == []
+
+
+#: Words and separators for the fast paths' cases: ASCII, accents (combining ones
+#: too, alone after a space), a Devanagari spacing mark, ligatures, CJK.
+PIECES = [*WORDS, "the", "oven", "re", "1½x", "ﬁne", "e\u0301te", "\u0301a", "नमस्ते", "Straße"]
+fast_texts = (
+    st.lists(
+        st.sampled_from(PIECES) | st.sampled_from([" ", ", ", ".\n", "-", "\u0301", "_"]),
+        max_size=40,
+    ).map("".join)
+    | texts
+)
+fast_queries = st.lists(st.sampled_from([*PIECES, " ", '"', "pr", "su", "e"]), max_size=6).map(
+    "".join
+)
+
+
+@settings(max_examples=examples(300))
+@given(fast_texts, fast_queries)
+def test_held_terms_are_index_terms_kept_to_the_query(text: str, typed: str) -> None:
+    query = parse_query(typed)
+    wanted, prefix = query.all_terms(), query.prefix
+    full, length = index_terms(text)
+    held, held_length = held_terms(text, wanted, prefix)
+
+    def kept(terms: dict[str, list[int]]) -> dict[str, list[int]]:
+        return {
+            t: p
+            for t, p in terms.items()
+            if t in wanted or (prefix is not None and t.startswith(prefix))
+        }
+
+    assert held_length == length
+    assert kept(held) == kept(full)
+
+
+@settings(max_examples=examples(300))
+@given(fast_texts, fast_queries)
+def test_snippet_matches_are_the_matching_tokens(text: str, typed: str) -> None:
+    query = parse_query(typed)
+    slow = [(t.term, t.start, t.end) for t in _matches(tokens(text), query)]
+    fast = _ascii_matches(text, query) if text.isascii() else _word_matches(text, query)
+    if fast is not None:
+        assert [(t.term, t.start, t.end) for t in fast] == slow

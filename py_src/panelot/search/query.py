@@ -9,7 +9,7 @@ read; ``total`` is the candidates less those found false. A hit is returned only
 its node exists, is not a tombstone, its thread exists and is not being deleted, the
 thread passes the filters, and the text as it is NOW holds the query (terms, prefix,
 phrases): an index that lags can miss a hit, never show a false one. Hits are ranked
-by BM25 over the current text (``text.index_terms``, ``rank.Bm25``) with the index's
+by BM25 over the current text (``text.held_terms``, ``rank.Bm25``) with the index's
 document frequencies, and the top ones get ``snippet.snippet``.
 """
 
