@@ -77,7 +77,7 @@ from panelot.request.slimming import (
 )
 from panelot.request.summaries import done_summaries
 
-__all__ = ["build_request", "thumbnail_ref"]
+__all__ = ["build_request", "read_meta", "thumbnail_ref"]
 
 Meta = dict[str, Any]
 
@@ -87,7 +87,7 @@ def thumbnail_ref(attachment_id: str, max_dim: int = THUMBNAIL_MAX_DIM) -> str:
     return f"thumbnail:{max_dim}:{attachment_id}"
 
 
-async def _read_metadata(db: Database, ids: list[str]) -> dict[str, Meta]:
+async def read_meta(db: Database, ids: list[str]) -> dict[str, Meta]:
     """Metadata of the live records among ``ids`` (one read; Blob contents never read)."""
     if not ids:
         return {}
@@ -259,7 +259,7 @@ async def build_request(
     """
     opts = options or SlimOptions()
     named = referenced_attachments(context)
-    records = await _read_metadata(db, named)
+    records = await read_meta(db, named)
     slim = slim_context(context, records, opts)
     slim = await _with_summaries(db, context, records, opts, slim, model)
     attachments: dict[str, Any] = {}

@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from panelot.attachments.records import attachment_meta, read_bytes
+from panelot.attachments.records import read_bytes
 from panelot.clock import Clock
 from panelot.host.thumbnails import Thumbnailer
 from panelot.idb import Database, Transaction
 from panelot.idb.errors import NotFoundError
-from panelot.request.build import build_request
+from panelot.request.build import build_request, read_meta
 from panelot.request.context import request_context_of
 from panelot.request.file_text import decode_text
 from panelot.request.rescue import (
@@ -35,7 +35,7 @@ from panelot.request.rescue import (
 from panelot.request.slimming import SlimOptions
 from panelot.tree.records import RequestCut
 
-__all__ = ["SummaryReader", "cut_of", "cut_request", "min_budget", "no_summaries", "read_meta"]
+__all__ = ["SummaryReader", "cut_of", "cut_request", "min_budget", "no_summaries"]
 
 Meta = dict[str, Any]
 SummaryReader = Callable[[Database, str, list[str], str | None], Awaitable[dict[str, str]]]
@@ -54,23 +54,6 @@ def min_budget(a: int | None, b: int | None) -> int | None:
     if a is None:
         return b
     return a if b is None else min(a, b)
-
-
-async def read_meta(db: Database, ids: list[str]) -> dict[str, Meta]:
-    """Metadata of the live attachment records among ``ids`` (Blobs never read)."""
-    if not ids:
-        return {}
-
-    async def body(tx: Transaction) -> list[Any]:
-        rows: list[Any] = await tx.table("attachments").bulk_get(ids)
-        return rows
-
-    rows = await db.transaction("r", ["attachments"], body)
-    return {
-        i: attachment_meta(r)
-        for i, r in zip(ids, rows, strict=True)
-        if r is not None and not r.get("deleting")
-    }
 
 
 def _named(messages: list[dict[str, Any]]) -> list[str]:

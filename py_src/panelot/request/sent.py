@@ -22,9 +22,10 @@ from typing import Any
 
 from panelot.clock import Clock
 from panelot.idb import Database
+from panelot.request.build import read_meta
 from panelot.request.context import request_context_of
 from panelot.request.rescue import RESCUE_ITEM_CHARS, Sources, item_key
-from panelot.request.rescued import read_meta
+from panelot.request.rescued import min_budget
 from panelot.request.slimming import SlimOptions, referenced_attachments, slim_context
 from panelot.request.summaries import summarized
 from panelot.tree.records import RequestCut
@@ -97,8 +98,8 @@ async def sent_of(
     model: str | None = None,
 ) -> dict[str, Any]:
     """What the next request for the path leaves out (see the module docstring)."""
-    if recorded is not None and recorded.context_budget is not None:
-        budget = recorded.context_budget if budget is None else min(budget, recorded.context_budget)
+    if recorded is not None:
+        budget = min_budget(budget, recorded.context_budget)
     sources = Sources()
     context = await request_context_of(db, thread_id, leaf_id, budget, clock, sources)
     named = referenced_attachments(context)
