@@ -2,17 +2,18 @@
 
 It listens to ``db.feed`` (this context's commits and every other context's: panels,
 the service worker, Dexie code). A change set names key ranges, not records: the
-listener only notes the changed node and thread keys (a range, or a table changed
-wholesale, marks the batch *wide*) and arms a timer; nothing runs on the write path.
-:data:`BATCH_DELAY` seconds later one batch reads the changed records from
-``panelot_v1`` (one read-only transaction) and writes their docs and postings in one
-transaction of the index database. A wide batch runs :meth:`Indexer.catch_up`.
+listener only notes the changed node, thread and attachment keys (a range, or a table
+changed wholesale, marks the batch *wide*) and arms a timer; nothing runs on the write
+path. :data:`BATCH_DELAY` seconds later one batch reads the changed records from
+``panelot_v1`` (one read-only transaction), then the changed attachments' Blobs (after
+that transaction), and writes their docs and postings in one transaction of the index
+database. A wide batch runs :meth:`Indexer.catch_up_now`.
 
 At start-up the index is checked: missing, of another format, or damaged (a record
 that does not read) is rebuilt; otherwise it catches up: every thread whose stamp
-(``updatedAt`` and node count) differs from ``panelot_v1`` is indexed again, and the
-docs of threads that are gone are dropped. One lock orders batches, catch-ups and
-rebuilds.
+(``updatedAt``, node and attachment counts) differs from ``panelot_v1`` is indexed
+again, and the docs of threads that are gone are dropped. One lock orders batches,
+catch-ups and rebuilds.
 """
 
 from __future__ import annotations
@@ -26,14 +27,17 @@ from typing import Any
 from panelot.clock import Clock, now_ms
 from panelot.idb import Database, Transaction
 from panelot.idb.observe.changes import ALL, ObsSet
-from panelot.search.extract import thread_gone
+from panelot.search.extract import att_doc_id, thread_gone
 from panelot.search.reading import (
     SOURCE_TABLES,
+    attachment_counts,
+    attachment_docs,
+    count_attachments,
     count_nodes,
     node_doc,
-    read_threads,
     stamp_of,
     thread_doc,
+    thread_docs,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
 from panelot.search.writes import (
@@ -72,6 +76,7 @@ class Indexer:
         self._delay = delay
         self._nodes: set[str] = set()
         self._threads: set[str] = set()
+        self._atts: set[str] = set()
         self._wide = False
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -101,9 +106,9 @@ class Indexer:
             if not part.startswith(self._prefix):
                 continue
             table, _, sub = part[len(self._prefix) :].partition("/")
-            if table not in ("nodes", "threads") or sub not in ("", ":dels"):
+            into = self._heard_keys.get(table)
+            if into is None or sub not in ("", ":dels"):
                 continue
-            into = self._nodes if table == "nodes" else self._threads
             for lo, hi in ranges:
                 if isinstance(lo, str) and lo == hi:
                     into.add(lo)
@@ -112,6 +117,11 @@ class Indexer:
                 noted = True
         if noted:
             self._arm()
+
+    @property
+    def _heard_keys(self) -> dict[str, set[str]]:
+        """The changed keys noted per ``panelot_v1`` table the index follows."""
+        return {"nodes": self._nodes, "threads": self._threads, "attachments": self._atts}
 
     def _arm(self) -> None:
         if self._timer is None and not self.closed:
@@ -136,7 +146,7 @@ class Indexer:
             or self._rebuild_due
             or self._timer is not None
             or self._lock.locked()
-            or bool(self._nodes or self._threads or self._wide)
+            or bool(self._nodes or self._threads or self._atts or self._wide)
         )
 
     # -- start, batches, catch-up, rebuild --------------------------------------------------
@@ -172,6 +182,7 @@ class Indexer:
                 return
             nodes, self._nodes = self._nodes, set()
             threads, self._threads = self._threads, set()
+            atts, self._atts = self._atts, set()
             wide, self._wide = self._wide, False
             if self._rebuild_due:
                 return  # a rebuild waits for the lock: it reads everything after this
@@ -180,7 +191,7 @@ class Indexer:
                 if wide:
                     await self.catch_up_now()
                 else:
-                    await self._batch(nodes, threads)
+                    await self._batch(nodes, threads, atts)
                 self.batches += 1
             except _Damaged as why:
                 log.info("%s: rebuilding the index (%s)", self.index.name, why)
@@ -194,10 +205,18 @@ class Indexer:
                     self._wide = True
                     self._arm()
 
-    async def _batch(self, nodes: set[str], threads: set[str]) -> None:
-        """Index the changed nodes and threads: one read of ``panelot_v1``, one index write."""
+    async def _batch(
+        self, nodes: set[str], threads: set[str], atts: set[str] | None = None
+    ) -> None:
+        """Index the changed nodes, threads and attachments.
+
+        One read of ``panelot_v1``; then, outside it, the changed attachments' Blobs;
+        then one index write.
+        """
         node_ids = sorted(nodes)
-        olds = await self.index.table("docs").bulk_get(node_ids) if node_ids else []
+        att_ids = sorted(atts or ())
+        old_ids = [*node_ids, *(att_doc_id(a) for a in att_ids)]
+        olds = await self.index.table("docs").bulk_get(old_ids) if old_ids else []
         affected = set(threads)
         affected.update(
             str(d["threadId"])
@@ -205,22 +224,29 @@ class Indexer:
             if isinstance(d, dict) and isinstance(d.get("threadId"), str)
         )
 
-        async def read(tx: Transaction) -> tuple[list[Any], dict[str, Any], dict[str, int]]:
+        async def read(
+            tx: Transaction,
+        ) -> tuple[list[Any], list[Any], dict[str, Any], dict[str, tuple[int, int]]]:
             records = await tx.table("nodes").bulk_get(node_ids) if node_ids else []
+            files = await tx.table("attachments").bulk_get(att_ids) if att_ids else []
             affected.update(
                 str(n["threadId"])
-                for n in records
+                for n in [*records, *files]
                 if isinstance(n, dict) and isinstance(n.get("threadId"), str)
             )
             ids = sorted(affected)
             found = await tx.table("threads").bulk_get(ids)
             owners = dict(zip(ids, found, strict=True))
             counts = {
-                tid: await count_nodes(tx, tid) for tid, t in owners.items() if not thread_gone(t)
+                tid: (await count_nodes(tx, tid), await count_attachments(tx, tid))
+                for tid, t in owners.items()
+                if not thread_gone(t)
             }
-            return records, owners, counts
+            return records, files, owners, counts
 
-        records, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
+        records, files, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
+        att_new: dict[str, dict[str, Any] | None] = dict.fromkeys(att_doc_id(a) for a in att_ids)
+        att_new.update(await attachment_docs(files))  # the Blobs, after the read
 
         async def write(tx: Transaction) -> None:
             new: dict[str, dict[str, Any] | None] = {}
@@ -228,11 +254,14 @@ class Indexer:
                 if thread_gone(thread):
                     new.update(dict.fromkeys(await thread_doc_ids(tx, tid)))
                 else:
-                    new[thread_doc_id(tid)] = thread_doc(thread, stamp_of(thread, counts[tid]))
+                    new[thread_doc_id(tid)] = thread_doc(thread, stamp_of(thread, *counts[tid]))
             for nid, node in zip(node_ids, records, strict=True):
                 owner = node.get("threadId") if isinstance(node, dict) else None
                 live = isinstance(owner, str) and not thread_gone(owners.get(owner))
                 new[nid] = node_doc(node, owner) if live and isinstance(owner, str) else None
+            for doc_id, doc in att_new.items():
+                live = doc is not None and not thread_gone(owners.get(doc["threadId"]))
+                new[doc_id] = doc if live else None
             await replace_docs(tx, new)
             await self._checkpoint(tx)
 
@@ -248,7 +277,11 @@ class Indexer:
             threads = await tx.table("threads").to_list()
             live = [t for t in threads if not thread_gone(t)]
             counts = [await count_nodes(tx, str(t["id"])) for t in live]
-            return {str(t["id"]): stamp_of(t, n) for t, n in zip(live, counts, strict=True)}
+            files = await attachment_counts(tx)
+            return {
+                str(t["id"]): stamp_of(t, n, files.get(str(t["id"]), 0))
+                for t, n in zip(live, counts, strict=True)
+            }
 
         stamps = await self.db.transaction("r", SOURCE_TABLES, source)
 
@@ -281,12 +314,7 @@ class Indexer:
 
             await self.index.transaction("rw", INDEX_TABLES, drop)
         for at in range(0, len(threads), CHUNK):
-            chunk = threads[at : at + CHUNK]
-
-            async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
-                return await read_threads(tx, chunk)
-
-            built = await self.db.transaction("r", SOURCE_TABLES, read)
+            built = await thread_docs(self.db, threads[at : at + CHUNK])
 
             async def write(tx: Transaction, built: dict[str, Any] = built) -> int:
                 new: dict[str, dict[str, Any] | None] = {}
@@ -318,12 +346,7 @@ class Indexer:
             threads = await self.db.transaction("r", SOURCE_TABLES, ids)
             bulk = Bulk()
             for at in range(0, len(threads), CHUNK):
-                chunk = threads[at : at + CHUNK]
-
-                async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
-                    return await read_threads(tx, chunk)
-
-                built = await self.db.transaction("r", SOURCE_TABLES, read)
+                built = await thread_docs(self.db, threads[at : at + CHUNK])
                 docs = [doc for found in built.values() for doc in found or []]
                 bulk.add(docs)
                 if docs:
