@@ -23,6 +23,7 @@ from panelot.textfiles import is_text_like
 from panelot.tree.descent import is_tombstone
 
 __all__ = [
+    "ATT_BYTES",
     "ATT_CHARS",
     "ATT_PREFIX",
     "DERIVED_REFS",
@@ -41,6 +42,10 @@ MESSAGE_TYPES = frozenset({"user_message", "assistant_message", "tool_result"})
 
 ATT_CHARS = 200_000
 """The most characters of one attachment indexed (the rest is not searched)."""
+
+ATT_BYTES = 4 * ATT_CHARS + 3
+"""The most bytes of an attachment read: enough for :data:`ATT_CHARS` characters of
+UTF-8 after a byte-order mark."""
 
 ATT_PREFIX = "att:"
 """The doc id of an attachment: this prefix and the attachment's id."""
@@ -81,10 +86,11 @@ def indexed_attachment(record: Any) -> bool:
 def attachment_text(data: bytes) -> str | None:
     """The first :data:`ATT_CHARS` characters of UTF-8 bytes; ``None``: not UTF-8.
 
-    Only the bytes that can hold that many characters are decoded (a character cut at
-    the end is left out); a byte-order mark is dropped.
+    Only the :data:`ATT_BYTES` bytes that can hold that many characters are decoded;
+    past them (``data`` longer: the reader passes one byte more than it decodes), a
+    character cut at the end is left out. A byte-order mark is dropped.
     """
-    room = 4 * ATT_CHARS + 3
+    room = ATT_BYTES
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     try:
         text = decoder.decode(data[:room], final=len(data) <= room)

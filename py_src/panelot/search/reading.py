@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb import Database, Transaction
-from panelot.idb.blobs import blob_bytes
+from panelot.idb.blobs import blob_head
 from panelot.search.extract import (
+    ATT_BYTES,
     ATT_PREFIX,
     MESSAGE_TYPES,
     att_doc_id,
@@ -119,13 +120,17 @@ async def read_threads(tx: Transaction, thread_ids: Iterable[str]) -> Read:
     """Every doc of each thread but its attachments', and the attachments to read."""
     ids = list(thread_ids)
     threads = await tx.table("threads").bulk_get(ids)
+    owned: dict[str, list[dict[str, Any]]] = {}
+    if ids:  # the chunk's attachments in one request
+        for record in await tx.table("attachments").where("threadId").any_of(*ids).to_list():
+            owned.setdefault(str(record.get("threadId")), []).append(record)
     out = Read({})
     for tid, thread in zip(ids, threads, strict=True):
         if thread_gone(thread):
             out.docs[tid] = None
             continue
         nodes = await tx.table("nodes").where("threadId").equals(tid).to_list()
-        files = await tx.table("attachments").where("threadId").equals(tid).to_list()
+        files = owned.get(tid, [])
         docs = [thread_doc(thread, stamp_of(thread, len(nodes), len(files)))]
         docs.extend(d for d in (node_doc(n, tid) for n in nodes) if d is not None)
         out.docs[tid] = docs
@@ -179,7 +184,7 @@ async def attachment_docs(
 async def _read_text(record: dict[str, Any]) -> str | None:
     """An indexed attachment's bounded text, read from its Blob (``None``: unreadable)."""
     try:
-        data = await blob_bytes(record["bytes"])
+        data = await blob_head(record["bytes"], ATT_BYTES + 1)  # never a big file whole
     except Exception as why:  # evicted or unreadable meanwhile: not indexed now
         log.info("search: attachment %s does not read (%s)", record["id"], why)
         return None

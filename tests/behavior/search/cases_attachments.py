@@ -100,6 +100,10 @@ async def case_an_attachment_is_bounded_to_its_first_characters(ctx: Ctx) -> Non
     await settled(store)
     assert node_ids(await find(store, "alpha")) == [sent["nodeId"]]
     assert (await find(store, "omega"))["hits"] == []  # past 200,000 characters
+    wide = ("ёж " * 400_000).encode()  # 5 bytes a word: the bytes read end inside a letter
+    cut = await send_files(store, tid, "wide", [("wide.txt", "text/plain", wide)], "w")
+    await settled(store)
+    assert node_ids(await find(store, "ёж")) == [cut["nodeId"]]
 
 
 async def case_attachment_hits_never_lie(ctx: Ctx) -> None:
