@@ -14,6 +14,15 @@ that does not read) is rebuilt; otherwise it catches up: every thread whose stam
 (``updatedAt``, node and attachment counts) differs from ``panelot_v1`` is indexed
 again, and the docs of threads that are gone are dropped. One lock orders batches,
 catch-ups and rebuilds.
+
+**One indexer per origin.** Given a ``lock`` (the host's ``search_lock``: a Web Lock
+named :func:`lock_name` in the extension's runtime), an indexer indexes only once the
+lock is granted: the first context of the origin to open the store holds it and
+indexes for every context; the others only query (their :attr:`Indexer.indexing` is
+false, their batches never run). When the holder goes (closed, crashed: a Web Lock
+dies with its page), the next in the queue is granted it, starts up like a store
+being opened (catch-up from the thread stamps) and indexes from then on. Without a
+lock every indexer indexes (CPython, the test harness).
 """
 
 from __future__ import annotations
@@ -25,8 +34,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from panelot.clock import Clock, now_ms
+from panelot.host.locks import Locks, Release
 from panelot.idb import Database, Transaction
 from panelot.idb.observe.changes import ALL, ObsSet
+from panelot.schema import DB_NAME
 from panelot.search.extract import att_doc_id, thread_gone
 from panelot.search.reading import (
     SOURCE_TABLES,
@@ -49,7 +60,7 @@ from panelot.search.writes import (
     thread_doc_ids,
 )
 
-__all__ = ["BATCH_DELAY", "CHUNK", "Indexer"]
+__all__ = ["BATCH_DELAY", "CHUNK", "LOCK_NAME", "Indexer", "lock_name"]
 
 BATCH_DELAY = 0.05
 """Seconds from the first change heard to the batch that indexes it."""
@@ -57,7 +68,15 @@ BATCH_DELAY = 0.05
 CHUNK = 25
 """Threads indexed per index transaction by a catch-up or a rebuild."""
 
+LOCK_NAME = "panelot-search-indexer"
+"""The lock that elects the indexer of ``panelot_v1`` among the contexts of the origin."""
+
 log = logging.getLogger("panelot.search")
+
+
+def lock_name(db_name: str) -> str:
+    """The lock electing the indexer of the store database ``db_name``."""
+    return LOCK_NAME if db_name == DB_NAME else f"{LOCK_NAME}:{db_name}"
 
 
 class _Damaged(Exception):
@@ -68,7 +87,13 @@ class Indexer:
     """Keeps ``index`` (the index database) true from ``db`` (``panelot_v1``)."""
 
     def __init__(
-        self, db: Database, index: Database, clock: Clock = now_ms, delay: float = BATCH_DELAY
+        self,
+        db: Database,
+        index: Database,
+        clock: Clock = now_ms,
+        delay: float = BATCH_DELAY,
+        *,
+        lock: Locks | None = None,
     ) -> None:
         self.db = db
         self.index = index
@@ -91,7 +116,16 @@ class Indexer:
         self.failures = 0
         """How many batches, catch-ups or rebuilds failed (logged)."""
         self.closed = False
+        self._locks = lock
+        self._release: Release | None = None
+        self._election: asyncio.Task[None] | None = None
+        self.indexing = lock is None
+        """Whether this context indexes (without a lock, always; with one, once granted)."""
+        self._unseen = False
         self._unsubscribe = db.feed.subscribe(self._heard)
+        self._unsubscribe_index = (
+            index.feed.subscribe(self._index_heard) if lock is not None else None
+        )
 
     # -- hearing changes: cheap, synchronous, on the committing context's turn --------------
 
@@ -115,8 +149,19 @@ class Indexer:
                 else:
                     self._wide = True  # a range: which records is not known
                 noted = True
-        if noted:
+        if noted and not self.indexing:
+            self._unseen = True  # another context indexes it: its commit will say so
+            self._nodes.clear()
+            self._threads.clear()
+            self._atts.clear()
+            self._wide = False
+        elif noted:
             self._arm()
+
+    def _index_heard(self, changes: ObsSet) -> None:
+        """An index commit (the indexing context's): what this one heard is being indexed."""
+        if not self.indexing:
+            self._unseen = False
 
     @property
     def _heard_keys(self) -> dict[str, set[str]]:
@@ -139,7 +184,13 @@ class Indexer:
 
     @property
     def lagging(self) -> bool:
-        """Whether changes heard are not yet in the index (or start-up is not done)."""
+        """Whether changes heard are not yet in the index (or start-up is not done).
+
+        In a context that does not index: whether it heard writes that no index commit
+        has followed yet (the indexing context's batch comes ~:data:`BATCH_DELAY` after).
+        """
+        if not self.indexing:
+            return self._unseen
         return (
             not self.started
             or self.building
@@ -152,8 +203,31 @@ class Indexer:
     # -- start, batches, catch-up, rebuild --------------------------------------------------
 
     def start(self) -> None:
-        """Check the index and catch up (or rebuild) in the background."""
-        self._spawn(self._start_up())
+        """Check the index and catch up (or rebuild) in the background.
+
+        With a lock, first wait for it (in the background): only its holder indexes.
+        """
+        if self._locks is None:
+            self._spawn(self._start_up())
+        else:  # never cancelled: a lock granted after close() must still be released
+            self._election = asyncio.ensure_future(self._elect(self._locks))
+
+    async def _elect(self, locks: Locks) -> None:
+        """Wait for the indexer lock; once granted, start up and index from then on."""
+        try:
+            release = await locks(lock_name(self.db.name))
+        except Exception:
+            self.failures += 1
+            log.exception("%s: the indexer lock was refused", self.index.name)
+            return
+        if self.closed:
+            release()
+            return
+        self._release = release
+        self.indexing = True
+        self._unseen = False
+        log.info("%s: this context indexes now", self.index.name)
+        await self._spawn(self._start_up())
 
     async def _start_up(self) -> None:
         async with self._lock:
@@ -375,8 +449,11 @@ class Indexer:
             yield
 
     def ensure(self) -> None:
-        """Rebuild in the background if the index is missing (a query found no format)."""
-        if not self.building and not self.closed:
+        """Rebuild in the background if the index is missing (a query found no format).
+
+        Only the indexing context does: the others wait for its rebuild.
+        """
+        if not self.building and not self.closed and self.indexing:
             self._wide = True  # the next batch checks the format first, and rebuilds
             self._arm()
 
@@ -403,9 +480,14 @@ class Indexer:
             return
         self.closed = True
         self._unsubscribe()
+        if self._unsubscribe_index is not None:
+            self._unsubscribe_index()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         for task in list(self._tasks):
             task.cancel()
+        if self._release is not None:  # the next context in the queue indexes now
+            self._release()
+            self._release = None
         self.index.close()
