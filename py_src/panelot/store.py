@@ -147,7 +147,8 @@ class PanelotStore:
         db = await panelot_database(name).open(factory)
         indexer = None
         if search:
-            indexer = Indexer(db, await index_database(name).open(factory), clock)
+            lock = None if host is None else host.search_lock  # one indexer per origin
+            indexer = Indexer(db, await index_database(name).open(factory), clock, lock=lock)
         store = cls(db, clock, host=host, search=indexer)
         # A restore that crashed between its commit and its settings finishes here.
         await finish_interrupted(store.services, db, clock())

@@ -2,17 +2,27 @@
 
 It listens to ``db.feed`` (this context's commits and every other context's: panels,
 the service worker, Dexie code). A change set names key ranges, not records: the
-listener only notes the changed node and thread keys (a range, or a table changed
-wholesale, marks the batch *wide*) and arms a timer; nothing runs on the write path.
-:data:`BATCH_DELAY` seconds later one batch reads the changed records from
-``panelot_v1`` (one read-only transaction) and writes their docs and postings in one
-transaction of the index database. A wide batch runs :meth:`Indexer.catch_up`.
+listener only notes the changed node, thread and attachment keys (a range, or a table
+changed wholesale, marks the batch *wide*) and arms a timer; nothing runs on the write
+path. :data:`BATCH_DELAY` seconds later one batch reads the changed records from
+``panelot_v1`` (one read-only transaction), then the changed attachments' Blobs (after
+that transaction), and writes their docs and postings in one transaction of the index
+database. A wide batch runs :meth:`Indexer.catch_up_now`.
 
 At start-up the index is checked: missing, of another format, or damaged (a record
 that does not read) is rebuilt; otherwise it catches up: every thread whose stamp
-(``updatedAt`` and node count) differs from ``panelot_v1`` is indexed again, and the
-docs of threads that are gone are dropped. One lock orders batches, catch-ups and
-rebuilds.
+(``updatedAt``, node and attachment counts) differs from ``panelot_v1`` is indexed
+again, and the docs of threads that are gone are dropped. One lock orders batches,
+catch-ups and rebuilds.
+
+**One indexer per origin.** Given a ``lock`` (the host's ``search_lock``: a Web Lock
+named :func:`lock_name` in the extension's runtime), an indexer indexes only once the
+lock is granted: the first context of the origin to open the store holds it and
+indexes for every context; the others only query (their :attr:`Indexer.indexing` is
+false, their batches never run). When the holder goes (closed, crashed: a Web Lock
+dies with its page), the next in the queue is granted it, starts up like a store
+being opened (catch-up from the thread stamps) and indexes from then on. Without a
+lock every indexer indexes (CPython, the test harness).
 """
 
 from __future__ import annotations
@@ -24,16 +34,21 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from panelot.clock import Clock, now_ms
+from panelot.host.locks import Locks, Release
 from panelot.idb import Database, Transaction
 from panelot.idb.observe.changes import ALL, ObsSet
-from panelot.search.extract import thread_gone
+from panelot.schema import DB_NAME
+from panelot.search.extract import att_doc_id, thread_gone
 from panelot.search.reading import (
     SOURCE_TABLES,
+    attachment_counts,
+    attachment_docs,
+    count_attachments,
     count_nodes,
     node_doc,
-    read_threads,
     stamp_of,
     thread_doc,
+    thread_docs,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
 from panelot.search.writes import (
@@ -45,7 +60,7 @@ from panelot.search.writes import (
     thread_doc_ids,
 )
 
-__all__ = ["BATCH_DELAY", "CHUNK", "Indexer"]
+__all__ = ["BATCH_DELAY", "CHUNK", "LOCK_NAME", "Indexer", "lock_name"]
 
 BATCH_DELAY = 0.05
 """Seconds from the first change heard to the batch that indexes it."""
@@ -53,7 +68,15 @@ BATCH_DELAY = 0.05
 CHUNK = 25
 """Threads indexed per index transaction by a catch-up or a rebuild."""
 
+LOCK_NAME = "panelot-search-indexer"
+"""The lock that elects the indexer of ``panelot_v1`` among the contexts of the origin."""
+
 log = logging.getLogger("panelot.search")
+
+
+def lock_name(db_name: str) -> str:
+    """The lock electing the indexer of the store database ``db_name``."""
+    return LOCK_NAME if db_name == DB_NAME else f"{LOCK_NAME}:{db_name}"
 
 
 class _Damaged(Exception):
@@ -64,7 +87,13 @@ class Indexer:
     """Keeps ``index`` (the index database) true from ``db`` (``panelot_v1``)."""
 
     def __init__(
-        self, db: Database, index: Database, clock: Clock = now_ms, delay: float = BATCH_DELAY
+        self,
+        db: Database,
+        index: Database,
+        clock: Clock = now_ms,
+        delay: float = BATCH_DELAY,
+        *,
+        lock: Locks | None = None,
     ) -> None:
         self.db = db
         self.index = index
@@ -72,6 +101,7 @@ class Indexer:
         self._delay = delay
         self._nodes: set[str] = set()
         self._threads: set[str] = set()
+        self._atts: set[str] = set()
         self._wide = False
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
@@ -86,7 +116,16 @@ class Indexer:
         self.failures = 0
         """How many batches, catch-ups or rebuilds failed (logged)."""
         self.closed = False
+        self._locks = lock
+        self._release: Release | None = None
+        self._election: asyncio.Task[None] | None = None
+        self.indexing = lock is None
+        """Whether this context indexes (without a lock, always; with one, once granted)."""
+        self._unseen = False
         self._unsubscribe = db.feed.subscribe(self._heard)
+        self._unsubscribe_index = (
+            index.feed.subscribe(self._index_heard) if lock is not None else None
+        )
 
     # -- hearing changes: cheap, synchronous, on the committing context's turn --------------
 
@@ -101,17 +140,33 @@ class Indexer:
             if not part.startswith(self._prefix):
                 continue
             table, _, sub = part[len(self._prefix) :].partition("/")
-            if table not in ("nodes", "threads") or sub not in ("", ":dels"):
+            into = self._heard_keys.get(table)
+            if into is None or sub not in ("", ":dels"):
                 continue
-            into = self._nodes if table == "nodes" else self._threads
             for lo, hi in ranges:
                 if isinstance(lo, str) and lo == hi:
                     into.add(lo)
                 else:
                     self._wide = True  # a range: which records is not known
                 noted = True
-        if noted:
+        if noted and not self.indexing:
+            self._unseen = True  # another context indexes it: its commit will say so
+            self._nodes.clear()
+            self._threads.clear()
+            self._atts.clear()
+            self._wide = False
+        elif noted:
             self._arm()
+
+    def _index_heard(self, changes: ObsSet) -> None:
+        """An index commit (the indexing context's): what this one heard is being indexed."""
+        if not self.indexing:
+            self._unseen = False
+
+    @property
+    def _heard_keys(self) -> dict[str, set[str]]:
+        """The changed keys noted per ``panelot_v1`` table the index follows."""
+        return {"nodes": self._nodes, "threads": self._threads, "attachments": self._atts}
 
     def _arm(self) -> None:
         if self._timer is None and not self.closed:
@@ -129,21 +184,50 @@ class Indexer:
 
     @property
     def lagging(self) -> bool:
-        """Whether changes heard are not yet in the index (or start-up is not done)."""
+        """Whether changes heard are not yet in the index (or start-up is not done).
+
+        In a context that does not index: whether it heard writes that no index commit
+        has followed yet (the indexing context's batch comes ~:data:`BATCH_DELAY` after).
+        """
+        if not self.indexing:
+            return self._unseen
         return (
             not self.started
             or self.building
             or self._rebuild_due
             or self._timer is not None
             or self._lock.locked()
-            or bool(self._nodes or self._threads or self._wide)
+            or bool(self._nodes or self._threads or self._atts or self._wide)
         )
 
     # -- start, batches, catch-up, rebuild --------------------------------------------------
 
     def start(self) -> None:
-        """Check the index and catch up (or rebuild) in the background."""
-        self._spawn(self._start_up())
+        """Check the index and catch up (or rebuild) in the background.
+
+        With a lock, first wait for it (in the background): only its holder indexes.
+        """
+        if self._locks is None:
+            self._spawn(self._start_up())
+        else:  # never cancelled: a lock granted after close() must still be released
+            self._election = asyncio.ensure_future(self._elect(self._locks))
+
+    async def _elect(self, locks: Locks) -> None:
+        """Wait for the indexer lock; once granted, start up and index from then on."""
+        try:
+            release = await locks(lock_name(self.db.name))
+        except Exception:
+            self.failures += 1
+            log.exception("%s: the indexer lock was refused", self.index.name)
+            return
+        if self.closed:
+            release()
+            return
+        self._release = release
+        self.indexing = True
+        self._unseen = False
+        log.info("%s: this context indexes now", self.index.name)
+        await self._spawn(self._start_up())
 
     async def _start_up(self) -> None:
         async with self._lock:
@@ -172,6 +256,7 @@ class Indexer:
                 return
             nodes, self._nodes = self._nodes, set()
             threads, self._threads = self._threads, set()
+            atts, self._atts = self._atts, set()
             wide, self._wide = self._wide, False
             if self._rebuild_due:
                 return  # a rebuild waits for the lock: it reads everything after this
@@ -180,7 +265,7 @@ class Indexer:
                 if wide:
                     await self.catch_up_now()
                 else:
-                    await self._batch(nodes, threads)
+                    await self._batch(nodes, threads, atts)
                 self.batches += 1
             except _Damaged as why:
                 log.info("%s: rebuilding the index (%s)", self.index.name, why)
@@ -194,10 +279,18 @@ class Indexer:
                     self._wide = True
                     self._arm()
 
-    async def _batch(self, nodes: set[str], threads: set[str]) -> None:
-        """Index the changed nodes and threads: one read of ``panelot_v1``, one index write."""
+    async def _batch(
+        self, nodes: set[str], threads: set[str], atts: set[str] | None = None
+    ) -> None:
+        """Index the changed nodes, threads and attachments.
+
+        One read of ``panelot_v1``; then, outside it, the changed attachments' Blobs;
+        then one index write.
+        """
         node_ids = sorted(nodes)
-        olds = await self.index.table("docs").bulk_get(node_ids) if node_ids else []
+        att_ids = sorted(atts or ())
+        old_ids = [*node_ids, *(att_doc_id(a) for a in att_ids)]
+        olds = await self.index.table("docs").bulk_get(old_ids) if old_ids else []
         affected = set(threads)
         affected.update(
             str(d["threadId"])
@@ -205,22 +298,29 @@ class Indexer:
             if isinstance(d, dict) and isinstance(d.get("threadId"), str)
         )
 
-        async def read(tx: Transaction) -> tuple[list[Any], dict[str, Any], dict[str, int]]:
+        async def read(
+            tx: Transaction,
+        ) -> tuple[list[Any], list[Any], dict[str, Any], dict[str, tuple[int, int]]]:
             records = await tx.table("nodes").bulk_get(node_ids) if node_ids else []
+            files = await tx.table("attachments").bulk_get(att_ids) if att_ids else []
             affected.update(
                 str(n["threadId"])
-                for n in records
+                for n in [*records, *files]
                 if isinstance(n, dict) and isinstance(n.get("threadId"), str)
             )
             ids = sorted(affected)
             found = await tx.table("threads").bulk_get(ids)
             owners = dict(zip(ids, found, strict=True))
             counts = {
-                tid: await count_nodes(tx, tid) for tid, t in owners.items() if not thread_gone(t)
+                tid: (await count_nodes(tx, tid), await count_attachments(tx, tid))
+                for tid, t in owners.items()
+                if not thread_gone(t)
             }
-            return records, owners, counts
+            return records, files, owners, counts
 
-        records, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
+        records, files, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
+        att_new: dict[str, dict[str, Any] | None] = dict.fromkeys(att_doc_id(a) for a in att_ids)
+        att_new.update(await attachment_docs(files))  # the Blobs, after the read
 
         async def write(tx: Transaction) -> None:
             new: dict[str, dict[str, Any] | None] = {}
@@ -228,11 +328,14 @@ class Indexer:
                 if thread_gone(thread):
                     new.update(dict.fromkeys(await thread_doc_ids(tx, tid)))
                 else:
-                    new[thread_doc_id(tid)] = thread_doc(thread, stamp_of(thread, counts[tid]))
+                    new[thread_doc_id(tid)] = thread_doc(thread, stamp_of(thread, *counts[tid]))
             for nid, node in zip(node_ids, records, strict=True):
                 owner = node.get("threadId") if isinstance(node, dict) else None
                 live = isinstance(owner, str) and not thread_gone(owners.get(owner))
                 new[nid] = node_doc(node, owner) if live and isinstance(owner, str) else None
+            for doc_id, doc in att_new.items():
+                live = doc is not None and not thread_gone(owners.get(doc["threadId"]))
+                new[doc_id] = doc if live else None
             await replace_docs(tx, new)
             await self._checkpoint(tx)
 
@@ -248,7 +351,11 @@ class Indexer:
             threads = await tx.table("threads").to_list()
             live = [t for t in threads if not thread_gone(t)]
             counts = [await count_nodes(tx, str(t["id"])) for t in live]
-            return {str(t["id"]): stamp_of(t, n) for t, n in zip(live, counts, strict=True)}
+            files = await attachment_counts(tx)
+            return {
+                str(t["id"]): stamp_of(t, n, files.get(str(t["id"]), 0))
+                for t, n in zip(live, counts, strict=True)
+            }
 
         stamps = await self.db.transaction("r", SOURCE_TABLES, source)
 
@@ -281,12 +388,7 @@ class Indexer:
 
             await self.index.transaction("rw", INDEX_TABLES, drop)
         for at in range(0, len(threads), CHUNK):
-            chunk = threads[at : at + CHUNK]
-
-            async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
-                return await read_threads(tx, chunk)
-
-            built = await self.db.transaction("r", SOURCE_TABLES, read)
+            built = await thread_docs(self.db, threads[at : at + CHUNK])
 
             async def write(tx: Transaction, built: dict[str, Any] = built) -> int:
                 new: dict[str, dict[str, Any] | None] = {}
@@ -318,12 +420,7 @@ class Indexer:
             threads = await self.db.transaction("r", SOURCE_TABLES, ids)
             bulk = Bulk()
             for at in range(0, len(threads), CHUNK):
-                chunk = threads[at : at + CHUNK]
-
-                async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
-                    return await read_threads(tx, chunk)
-
-                built = await self.db.transaction("r", SOURCE_TABLES, read)
+                built = await thread_docs(self.db, threads[at : at + CHUNK])
                 docs = [doc for found in built.values() for doc in found or []]
                 bulk.add(docs)
                 if docs:
@@ -352,8 +449,11 @@ class Indexer:
             yield
 
     def ensure(self) -> None:
-        """Rebuild in the background if the index is missing (a query found no format)."""
-        if not self.building and not self.closed:
+        """Rebuild in the background if the index is missing (a query found no format).
+
+        Only the indexing context does: the others wait for its rebuild.
+        """
+        if not self.building and not self.closed and self.indexing:
             self._wide = True  # the next batch checks the format first, and rebuilds
             self._arm()
 
@@ -380,9 +480,14 @@ class Indexer:
             return
         self.closed = True
         self._unsubscribe()
+        if self._unsubscribe_index is not None:
+            self._unsubscribe_index()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         for task in list(self._tasks):
             task.cancel()
+        if self._release is not None:  # the next context in the queue indexes now
+            self._release()
+            self._release = None
         self.index.close()

@@ -21,6 +21,7 @@ from typing import Any
 from panelot.idb import Database, Transaction
 from panelot.search.extract import node_text, thread_gone, thread_text
 from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
+from panelot.search.reading import att_nodes, load_att_texts
 from panelot.search.snippet import snippet
 from panelot.search.text import ParsedQuery, held_terms, parse_query
 
@@ -168,6 +169,7 @@ async def search(
         return {"hits": [], "total": 0}, True
     found = await _candidates(index, query)
     checked = found.ranked
+    await load_att_texts(db, checked)  # attachments' text: their Blobs, before the read
 
     async def verify(tx: Transaction) -> dict[str, Any]:
         hits: list[_Hit] = []
@@ -187,7 +189,7 @@ async def search(
         await _mark_visible(tx, [h.hit for h in top], threads)
         return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
-    return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
+    return await db.transaction("r", ["threads", "nodes", "attachments"], verify), found.formatted
 
 
 @dataclass(slots=True)
@@ -208,8 +210,9 @@ async def _verify(
     found: Found,
 ) -> list[_Hit]:
     """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
-    node_ids = [d for d in window if not d.startswith("thread:")]
+    node_ids = [d for d in window if not d.startswith(("thread:", "att:"))]
     nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
+    nodes.update(await att_nodes(tx, window))  # an attachment: its referencing node
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}
     tids.update(
         n["threadId"]
