@@ -320,7 +320,7 @@ class Indexer:
 
         records, files, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
         att_new: dict[str, dict[str, Any] | None] = dict.fromkeys(att_doc_id(a) for a in att_ids)
-        att_new.update(await attachment_docs(files))  # the Blobs, after the read
+        att_new.update(await attachment_docs(self.db, files))  # the Blobs, after the read
 
         async def write(tx: Transaction) -> None:
             new: dict[str, dict[str, Any] | None] = {}

@@ -9,8 +9,8 @@ through :mod:`panelot.idb.blobs`, never inside one.
 Queries check an attachment hit through :func:`att_nodes` (inside their read of
 ``panelot_v1``): the attachment must still exist, not be evicted, and be referenced
 by a live node of its thread, whose id the hit carries. Its text comes from
-:data:`ATT_TEXTS`, a bounded memo filled by this context's indexer and by
-:func:`load_att_texts` before the query's transaction.
+:func:`att_texts` of the database, a bounded memo filled by this context's indexer
+and by :func:`load_att_texts` before the query's transaction.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from panelot.idb import Database, Transaction
 from panelot.idb.blobs import blob_head
@@ -39,12 +40,12 @@ from panelot.search.schema import thread_doc_id
 from panelot.tree.descent import is_tombstone
 
 __all__ = [
-    "ATT_TEXTS",
     "SOURCE_TABLES",
     "AttTexts",
     "Stamp",
     "att_nodes",
     "attachment_counts",
+    "att_texts",
     "attachment_docs",
     "count_attachments",
     "count_nodes",
@@ -150,7 +151,7 @@ async def thread_docs(
         return await read_threads(tx, thread_ids)
 
     found = await db.transaction("r", SOURCE_TABLES, read)
-    for _, doc in await attachment_docs(found.attachments):
+    for _, doc in await attachment_docs(db, found.attachments):
         docs = found.docs.get(doc["threadId"]) if doc is not None else None
         if doc is not None and docs is not None:
             docs.append(doc)
@@ -158,20 +159,21 @@ async def thread_docs(
 
 
 async def attachment_docs(
+    db: Database,
     records: list[Any],
 ) -> list[tuple[str, dict[str, Any] | None]]:
     """``(doc id, doc)`` of each attachment record (``None``: nothing of it is indexed).
 
     Reads each Blob's contents: call it outside any transaction. A Blob that does not
     read (evicted meanwhile) gives no doc; the text read is remembered in
-    :data:`ATT_TEXTS` for this context's queries.
+    :func:`att_texts` of ``db`` for this context's queries.
     """
     out: list[tuple[str, dict[str, Any] | None]] = []
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             continue
         aid = record["id"]
-        text = await _read_text(record) if indexed_attachment(record) else None
+        text = await _read_text(db, record) if indexed_attachment(record) else None
         doc = None
         if text is not None:
             doc = build_doc(
@@ -181,7 +183,7 @@ async def attachment_docs(
     return out
 
 
-async def _read_text(record: dict[str, Any]) -> str | None:
+async def _read_text(db: Database, record: dict[str, Any]) -> str | None:
     """An indexed attachment's bounded text, read from its Blob (``None``: unreadable)."""
     try:
         data = await blob_head(record["bytes"], ATT_BYTES + 1)  # never a big file whole
@@ -190,7 +192,7 @@ async def _read_text(record: dict[str, Any]) -> str | None:
         return None
     text = attachment_text(data)
     if text is not None:
-        ATT_TEXTS.remember(record["id"], record.get("size"), text)
+        att_texts(db).remember(record["id"], record.get("size"), text)
     return text
 
 
@@ -240,19 +242,31 @@ class AttTexts:
         self._chars = 0
 
 
-ATT_TEXTS = AttTexts()
-"""This context's memo of attachments' indexed text."""
+_MEMOS: WeakKeyDictionary[Database, AttTexts] = WeakKeyDictionary()
+
+
+def att_texts(db: Database) -> AttTexts:
+    """The memo of the attachments' indexed text of ``db`` (one per database object).
+
+    Each opened database has its own, so two stores in one process (two databases,
+    tests) never answer from each other's attachments; it goes with the database.
+    """
+    memo = _MEMOS.get(db)
+    if memo is None:
+        memo = _MEMOS[db] = AttTexts()
+    return memo
 
 
 async def load_att_texts(db: Database, doc_ids: Iterable[str]) -> None:
-    """Read into :data:`ATT_TEXTS` the text of the ``att:`` docs among ``doc_ids``.
+    """Read into :func:`att_texts` of ``db`` the text of the ``att:`` docs among ``doc_ids``.
 
     Call it before a query's transaction: one read-only transaction for the records,
     then their Blobs. Stops once half the memo's room is read, so it never evicts what
     it just read.
     """
     wanted = [d.removeprefix(ATT_PREFIX) for d in doc_ids if d.startswith(ATT_PREFIX)]
-    missing = [a for a in dict.fromkeys(wanted) if a not in ATT_TEXTS]
+    memo = att_texts(db)
+    missing = [a for a in dict.fromkeys(wanted) if a not in memo]
     if not missing:
         return
 
@@ -260,12 +274,12 @@ async def load_att_texts(db: Database, doc_ids: Iterable[str]) -> None:
         return await tx.table("attachments").bulk_get(missing)
 
     records = await db.transaction("r", ["attachments"], read)
-    room = ATT_TEXTS.limit // 2
+    room = memo.limit // 2
     for record in records:
         if room <= 0:
             break
         if indexed_attachment(record):
-            text = await _read_text(record)
+            text = await _read_text(db, record)
             room -= len(text or "")
 
 
@@ -273,10 +287,11 @@ async def att_nodes(tx: Transaction, doc_ids: list[str]) -> dict[str, dict[str, 
     """The node each ``att:`` doc stands for, carrying the attachment's text.
 
     Inside a query's read of ``panelot_v1`` (over ``attachments`` and ``nodes``): an
-    attachment that is gone, evicted, no longer indexed or whose text is not in
-    :data:`ATT_TEXTS` gives nothing; otherwise its node is the latest live node of its
-    thread that references it (``refs.nodeIds``), with the attachment's text as its
-    content (``{id, threadId, type, ts, payload: {content: text}}``), so the query
+    attachment that is gone, evicted, no longer indexed or whose text is not in the
+    :func:`att_texts` of the transaction's database gives nothing; otherwise its node is
+    the latest live node of its thread that references it (``refs.nodeIds``), with the
+    attachment's text as its content (``{id, threadId, type, ts, payload: {content:
+    text}}``), so the query
     checks and quotes it like a message. No live referencing node: no hit.
     """
     ids = [d.removeprefix(ATT_PREFIX) for d in doc_ids if d.startswith(ATT_PREFIX)]
@@ -294,7 +309,7 @@ async def att_nodes(tx: Transaction, doc_ids: list[str]) -> dict[str, dict[str, 
     for aid, record in zip(ids, records, strict=True):
         if aid not in refs:
             continue
-        text = ATT_TEXTS.text(aid, record.get("size"))
+        text = att_texts(tx.db).text(aid, record.get("size"))
         node = _latest_live([nodes.get(n) for n in refs[aid]], record["threadId"])
         if text is None or node is None:
             continue

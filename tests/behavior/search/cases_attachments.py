@@ -13,7 +13,7 @@ from behavior import Ctx
 from behavior.payloads import b64, text
 from behavior.search.cases_index import find, node_ids, settled
 from panelot.search.extract import ATT_CHARS
-from panelot.search.reading import ATT_TEXTS
+from panelot.search.reading import att_texts
 from panelot.store import PanelotStore
 
 
@@ -85,7 +85,7 @@ async def case_attached_text_files_and_page_text_are_found(ctx: Ctx) -> None:
     assert node_ids(await find(store, '"kayak blue"')) == []
     assert node_ids(await find(store, "байдарка")) == [node]  # octet-stream named .md: text
     assert node_ids(await find(store, "lighthouse hou")) == [page["nodeId"]]
-    ATT_TEXTS.clear()  # another context's query: the Blob is read before its transaction
+    att_texts(store.db).clear()  # another context's query: the Blob is read before its tx
     assert node_ids(await find(store, "thermos")) == [node]
     status = await store.query("search.status")
     assert status["docs"] == 1 + 2 + 3, status  # the title, two messages, three attachments
@@ -165,8 +165,7 @@ async def case_attachments_written_while_closed_are_caught_up(ctx: Ctx) -> None:
     store.close()
     blind = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock, search=False)
     sent = await send_files(blind, tid, "x", [("n.txt", "text/plain", b"okapi notes")], "s")
-    blind.close()
-    ATT_TEXTS.clear()
+    blind.close()  # the reopened store's database has a memo of its own, empty
     again = await PanelotStore.open(ctx.factory, ctx.host, name, clock=ctx.clock)
     ctx.stores.append(again)
     await settled(again)
