@@ -137,6 +137,7 @@ search.addEventListener("input", () => {
   app.filter.search = search.value;
   renderThreads();
 });
+app.filter.search = search.value; // typed over the first paint, before this module ran
 for (const [select, key] of [
   [fArchived, "archived"],
   [fFolder, "folder"],
