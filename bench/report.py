@@ -174,6 +174,25 @@ def markdown(results: dict[str, Any], sizes: dict[str, str]) -> str:
                 f"| {t.get('runtime_ms', 0):.0f} / {t.get('package_ms', 0):.0f} / "
                 f"{t.get('database_ms', 0):.0f} | {w['package_database_pct_of_runtime']}% |"
             )
+    broken = [(n, w) for n, w in startup if w.get("breakdown")]
+    if broken:
+        lines += [
+            "",
+            "Where a start-up's time goes (the panel's marks: each step's end, ms "
+            "since navigation, medians):",
+            "",
+        ]
+        for name, w in broken:
+            steps = " · ".join(f"{k} {v:.0f}" for k, v in w["breakdown"].items())
+            lines.append(f"- {name.removeprefix('startup_')}: {steps}")
+    paint = results["workloads"].get("startup_first_paint")
+    if paint:
+        lines += [
+            "",
+            f"First paint of the stored list ({paint['threads']} conversations stored, warm): "
+            f"{paint['python_ms']:.0f} ms from navigation, Dexie's page painting the same "
+            f"list {paint['dexie_ms']:.0f} ms ({paint['ratio_dexie']:.2f}×).",
+        ]
     turn = results["workloads"].get("panel_turn")
     if turn:
         nodes = turn["nodes"]

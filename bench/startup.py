@@ -12,6 +12,13 @@ launches fresh persistent profiles:
 The first navigation of a profile is *cold* (nothing cached, database created); the
 following navigations in the same browser are *warm*. The time is ``performance.now()``
 at readiness, i.e. milliseconds since the navigation started.
+
+After the cold navigation, :data:`SEEDED_THREADS` conversations are written into the
+profile's ``panelot_v1`` (plain records, the same for every kind), so each warm
+navigation has a stored list to paint: the panel's **first paint** (the stored list drawn
+before Python is ready, ``extension/panel_firstpaint.mjs``; the live list when the store
+was ready first) against Dexie's page painting the same list. The panel's start-up
+**breakdown** is ``window.panelot.marks``: each step's end in ms since navigation.
 """
 
 from __future__ import annotations
@@ -54,6 +61,45 @@ READ += " timings: window.panelot ? window.panelot.timings : null})"
 
 KINDS = ("panel", "pyodide", "dexie", "raw")
 
+SEEDED_THREADS = 300
+"""Conversations stored before the warm navigations (the list the first paint draws)."""
+
+#: The side panel is settled once its live list is shown (the breakdown's last mark).
+PANEL_SETTLED = "() => document.body?.dataset.ready === '1' || window.__benchError !== undefined"
+#: Dexie's page: its list painted (or nothing to paint).
+PAINTED = (
+    "() => window.__benchError !== undefined || window.__benchFirstPaintAt !== undefined"
+    " || window.__benchNothingToPaint === true"
+)
+MARKS = "() => window.panelot ? {...window.panelot.marks} : null"
+PAINT_AT = "() => window.__benchFirstPaintAt ?? null"
+
+#: Plain thread records, as the store writes them, put straight into panelot_v1.
+SEED = """async (count) => {
+  const db = await new Promise((resolve, reject) => {
+    const request = indexedDB.open("panelot_v1");
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const tx = db.transaction("threads", "readwrite");
+  const now = Date.now();
+  for (let i = 0; i < count; i += 1) {
+    tx.objectStore("threads").put({
+      id: `bench-thread-${String(i).padStart(4, "0")}`,
+      title: `Conversation ${i}: a trip, a recipe`,
+      createdAt: now - 86_400_000, updatedAt: now - i * 60_000, leafId: null,
+      tags: i % 7 ? [] : ["work"],
+      pinned: i % 50 === 0, archived: i % 10 === 9, folderId: null, preset: null,
+      parentThreadId: null, stats: {turns: 0, totalTokens: 0, costUsd: 0}, scopeOrigins: [],
+    });
+  }
+  await new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onerror = () => reject(tx.error);
+  });
+  db.close();
+}"""
+
 
 def _prepare_extension(dest: Path) -> Path:
     ext = dest / "extension"
@@ -66,12 +112,21 @@ def _prepare_extension(dest: Path) -> Path:
     return ext
 
 
-def _navigate(page: Any, url: str) -> dict[str, Any]:
+def _navigate(page: Any, url: str, kind: str) -> dict[str, Any]:
     page.goto(url)
     page.wait_for_function(SETTLED, timeout=READY_TIMEOUT_MS)
+    if kind in ("panel", "dexie"):
+        settled = PANEL_SETTLED if kind == "panel" else PAINTED
+        page.wait_for_function(settled, timeout=READY_TIMEOUT_MS)
     out: dict[str, Any] = page.evaluate(READ)
     if out["error"]:
         raise RuntimeError(f"{url}: {out['error']}")
+    marks = page.evaluate(MARKS) if kind == "panel" else None
+    out["marks"] = marks
+    if kind == "panel" and marks:
+        out["first_paint"] = marks.get("first_paint", marks.get("live"))
+    else:
+        out["first_paint"] = page.evaluate(PAINT_AT)
     return out
 
 
@@ -81,9 +136,11 @@ def measure_startup(
     warm_navs: int,
     progress: Callable[[str], None],
 ) -> dict[str, Any]:
-    """Return ``{kind: {"cold": [ms...], "warm": [ms...]}, "timings": {...}}``."""
+    """Return ``{"times", "panel_timings", "marks", "first_paint"}``, each by kind or phase."""
     times: dict[str, dict[str, list[float]]] = {k: {"cold": [], "warm": []} for k in KINDS}
     panel_timings: dict[str, dict[str, list[float]]] = {"cold": {}, "warm": {}}
+    marks: dict[str, dict[str, list[float]]] = {"cold": {}, "warm": {}}
+    first_paint: dict[str, list[float]] = {"panel": [], "dexie": []}
     with tempfile.TemporaryDirectory(prefix="panelot-bench-ext-") as tmp:
         ext = _prepare_extension(Path(tmp))
         for run in range(runs):
@@ -106,20 +163,38 @@ def measure_startup(
                     for nav in range(1 + warm_navs):
                         phase = "cold" if nav == 0 else "warm"
                         for kind in group:
-                            out = _navigate(page, urls[kind])
+                            out = _navigate(page, urls[kind], kind)
                             times[kind][phase].append(float(out["ready"]))
                             if kind == "panel" and out["timings"]:
                                 for key, value in out["timings"].items():
                                     panel_timings[phase].setdefault(key, []).append(float(value))
+                            if kind == "panel" and out["marks"]:
+                                for key, value in out["marks"].items():
+                                    marks[phase].setdefault(key, []).append(float(value))
+                            if phase == "warm" and kind in first_paint:
+                                if out["first_paint"] is None:
+                                    raise RuntimeError(f"{kind}: no first paint of the list")
+                                first_paint[kind].append(float(out["first_paint"]))
                             progress(
                                 f"startup run {run + 1}/{runs} {kind:<8} {phase} "
                                 f"{out['ready']:8.1f} ms"
                             )
-    return {"times": times, "panel_timings": panel_timings}
+                        if nav == 0 and group[0] != "pyodide":
+                            page.evaluate(SEED, SEEDED_THREADS)  # a list for the warm paints
+    return {
+        "times": times,
+        "panel_timings": panel_timings,
+        "marks": marks,
+        "first_paint": first_paint,
+    }
 
 
 def summarize_startup(measured: dict[str, Any]) -> dict[str, Any]:
-    """Workload entries ``startup_cold`` and ``startup_warm`` in the results shape."""
+    """Workload entries: ``startup_cold``, ``startup_warm``, ``startup_first_paint``.
+
+    The first two carry the panel's ``breakdown``; the last is the warm first paint of the
+    stored list against Dexie's page painting the same list.
+    """
     times, panel_timings = measured["times"], measured["panel_timings"]
     out: dict[str, Any] = {}
     for phase in ("cold", "warm"):
@@ -146,5 +221,29 @@ def summarize_startup(measured: dict[str, Any]) -> dict[str, Any]:
             "overhead_pct": round((med["panel"] - med["pyodide"]) / med["pyodide"] * 100, 1),
             "panel_timings": timing_med,
             "package_database_pct_of_runtime": round(own / runtime * 100, 1) if runtime else None,
+            "breakdown": {
+                k: round(statistics.median(v), 1)
+                for k, v in sorted(measured.get("marks", {}).get(phase, {}).items(), key=_by_median)
+            },
+        }
+    paints = measured.get("first_paint") or {}
+    if paints.get("panel") and paints.get("dexie"):
+        panel, dexie = statistics.median(paints["panel"]), statistics.median(paints["dexie"])
+        out["startup_first_paint"] = {
+            "python_ms": round(panel, 2),
+            "dexie_ms": round(dexie, 2),
+            "raw_ms": None,
+            "ratio_dexie": round(panel / dexie, 3),
+            "ratio_raw": None,
+            "runs": len(paints["panel"]),
+            "threads": SEEDED_THREADS,
+            "spread": {
+                "python": [round(min(paints["panel"]), 2), round(max(paints["panel"]), 2)],
+                "dexie": [round(min(paints["dexie"]), 2), round(max(paints["dexie"]), 2)],
+            },
         }
     return out
+
+
+def _by_median(item: tuple[str, list[float]]) -> float:
+    return statistics.median(item[1])

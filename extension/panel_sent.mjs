@@ -3,6 +3,7 @@
 // part sent begins (a divider before `firstNodeId` when `droppedNodes > 0`, with
 // "History per request" one click away) and which items go cut down ("Sent as a summary" / "Cut for this model" / "Sent as a short note").
 import { h } from "./panel_dom.mjs";
+import { coalesced } from "./panel_coalesce.mjs";
 import { hasQuery, q } from "./panel_store.mjs";
 
 /** The divider's words. */
@@ -19,8 +20,7 @@ export class SentView {
   constructor(chat) {
     this.chat = chat;
     this.sent = null; // the open thread's thread.sent result
-    this.running = null; // the refresh running, if any
-    this.again = false; // refresh once more when it ends
+    this.refreshing = coalesced(() => this.read());
     this.dividerEl = null;
   }
 
@@ -30,21 +30,7 @@ export class SentView {
    * while one runs make one more run after it; the result is drawn only when it changed.
    */
   refresh() {
-    if (this.running) {
-      this.again = true;
-      return this.running;
-    }
-    this.running = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.read();
-        } while (this.again);
-      } finally {
-        this.running = null;
-      }
-    })();
-    return this.running;
+    return this.refreshing();
   }
 
   async read() {

@@ -4,6 +4,7 @@
 // `summary.store` (or `summary.fail`). It runs in the background: a turn never waits for
 // it. A failed summary is tried again only when the user asks ("Summarize again").
 import { cmd, q, hasQuery } from "./panel_store.mjs";
+import { coalesced, coalescedBy } from "./panel_coalesce.mjs";
 import { completeChat } from "./panel_provider.mjs";
 
 /** How long a summary's provider call may take. */
@@ -13,10 +14,10 @@ export class Summaries {
   /** `chat`: the conversation view (its provider; `changed()` redraws the open thread). */
   constructor(chat) {
     this.chat = chat;
-    this.running = new Map(); // threadId -> {again: bool}: one pass at a time per thread
+    this.running = new Map(); // threadId -> {again, done}: one pass at a time per thread
+    this.passing = coalescedBy((threadId) => this.pass(threadId).finally(() => (this.passes += 1)), this.running);
     this.byOriginal = new Map(); // of the open thread: originalId -> [summary.list rows]
-    this.reading = null; // the refresh running, if any
-    this.readAgain = false;
+    this.reading = coalesced(() => this.read());
     this.readKey = null; // what was last drawn
     // Finished passes, and those that asked for candidates (the connection had summaries
     // on): a test waits for these to know a pass it caused has run.
@@ -34,26 +35,7 @@ export class Summaries {
    * and never awaited by a turn). A call while a pass runs makes one more pass after it.
    */
   schedule(threadId) {
-    const running = this.running.get(threadId);
-    if (running) {
-      running.again = true;
-      return running.done;
-    }
-    const state = { again: false };
-    state.done = (async () => {
-      try {
-        do {
-          state.again = false;
-          await this.pass(threadId).finally(() => (this.passes += 1));
-        } while (state.again);
-      } catch (error) {
-        console.warn("summaries failed", error);
-      } finally {
-        this.running.delete(threadId);
-      }
-    })();
-    this.running.set(threadId, state);
-    return state.done;
+    return this.passing(threadId).catch((error) => console.warn("summaries failed", error));
   }
 
   /** One pass: each candidate claimed, summarized and stored, one after the other. */
@@ -124,21 +106,7 @@ export class Summaries {
    * makes. Calls made while one runs make one more run after it.
    */
   refresh() {
-    if (this.reading) {
-      this.readAgain = true;
-      return this.reading;
-    }
-    this.reading = (async () => {
-      try {
-        do {
-          this.readAgain = false;
-          await this.read();
-        } while (this.readAgain);
-      } finally {
-        this.reading = null;
-      }
-    })();
-    return this.reading;
+    return this.reading();
   }
 
   async read() {

@@ -6,7 +6,8 @@
 // runtime.mjs and presence.mjs are links to web/: build.py puts extension/ and web/ side
 // by side at the root of dist/extension, so these paths hold in both trees.
 import { STAGES, bootRuntime } from "./runtime.mjs";
-import { h, replace, reconcile, ago } from "./panel_dom.mjs";
+import { h, replace, reconcile } from "./panel_dom.mjs";
+import { threadItem } from "./panel_rows.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
 import { cmd, q, live, hasQuery, countShown } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
@@ -15,6 +16,10 @@ import { reopenThreadId, setReopen } from "./presence.mjs";
 import { renderSettings, stopSettings } from "./panel_settings.mjs";
 import { markdownReady } from "./panel_markdown.mjs";
 import { setupSearch } from "./panel_search.mjs";
+import { HELD_BACK } from "./sidepanel_paint.mjs";
+
+/** When this page's modules were loaded and evaluated (ms since navigation). */
+const MODULES_AT = Math.round(performance.now() * 10) / 10;
 
 const LABELS = {
   runtime: "Loading Python runtime",
@@ -135,6 +140,7 @@ search.addEventListener("input", () => {
   app.filter.search = search.value;
   renderThreads();
 });
+app.filter.search = search.value; // typed over the first paint, before this module ran
 for (const [select, key] of [
   [fArchived, "archived"],
   [fFolder, "folder"],
@@ -247,7 +253,7 @@ function renderThreads() {
     const key = JSON.stringify([t, current === t.id]);
     let row = rows.get(t.id);
     if (!row || row.key !== key) {
-      row = { key, el: threadItem(t) };
+      row = { key, el: threadItem(t, current === t.id, rowActions) };
       rows.set(t.id, row);
     }
     return row.el;
@@ -278,65 +284,14 @@ function emptyMessage(needle) {
 }
 app.renderThreads = renderThreads;
 
-function threadItem(t) {
-  // What the current branch shows (`shown`, counted in Python); absent: not known.
-  const turns = t.shown?.turns;
-  const parts = [
-    h("span", { class: "thread-time", text: ago(t.updatedAt) }),
-    t.folderId ? h("span", { class: "folder" }, icon("folder", { size: 11 }), ` ${t.folderId}`) : null,
-    // No leaf but turns written: retention removed the messages and kept a summary.
-    t.leafId === null && t.stats?.turns
-      ? h("span", { class: "thread-turns", text: "summarized" })
-      : turns
-        ? h("span", { class: "thread-turns", text: `${turns} turn${turns === 1 ? "" : "s"}` })
-        : null,
-    t.tags?.length ? h("span", { class: "tags" }, (t.tags ?? []).map((tag) => h("span", { class: "tag", text: tag }))) : null,
-    t.archived ? h("span", { text: "archived" }) : null,
-  ].filter(Boolean);
-  const sub = h(
-    "span",
-    { class: "thread-sub" },
-    t.pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("star", { filled: true, size: 11 })) : null,
-    parts.flatMap((part, i) => (i ? [" · ", part] : [part])),
-  );
-  const act = (name, title, fn, filled = false) =>
-    h("button", {
-      class: "icon",
-      type: "button",
-      title,
-      attrs: { "aria-label": title },
-      dataset: { action: title.toLowerCase().split(" ")[0] },
-      on: {
-        click: (event) => {
-          event.stopPropagation();
-          fn();
-        },
-      },
-    }, icon(name, { filled, size: 15 }));
-  return h(
-    "li",
-    {
-      class: `thread-item${app.chat?.threadId === t.id ? " current" : ""}`,
-      dataset: { threadId: t.id },
-    },
-    h(
-      "button",
-      { class: "thread-open", type: "button", on: { click: () => openThread(t.id) } },
-      h("span", { class: "thread-title", text: t.title || "Untitled" }),
-      sub,
-    ),
-    h(
-      "span",
-      { class: "thread-actions" },
-      act("star", t.pinned ? "Unpin" : "Pin", () => patchThread(t, { pinned: !t.pinned }), t.pinned),
-      act("edit", "Rename", () => editThread(t)),
-      act(t.archived ? "unarchive" : "archive", t.archived ? "Unarchive" : "Archive", () =>
-        patchThread(t, { archived: !t.archived }),
-      ),
-      act("trash", "Delete", () => deleteThread(t)),
-    ),
-  );
-}
+/** What a row's buttons do (panel_rows.mjs). */
+const rowActions = {
+  open: (t) => openThread(t.id),
+  patch: (t, patch) => patchThread(t, patch),
+  edit: (t) => editThread(t),
+  remove: (t) => deleteThread(t),
+};
+
 
 /**
  * thread.update with a patch, naming the values the user saw (`expect`): if another
@@ -454,7 +409,23 @@ async function reopenLast() {
   await openThread(threadId);
 }
 
+/** The app shown, the boot screen hidden (or the other way round). */
+function showApp(shown) {
+  document.getElementById("boot").hidden = shown;
+  document.getElementById("app").hidden = !shown;
+}
+
+/** The live list is shown: what the first paint (sidepanel_paint.mjs) held back is live now. */
+function goneLive() {
+  if (document.body.dataset.live !== "0") return;
+  delete document.body.dataset.live;
+  for (const id of HELD_BACK) document.getElementById(id).inert = false;
+  document.getElementById("starting").hidden = true;
+}
+
 const panelot = bootRuntime({ onProgress: show });
+panelot.marks.modules = MODULES_AT;
+
 try {
   // The Markdown libraries load alongside the runtime (far quicker): in before any reply shows.
   await Promise.all([panelot.ready, markdownReady()]);
@@ -474,15 +445,18 @@ try {
     none: document.getElementById("search-none"),
   });
   await app.chat.loadProvider();
-  document.getElementById("boot").hidden = true;
-  document.getElementById("app").hidden = false;
+  showApp(true);
   showView("threads");
   watchSchema();
   await refreshThreads();
+  goneLive();
+  if (window.__firstPaintAt !== undefined) panelot.marks.first_paint = window.__firstPaintAt;
+  requestAnimationFrame(() => panelot.mark("live"));
   await reopenLast();
   document.body.dataset.ready = "1";
   countShown(); // not awaited: counts missing from older records, after the list shows
 } catch (error) {
+  showApp(false); // the failure and its Retry are on the boot screen
   document.getElementById("error").textContent = String(error?.message ?? error);
   document.getElementById("failure").hidden = false;
 }

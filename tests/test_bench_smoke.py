@@ -147,6 +147,7 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
         "overhead_pct": 20.0,
         "panel_timings": {"runtime_ms": 9.0, "package_ms": 1.0, "database_ms": 1.0},
         "package_database_pct_of_runtime": 22.2,
+        "breakdown": {"modules": 80.0, "first_paint": 120.0, "pyodide": 400.0, "live": 700.0},
     }
     doc = {
         "machine": {
@@ -161,6 +162,7 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
             "append": entry,
             "list": entry,
             "startup_warm": startup,
+            "startup_first_paint": {**entry, "raw_ms": None, "ratio_raw": None, "threads": 300},
             "live_notify": {
                 **entry,
                 "raw_ms": None,
@@ -237,6 +239,8 @@ def test_report_renders_table_and_chart(tmp_path: Path) -> None:
     assert "| backup |" in table and "Python wasm heap +3.0 MiB in the first" in table
     assert "from 30.0 MiB" in table and "Dexie JS heap +5.0 MiB (+1.0 MiB after GC)" in table
     assert "10,000-node thread 130 ms" in table and "ratio 1.25× (target" in table
+    assert "- warm: modules 80 · first_paint 120 · pyodide 400 · live 700" in table
+    assert "First paint of the stored list (300 conversations stored, warm): 12 ms" in table
     png = tmp_path / "chart.png"
     chart(doc, png)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_snapshot import unpack
 
 from browser_harness import (
     DIST_EXTENSION,
@@ -19,6 +18,7 @@ from browser_harness import (
     extension_id_from_key,
     require_dist,
 )
+from snapshot_packing import unpack
 
 CSP = "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';"
 URL = re.compile(r"https?://")

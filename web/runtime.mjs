@@ -37,12 +37,16 @@ const JS_MODULES = {
  * @param {boolean} [options.snapshot] Try the memory snapshot first (default true).
  * @param {(stage: string, work: () => Promise<any>) => Promise<any>} [options.stage]
  *   Runs each stage ("runtime", "package"); the default just runs it.
+ * @param {(name: string) => void} [options.mark] Called as each step of a snapshot
+ *   restore ends ("snapshot_fetched", "pyodide", "after_restore"), for the start-up
+ *   breakdown.
  */
 export async function loadRuntime({
   base,
   createPyodideModule,
   snapshot = true,
   stage = (_name, work) => work(),
+  mark = () => {},
 }) {
   hideStackSwitching(); // before Pyodide looks for it: see stack_switching.mjs
   const pyodideOptions = {
@@ -52,7 +56,7 @@ export async function loadRuntime({
   let outcome = "off";
   const py = await stage("runtime", async () => {
     if (snapshot) {
-      const restored = await restoreSnapshot({ base, pyodideOptions, jsModules: JS_MODULES });
+      const restored = await restoreSnapshot({ base, pyodideOptions, jsModules: JS_MODULES, mark });
       outcome = restored.outcome;
       if (restored.py) return restored.py;
       console.warn(`panelot: starting without the memory snapshot (${outcome})`);
@@ -143,7 +147,10 @@ function notJSON(value, whole) {
  * @param {(stage: string) => void} [options.onProgress] Called as each stage starts.
  * @param {boolean} [options.snapshot] Try the build's memory snapshot first (default true).
  * @returns {{ready: Promise<void>, py: object|null, query: Function, state: string,
- *   timings: object, snapshot: string|null}} `snapshot` is loadRuntime's outcome once known.
+ *   timings: object, marks: object, snapshot: string|null}} `snapshot` is loadRuntime's
+ *   outcome once known; `marks` the start-up breakdown: each step's end in ms since the
+ *   navigation started (`performance.now()`), filled in as the steps end (the page adds
+ *   its own: see docs/performance.md).
  */
 export function bootRuntime({
   base = new URL(".", import.meta.url).href,
@@ -157,6 +164,7 @@ export function bootRuntime({
     py: null,
     state: "starting",
     timings: {},
+    marks: {},
     snapshot: null,
     error: null,
     /**
@@ -240,6 +248,12 @@ export function bootRuntime({
     onProgress(stage);
   };
 
+  /** Note that the step `name` of the start-up ends now (ms since navigation). */
+  const mark = (name) => {
+    panelot.marks[name] = Math.round(performance.now() * 10) / 10;
+  };
+  panelot.mark = mark;
+
   const timed = async (key, work) => {
     const started = performance.now();
     const value = await work();
@@ -253,9 +267,10 @@ export function bootRuntime({
       enter(name);
       const value = await timed(`${name}_ms`, work);
       if (name === "runtime") panelot.py = value;
+      mark(name);
       return value;
     };
-    const loaded = await loadRuntime({ base, stage, snapshot });
+    const loaded = await loadRuntime({ base, stage, snapshot, mark });
     rt = loaded.rt;
     panelot.snapshot = loaded.snapshot;
 

@@ -81,8 +81,11 @@ export function staleness(snapshot, wheels) {
  * @param {string} options.base URL of the directory holding pyodide/, wheels/, snapshot/.
  * @param {object} options.pyodideOptions Passed on to loadPyodide.
  * @param {Record<string, object>} options.jsModules The JS modules Python imports, by name.
+ * @param {(name: string) => void} [options.mark] Called as each step ends: the snapshot
+ *   fetched and unpacked ("snapshot_fetched"), Pyodide instantiated on it ("pyodide"),
+ *   Python's first steps after it ("after_restore").
  */
-export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
+export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = () => {} }) {
   try {
     const snapshot = await fetchJSON(`${base}${SNAPSHOT_MANIFEST}`);
     if (snapshot === null) return { py: null, outcome: "absent" };
@@ -90,7 +93,11 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
     if (stale) return { py: null, outcome: `stale: ${stale}` };
     const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
       if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
-      return r.arrayBuffer().then(unpack);
+      return r.arrayBuffer().then((buffer) => {
+        const heap = unpack(buffer);
+        mark("snapshot_fetched");
+        return heap;
+      });
     });
     const py = await loadPyodide({
       ...pyodideOptions,
@@ -101,8 +108,10 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules }) {
         return module;
       },
     });
+    mark("pyodide");
     for (const [name, module] of Object.entries(jsModules)) py.registerJsModule(name, module);
     py.runPython(AFTER_RESTORE);
+    mark("after_restore");
     return { py, outcome: "restored" };
   } catch (error) {
     return { py: null, outcome: `failed: ${error?.message ?? error}` };

@@ -101,6 +101,14 @@ def thread_record(store: PageStore, thread_id: str) -> dict[str, Any]:
     return next(r for r in store.raw("threads") if r["id"] == thread_id)
 
 
+def thread_with_log(page: Page, store: PageStore) -> tuple[str, str]:
+    """A new thread whose first message carries the large log, its chip shown: both ids."""
+    thread_id = new_thread(page)
+    attachment_id = seed_log(store, thread_id)
+    page.wait_for_selector(f".file-chip[data-attachment-id='{attachment_id}']")
+    return thread_id, attachment_id
+
+
 def wait_banner(page: Page) -> str:
     """Wait until the open thread's banner shows; its text."""
     page.wait_for_selector("#chat-error:not([hidden])")
@@ -111,9 +119,7 @@ def test_a_refused_turn_is_cut_retried_once_and_the_next_turn_starts_from_the_cu
     overflow_panel: Page, store: PageStore, stub: StubProvider
 ) -> None:
     page = overflow_panel
-    thread_id = new_thread(page)
-    attachment_id = seed_log(store, thread_id)
-    page.wait_for_selector(f".file-chip[data-attachment-id='{attachment_id}']")
+    thread_id, attachment_id = thread_with_log(page, store)
     before = thread_rows(store, "attachments", thread_id)
     assert [r["id"] for r in before] == [attachment_id]
 
@@ -161,9 +167,7 @@ def test_a_retry_refused_too_changes_nothing_and_gives_the_text_back(
     overflow_panel: Page, store: PageStore, stub: StubProvider
 ) -> None:
     page = overflow_panel
-    thread_id = new_thread(page)
-    attachment_id = seed_log(store, thread_id)
-    page.wait_for_selector(f".file-chip[data-attachment-id='{attachment_id}']")
+    thread_id, attachment_id = thread_with_log(page, store)
     attachments = thread_rows(store, "attachments", thread_id)
     nodes = store.raw_nodes(thread_id)
 

@@ -18,6 +18,7 @@ from playwright.sync_api import Page
 
 from browser_harness import TargetRuntime, open_real_side_panel, query
 from e2e_support import confirm, shot, tiny_png
+from held_routes import HeldRoutes
 from panelot.testing import (
     API_KEY,
     ExtensionContext,
@@ -54,8 +55,12 @@ def test_boot_shows_each_stage_then_the_app(panelot_module_context: ExtensionCon
     context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = context.new_page()
     page.set_viewport_size({"width": 400, "height": 720})
+    # The snapshot's download waits until the boot screen has been looked at, so the
+    # look happens while it provably shows (a warm boot can be over in a few frames).
+    held = HeldRoutes(page, "**/snapshot/panelot.snap")
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_selector("#stages li.active")
+    page.wait_for_selector("body[data-first-paint='none']")  # nothing stored: no list yet
     assert page.is_visible("#boot")
     assert inner_texts(page, "#stages li") == [
         "Loading Python runtime",
@@ -64,6 +69,7 @@ def test_boot_shows_each_stage_then_the_app(panelot_module_context: ExtensionCon
         "Ready",
     ]
     shot(page, "panel-boot")
+    held.release()
     page.wait_for_function("() => document.body.dataset.ready === '1'", timeout=120_000)
     assert page.evaluate("() => window.__bootStages") == ["runtime", "package", "database", "ready"]
     assert page.locator("#stages li.done").count() == 4

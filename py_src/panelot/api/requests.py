@@ -34,9 +34,10 @@ from panelot.request.build import build_request
 from panelot.request.context import request_context_of
 from panelot.request.file_text import FILE_TEXT_CHARS, is_text_like
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
+from panelot.request.model_name import check_model
 from panelot.request.rescued import cut_request, recorded_cut
 from panelot.request.slimming import DEFAULT_IMAGE_BUDGET, SlimOptions
-from panelot.request.summaries import check_model, done_summaries
+from panelot.request.summaries import done_summaries
 
 __all__ = ["QUERIES"]
 

@@ -30,6 +30,7 @@ from panelot.codec import Id, Natural, Raw
 from panelot.idb import Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.request.history import DEFAULT_CONTEXT_BUDGET, check_budget
+from panelot.request.model_name import check_model
 from panelot.request.overflow import is_overflow
 from panelot.request.rescued import cut_of, min_budget, recorded_cut
 from panelot.request.sent import sent_of
@@ -39,15 +40,6 @@ __all__ = ["COMMANDS", "QUERIES", "MAX_CUT_KEYS"]
 
 MAX_CUT_KEYS = 2_000
 """Most item keys one recorded cut holds (the newest are kept)."""
-MAX_MODEL_CHARS = 200
-"""Longest model name."""
-
-
-def _check_model(model: object, where: str) -> None:
-    if not isinstance(model, str) or not model or len(model) > MAX_MODEL_CHARS:
-        raise ValidationError(
-            f"{where}: must be a model name of 1 to {MAX_MODEL_CHARS} characters", field=where
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +59,7 @@ class ThreadRescued:
     record: CutRecord
 
     def __post_init__(self) -> None:
-        _check_model(self.model, "payload.model")
+        check_model(self.model, "payload.model")
         if len(self.record.item_keys) > MAX_CUT_KEYS:
             raise ValidationError(
                 f"payload.record.itemKeys: at most {MAX_CUT_KEYS} keys",
@@ -124,7 +116,7 @@ class SentArgs:
     def __post_init__(self) -> None:
         check_budget(self.context_budget)
         if self.model is not None:
-            _check_model(self.model, "model")
+            check_model(self.model)
 
 
 async def _sent(env: Env, a: SentArgs) -> dict[str, Any]:

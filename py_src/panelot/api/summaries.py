@@ -35,9 +35,9 @@ from panelot.attachments.records import get_blob
 from panelot.bus import Call, Env, Handler, Query
 from panelot.idb import Transaction
 from panelot.idb.errors import ValidationError
+from panelot.request.model_name import check_model
 from panelot.request.summaries import (
     candidates,
-    check_model,
     check_text,
     claim,
     fail_summary,

@@ -50,7 +50,6 @@ __all__ = [
     "PROMPT_CHARS",
     "SUMMARY_CHARS",
     "candidates",
-    "check_model",
     "check_text",
     "claim",
     "done_summaries",
@@ -93,13 +92,6 @@ Meta = dict[str, Any]
 def summary_ref(original_id: str, model: str) -> str:
     """The ``sourceRef`` of the summary of ``original_id`` by ``model``."""
     return f"summary:{original_id}:{model}"
-
-
-def check_model(model: Any) -> str:
-    """A model name: a string of 1 to 200 characters; else a ValidationError naming ``model``."""
-    if not isinstance(model, str) or not 0 < len(model.strip()) <= 200:
-        raise ValidationError("model: must be a string of 1 to 200 characters", field="model")
-    return check_well_formed(model, "model")
 
 
 def check_text(text: Any) -> str:

@@ -282,6 +282,17 @@ async def case_bad_rescue_input_names_the_field(ctx: Ctx) -> None:
         store.command("thread.rescued", {"threadId": tid, "model": "", "record": {"itemKeys": []}}),
     )
     assert "model" in str(err.field)  # type: ignore[attr-defined]
+    # One rule for a model's name wherever it is given: a blank name, a lone surrogate or
+    # 201 characters are refused by the rescue's commands and queries as by the summaries'.
+    for model in ("   ", "m\ud800", "m" * 201):
+        cut = {"threadId": tid, "model": model, "record": {"itemKeys": []}}
+        err = await raises(ValidationError, store.command("thread.rescued", cut))
+        assert err.field == "payload.model", (model, err)  # type: ignore[attr-defined]
+        for name in ("thread.request", "thread.sent", "summary.candidates"):
+            err = await raises(
+                ValidationError, store.query(name, {"threadId": tid, "model": model})
+            )
+            assert err.field == "model", (name, model, err)  # type: ignore[attr-defined]
     assert "requestCut" not in await store.db.table("threads").get(tid)
 
 

@@ -1,0 +1,33 @@
+"""Requests held back until a test lets them go on (a download the boot waits for).
+
+A request matching the pattern waits while the gate is closed; :meth:`HeldRoutes.release`
+lets every held one go on, and any that comes later goes on at once. A test uses it to
+look at a page while a step of its start-up provably has not happened yet.
+"""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, Route
+
+__all__ = ["HeldRoutes"]
+
+
+class HeldRoutes:
+    """Hold ``pattern``'s requests on ``page`` until :meth:`release`."""
+
+    def __init__(self, page: Page, pattern: str) -> None:
+        self.held: list[Route] = []
+        self.released = False
+        page.route(pattern, self._handle)
+
+    def _handle(self, route: Route) -> None:
+        if self.released:
+            route.continue_()
+        else:
+            self.held.append(route)
+
+    def release(self) -> None:
+        """Let every held request go on, and those still to come."""
+        self.released = True
+        while self.held:
+            self.held.pop(0).continue_()
