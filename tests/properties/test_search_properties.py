@@ -8,7 +8,9 @@
   neighbouring words as a phrase);
 * a snippet's highlights lie inside it, in order, without overlap;
 * the query's fast paths agree with the slow ones: ``held_terms`` is ``index_terms``
-  kept to the query's terms, and a snippet's matches are the matching ``tokens``.
+  kept to the query's terms, and a snippet's matches are the matching ``tokens``;
+  an ASCII phrase's pattern matches a text exactly when it holds the phrase, and the
+  terms memo gives ``index_terms`` of the text asked about, within its bound.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from hypothesis import strategies as st
 from hypothesis_support import examples
 from panelot.idb.errors import ValidationError
 from panelot.search.inverted import InvertedIndex
-from panelot.search.rank import snippet
+from panelot.search.memo import TermsMemo
+from panelot.search.rank import has_phrase, snippet
 from panelot.search.snippet import _ascii_matches, _matches, _word_matches
 from panelot.search.text import (
     MAX_QUERY_CHARS,
     Token,
+    ascii_phrase,
     fold,
     held_terms,
     index_terms,
@@ -213,3 +217,41 @@ def test_snippet_matches_are_the_matching_tokens(text: str, typed: str) -> None:
     fast = _ascii_matches(text, query) if text.isascii() else _word_matches(text, query)
     if fast is not None:
         assert [(t.term, t.start, t.end) for t in fast] == slow
+
+
+ASCII_WORDS = ["the", "oven", "re", "x9", "sum", "sumac"]
+ascii_texts = st.lists(
+    st.sampled_from([*ASCII_WORDS, "The", "OVEN", "a_b"])
+    | st.sampled_from([" ", ", ", ".\n", "-", "_", "'", "9", ""]),
+    max_size=30,
+).map("".join) | st.text(st.characters(max_codepoint=0x7F), max_size=40)
+ascii_phrases = st.lists(st.sampled_from(ASCII_WORDS), min_size=2, max_size=3) | st.lists(
+    st.sampled_from([*ASCII_WORDS, "é", "配方", "_", "Oven"]), min_size=1, max_size=3
+)
+
+
+@settings(max_examples=examples(500))
+@given(ascii_texts, ascii_phrases)
+def test_an_ascii_phrase_pattern_matches_exactly_when_the_text_holds_the_phrase(
+    text: str, phrase: list[str]
+) -> None:
+    terms, _ = index_terms(text)
+    pattern = ascii_phrase(phrase)
+    held = all(t in terms for t in phrase) and has_phrase([terms[t] for t in phrase])
+    matched = pattern is not None and pattern.search(text.lower()) is not None
+    assert matched == held, (phrase, pattern)
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), fast_texts), max_size=30),
+    st.integers(min_value=0, max_value=80),
+)
+def test_the_terms_memo_gives_index_terms_of_the_text_asked_about(
+    calls: list[tuple[str, str]], max_chars: int
+) -> None:
+    memo = TermsMemo(max_chars=max_chars)
+    for doc_id, text in calls:
+        assert memo.terms(doc_id, text) == index_terms(text)
+        assert memo.chars <= max_chars
+        assert memo.terms(doc_id, text) == index_terms(text)  # again: from the entry

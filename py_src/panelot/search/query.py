@@ -15,14 +15,17 @@ document frequencies, and the top ones get ``snippet.snippet``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb import Database, Transaction
+from panelot.search.branch import BranchMemo, branch_memo
 from panelot.search.extract import node_text, thread_gone, thread_text
+from panelot.search.memo import TermsMemo
 from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
 from panelot.search.snippet import snippet
-from panelot.search.text import ParsedQuery, held_terms, parse_query
+from panelot.search.text import ParsedQuery, ascii_phrase, parse_query
 
 __all__ = ["MAX_CHECKED", "Filters", "Found", "search"]
 
@@ -30,6 +33,9 @@ MAX_CHECKED = 1000
 """The most candidates checked against ``panelot_v1`` per query."""
 
 _BM25 = Bm25()
+
+_MEMO = TermsMemo()
+"""The terms of the texts checked last (this context's queries share it)."""
 
 MAX_PATH = 100_000
 """The most nodes walked from a leaf to tell whether a hit is on the visible branch."""
@@ -168,6 +174,7 @@ async def search(
         return {"hits": [], "total": 0}, True
     found = await _candidates(index, query)
     checked = found.ranked
+    asked = _Asked(query, filters, found)
 
     async def verify(tx: Transaction) -> dict[str, Any]:
         hits: list[_Hit] = []
@@ -177,17 +184,41 @@ async def search(
         while len(hits) < limit and at < len(checked):
             window = checked[at : at + step]
             at += step
-            found_hits = await _verify(tx, window, threads, query, filters, found)
+            found_hits = await _verify(tx, window, threads, asked)
             hits.extend(found_hits)
             rejected += len(window) - len(found_hits)
         hits.sort(key=lambda h: (-h.score, -(h.hit["ts"] or 0)))
         top = hits[:limit]
         for h in top:
             h.hit.update(snippet(h.text, query))
-        await _mark_visible(tx, [h.hit for h in top], threads)
+        await _mark_visible(tx, [h.hit for h in top], threads, branch_memo(db))
         return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
     return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
+
+
+@dataclass(slots=True)
+class _Asked:
+    """What checking a candidate needs: the query, the filters, the index's answer.
+
+    ``phrases``: per phrase of the query, the pattern an ASCII text holding it matches
+    (:func:`~panelot.search.text.ascii_phrase`; ``None``: no ASCII text holds it).
+    """
+
+    query: ParsedQuery
+    filters: Filters
+    found: Found
+    phrases: list[re.Pattern[str] | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.phrases = [ascii_phrase(phrase) for phrase in self.query.phrases]
+
+    def may_hold(self, text: str) -> bool:
+        """``False`` when ``text`` is ASCII and lacks a phrase: one regex search each."""
+        if not self.phrases or not text.isascii():
+            return True
+        lowered = text.lower()
+        return all(p is not None and p.search(lowered) is not None for p in self.phrases)
 
 
 @dataclass(slots=True)
@@ -203,9 +234,7 @@ async def _verify(
     tx: Transaction,
     window: list[str],
     threads: dict[str, Any],
-    query: ParsedQuery,
-    filters: Filters,
-    found: Found,
+    asked: _Asked,
 ) -> list[_Hit]:
     """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
     node_ids = [d for d in window if not d.startswith("thread:")]
@@ -220,7 +249,7 @@ async def _verify(
     threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
     hits = []
     for doc_id in window:
-        hit = _check(doc_id, nodes, threads, query, filters, found)
+        hit = _check(doc_id, nodes, threads, asked)
         if hit is not None:
             hits.append(hit)
     return hits
@@ -230,11 +259,13 @@ def _check(
     doc_id: str,
     nodes: dict[str, Any],
     threads: dict[str, Any],
-    query: ParsedQuery,
-    filters: Filters,
-    found: Found,
+    asked: _Asked,
 ) -> _Hit | None:
-    """The hit ``doc_id`` gives, as ``panelot_v1`` holds it now (``None``: none)."""
+    """The hit ``doc_id`` gives, as ``panelot_v1`` holds it now (``None``: none).
+
+    An ASCII text lacking a phrase is rejected before it is split; the terms of the
+    others come from :data:`_MEMO` (``index_terms`` of the text as it is now).
+    """
     if doc_id.startswith("thread:"):
         node = None
         thread = threads.get(doc_id.removeprefix("thread:"))
@@ -251,10 +282,13 @@ def _check(
         text = node_text(node)
         ts = node.get("ts") if isinstance(node, dict) else None
     assert isinstance(thread, dict)
+    filters = asked.filters
     if text is None or not filters.admits(thread) or not filters.in_range(ts):
         return None
-    terms, length = held_terms(text, query.all_terms(), query.prefix)
-    score = _score(terms, length, query, found)
+    if not asked.may_hold(text):
+        return None
+    terms, length = _MEMO.terms(doc_id, text)
+    score = _score(terms, length, asked.query, asked.found)
     if score is None:
         return None
     title = thread.get("title")
@@ -271,12 +305,13 @@ def _check(
 
 
 async def _mark_visible(
-    tx: Transaction, hits: list[dict[str, Any]], threads: dict[str, Any]
+    tx: Transaction, hits: list[dict[str, Any]], threads: dict[str, Any], memo: BranchMemo
 ) -> None:
     """Set ``onVisibleBranch``: whether each node hit is on its thread's path to the leaf.
 
-    The hit threads' nodes are read in one request (``threadId`` index) and each path is
-    walked up from the leaf in memory: one request, not one per step.
+    The hit threads' ``parentId`` s come from ``memo`` (their node keys read, the records
+    only of threads it does not hold true) and each path is walked up from the leaf in
+    memory: no request per step.
     """
     wanted: dict[str, set[str]] = {}
     for hit in hits:
@@ -284,11 +319,7 @@ async def _mark_visible(
             wanted.setdefault(hit["threadId"], set()).add(hit["nodeId"])
     if not wanted:
         return
-    parents: dict[str, Any] = {}
-    rows = await tx.table("nodes").where("threadId").any_of(*sorted(wanted)).to_list()
-    for node in rows:
-        if isinstance(node, dict) and isinstance(node.get("id"), str):
-            parents[node["id"]] = node.get("parentId")
+    parents = await memo.parents(tx, sorted(wanted))
     for tid, ids in wanted.items():
         on_path: set[str] = set()
         at = threads[tid].get("leafId")

@@ -34,6 +34,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "ParsedQuery",
     "Token",
+    "ascii_phrase",
     "fold",
     "fold_words",
     "held_terms",
@@ -285,6 +286,20 @@ def held_terms(
         for pos in compress(range(len(words)), map(keep.__contains__, words)):
             out.setdefault(words[pos], []).append(pos)
     return out, len(words)
+
+
+def ascii_phrase(phrase: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern found in an ASCII text, lower-cased, exactly when it holds ``phrase``.
+
+    An ASCII text's terms are its lower-cased ``[a-z0-9]+`` runs, one position each, so
+    terms at consecutive positions are runs with only other characters between them: a
+    query can reject a candidate with one regex search, before splitting its text.
+    ``None`` when a term of ``phrase`` is not such a run (no ASCII text holds it).
+    """
+    if not phrase or not all(_ASCII_WORD.fullmatch(term) for term in phrase):
+        return None
+    body = "[^a-z0-9]+".join(map(re.escape, phrase))
+    return re.compile(f"(?<![a-z0-9]){body}(?![a-z0-9])")
 
 
 def _word_runs(text: str) -> re.Pattern[str]:
