@@ -24,7 +24,7 @@ from panelot.idb.errors import ValidationError
 from panelot.search.inverted import InvertedIndex
 from panelot.search.memo import TermsMemo
 from panelot.search.rank import has_phrase, snippet
-from panelot.search.snippet import _ascii_matches, _matches, _word_matches
+from panelot.search.snippet import _ascii_matches, _best_window, _matches, _word_matches
 from panelot.search.text import (
     MAX_QUERY_CHARS,
     Token,
@@ -255,3 +255,36 @@ def test_the_terms_memo_gives_index_terms_of_the_text_asked_about(
         assert memo.terms(doc_id, text) == index_terms(text)
         assert memo.chars <= max_chars
         assert memo.terms(doc_id, text) == index_terms(text)  # again: from the entry
+
+
+def best_window_by_every_window(matches: list[Token], width: int) -> tuple[int, int]:
+    """The best window, each one built and counted on its own (what _best_window must give)."""
+    best, best_key = (0, 0), (-1, -1)
+    for first, tok in enumerate(matches):
+        last = first
+        while last + 1 < len(matches) and matches[last + 1].end - tok.start <= width:
+            last += 1
+        window = matches[first : last + 1]
+        key = (len({m.term for m in window}), len(window))
+        if key > best_key:
+            best, best_key = (first, last), key
+    return best
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 12), st.integers(1, 9)),
+        max_size=30,
+    ),
+    st.integers(min_value=1, max_value=40),
+)
+def test_the_sliding_best_window_is_the_best_of_every_window(
+    steps: list[tuple[str, int, int]], width: int
+) -> None:
+    matches: list[Token] = []
+    at = 0
+    for term, gap, length in steps:  # in text order, as the snippet's matches come
+        at += gap
+        matches.append(Token(term, at, at + length, 0))
+    assert _best_window(matches, width) == best_window_by_every_window(matches, width)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
@@ -36,9 +36,9 @@ __all__ = [
     "Token",
     "ascii_phrase",
     "fold",
-    "fold_words",
     "held_terms",
     "index_terms",
+    "kept_words",
     "parse_query",
     "tokens",
 ]
@@ -311,16 +311,35 @@ def _word_runs(text: str) -> re.Pattern[str]:
     return _WORDS if _MARK.search("".join(_ODD.findall(text))) else _PLAIN_WORDS
 
 
-def fold_words(text: str) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]] | None:
-    """The words of a text without CJK characters: their spans and folded pieces.
+def kept_words(text: str, keep: Callable[[str], bool]) -> list[tuple[str, int, int]] | None:
+    """The terms ``keep`` accepts of a text without CJK characters, each with its word's span.
 
-    The pieces of each word are the terms :func:`tokens` gives it, all at its span;
-    ``None`` for a text with a CJK character (split it with :func:`tokens`).
+    ``(term, start, end)`` in text order, a word's pieces in their order: the terms
+    :func:`tokens` gives that ``keep`` accepts, with their offsets; ``None`` for a text
+    with a CJK character (split it with :func:`tokens`). The distinct words are folded
+    (through the cache) and only the words holding a kept term are found again, by one
+    regex of them as whole word runs: no match object for the other words.
     """
     if _CJK_ANY.search(text) is not None:
         return None
-    found = list(_word_runs(text).finditer(text))
-    return list(map(re.Match.span, found)), list(map(_fold_word, map(re.Match.group, found)))
+    runs = _word_runs(text)
+    if runs is not _PLAIN_WORDS:  # a mark outside a word run: the words are _WORDS' runs
+        return [
+            (term, match.start(), match.end())
+            for match in runs.finditer(text)
+            for term in _fold_word(match.group())
+            if keep(term)
+        ]
+    kept: dict[str, list[str]] = {}
+    for word in set(runs.findall(text)):
+        terms = [term for term in _fold_word(word) if keep(term)]
+        if terms:
+            kept[word] = terms
+    if not kept:
+        return []
+    either = "|".join(map(re.escape, sorted(kept)))
+    found = re.finditer(f"(?<![^\\W_])(?:{either})(?![^\\W_])", text)
+    return [(term, match.start(), match.end()) for match in found for term in kept[match.group()]]
 
 
 def _segments(text: str) -> list[tuple[str, bool]]:
