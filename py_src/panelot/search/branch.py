@@ -25,6 +25,7 @@ records every time, as does a closed one. The memo is bounded (threads and nodes
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 from weakref import WeakKeyDictionary, ref
 
@@ -32,13 +33,16 @@ from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
 from panelot.idb.observe.changes import ALL, part_name
 
-__all__ = ["MAX_NODES", "MAX_THREADS", "BranchMemo", "branch_memo"]
+__all__ = ["MAX_KNOWN", "MAX_NODES", "MAX_THREADS", "BranchMemo", "branch_memo"]
 
 MAX_THREADS = 256
 """The most threads held (the least recently used go first)."""
 
 MAX_NODES = 50_000
 """The most nodes held in all."""
+
+MAX_KNOWN = 200_000
+"""The most nodes whose thread is remembered (past it, they are forgotten at once)."""
 
 
 class BranchMemo:
@@ -49,6 +53,7 @@ class BranchMemo:
         self._feed = db.feed
         self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._held = 0
+        self._thread_of: dict[str, str] = {}
         self._nodes = part_name(db.name, "nodes", "")
         self._dels = part_name(db.name, "nodes", ":dels")
         self._feed.subscribe(self._changed)  # until the connection closes its feed
@@ -61,7 +66,7 @@ class BranchMemo:
         return list(self._entries)
 
     def _changed(self, changes: ObsSet) -> None:
-        if not self._entries:
+        if not self._entries and not self._thread_of:
             return
         if ALL in changes:
             self._clear()
@@ -76,6 +81,8 @@ class BranchMemo:
                     self._clear()  # a range, not keys: anything may have changed
                     return
                 keys.add(lo)
+        for key in keys:
+            self._thread_of.pop(key, None)  # type: ignore[call-overload]
         for thread_id, entry in list(self._entries.items()):
             if not keys.isdisjoint(entry):
                 self._drop(thread_id)
@@ -83,6 +90,7 @@ class BranchMemo:
     def _clear(self) -> None:
         self._entries.clear()
         self._held = 0
+        self._thread_of.clear()
 
     def _drop(self, thread_id: str) -> None:
         entry = self._entries.pop(thread_id, None)
@@ -96,6 +104,26 @@ class BranchMemo:
             return True
         self._clear()
         return False
+
+    def threads_of(self, node_ids: list[str]) -> dict[str, str]:
+        """``{nodeId: threadId}`` of the nodes of ``node_ids`` whose thread it knows."""
+        if not self._thread_of or not self._live():
+            return {}
+        known = self._thread_of
+        return {nid: known[nid] for nid in node_ids if nid in known}
+
+    def note(self, nodes: Iterable[Any]) -> None:
+        """Remember the thread of each node record read (in the transaction that read it)."""
+        if not self._live():
+            return
+        known = self._thread_of
+        for node in nodes:
+            if isinstance(node, dict):
+                nid, tid = node.get("id"), node.get("threadId")
+                if isinstance(nid, str) and isinstance(tid, str):
+                    known[nid] = tid
+        if len(known) > MAX_KNOWN:
+            known.clear()
 
     async def parents(self, tx: Transaction, thread_ids: list[str]) -> dict[str, Any]:
         """``{nodeId: parentId}`` of every node of ``thread_ids``, as ``tx`` sees them.

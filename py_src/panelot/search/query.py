@@ -179,19 +179,20 @@ async def search(
     async def verify(tx: Transaction) -> dict[str, Any]:
         hits: list[_Hit] = []
         threads: dict[str, Any] = {}
+        memo = branch_memo(db)
         rejected = at = 0
         step = max(2 * limit, 20)
         while len(hits) < limit and at < len(checked):
             window = checked[at : at + step]
             at += step
-            found_hits = await _verify(tx, window, threads, asked)
+            found_hits = await _verify(tx, window, threads, asked, memo)
             hits.extend(found_hits)
             rejected += len(window) - len(found_hits)
         hits.sort(key=lambda h: (-h.score, -(h.hit["ts"] or 0)))
         top = hits[:limit]
         for h in top:
             h.hit.update(snippet(h.text, query))
-        await _mark_visible(tx, [h.hit for h in top], threads, branch_memo(db))
+        await _mark_visible(tx, [h.hit for h in top], threads, memo)
         return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
     return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
@@ -212,6 +213,10 @@ class _Asked:
 
     def __post_init__(self) -> None:
         self.phrases = [ascii_phrase(phrase) for phrase in self.query.phrases]
+
+    def admits(self, thread: Any) -> bool:
+        """Whether a hit may be in ``thread`` (a record): it exists and passes the filters."""
+        return not thread_gone(thread) and self.filters.admits(thread)
 
     def may_hold(self, text: str) -> bool:
         """``False`` when ``text`` is ASCII and lacks a phrase: one regex search each."""
@@ -235,24 +240,39 @@ async def _verify(
     window: list[str],
     threads: dict[str, Any],
     asked: _Asked,
+    memo: BranchMemo,
 ) -> list[_Hit]:
-    """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
+    """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now.
+
+    A node whose thread ``memo`` knows is read only if that thread (read now) exists
+    and passes the filters: the others could not be hits.
+    """
     node_ids = [d for d in window if not d.startswith("thread:")]
-    nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
+    known = memo.threads_of(node_ids)
+    await _read_threads(tx, set(known.values()), threads)
+    wanted = [d for d in node_ids if d not in known or asked.admits(threads[known[d]])]
+    nodes = dict(zip(wanted, await tx.table("nodes").bulk_get(wanted), strict=True))
+    memo.note(nodes.values())
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}
     tids.update(
         n["threadId"]
         for n in nodes.values()
         if isinstance(n, dict) and isinstance(n.get("threadId"), str)
     )
-    order = sorted(tids - threads.keys())
-    threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
+    await _read_threads(tx, tids, threads)
     hits = []
     for doc_id in window:
         hit = _check(doc_id, nodes, threads, asked)
         if hit is not None:
             hits.append(hit)
     return hits
+
+
+async def _read_threads(tx: Transaction, tids: set[str], threads: dict[str, Any]) -> None:
+    """Add the records of ``tids`` not in ``threads`` yet (one request)."""
+    order = sorted(tids - threads.keys())
+    if order:
+        threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
 
 
 def _check(

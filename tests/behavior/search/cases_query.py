@@ -91,3 +91,31 @@ async def case_a_text_changed_in_place_is_checked_as_it_is_now(ctx: Ctx) -> None
         assert [h["nodeId"] for h in hits] == [nid] and "no rice" in hits[0]["snippet"]
     await settled(store)
     assert (await find(store, '"saffron rice"'))["hits"] == []
+
+
+async def case_a_filtered_search_follows_nodes_and_threads_between_queries(ctx: Ctx) -> None:
+    store = await ctx.store()
+    home = await store.create_thread("Home")
+    away = await store.create_thread("Away")
+    await store.db.table("threads").update(home, {"folderId": "f1"})
+    await store.db.table("threads").update(away, {"folderId": "f2"})
+    moved = (await store.append(home, "user_message", text("quince moved")))["nodeId"]
+    stays = (await store.append(home, "user_message", text("quince stays")))["nodeId"]
+    await settled(store)
+
+    async def in_folder(folder: str) -> list[Any]:
+        found = await find(store, "quince ", filters={"folder": folder})
+        return sorted(hit["nodeId"] for hit in found["hits"])
+
+    assert await in_folder("f2") == []
+    assert await in_folder("f2") == []  # now the query knows both nodes' thread
+    assert await in_folder("f1") == sorted([moved, stays])
+    record = await store.db.table("nodes").get(moved)
+    await store.db.table("nodes").put({**record, "threadId": away, "parentId": None})
+    await settled(store)
+    assert await in_folder("f2") == [moved]
+    assert await in_folder("f1") == [stays]
+    await store.db.table("threads").update(home, {"folderId": "f2"})
+    await settled(store)
+    assert await in_folder("f2") == sorted([moved, stays])
+    assert await in_folder("f1") == []
