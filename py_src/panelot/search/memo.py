@@ -21,8 +21,13 @@ __all__ = ["MAX_CHARS", "TermsMemo"]
 MAX_CHARS = 2_000_000
 """The most characters of text a memo holds (with their terms: a few MB)."""
 
-Terms = tuple[dict[str, list[int]], int]
-"""``({term: [positions]}, length)``: what :func:`~panelot.search.text.index_terms` gives."""
+Terms = tuple[dict[str, tuple[int, ...]], int]
+"""``({term: (positions)}, length)``: :func:`~panelot.search.text.index_terms`' terms.
+
+The positions are tuples: the collector stops tracking a tuple of ints, so the entries
+add one tracked object each (their dict), not one per term (a list of positions would
+be), and a full collection does not walk them.
+"""
 
 
 class TermsMemo:
@@ -44,7 +49,7 @@ class TermsMemo:
         return len(self._entries)
 
     def terms(self, doc_id: str, text: str) -> Terms:
-        """``index_terms(text)``, from the entry of ``doc_id`` when it was made from ``text``.
+        """``index_terms(text)``, positions as tuples; from ``doc_id``'s entry if made of ``text``.
 
         The result is the memo's own: read it, never change it.
         """
@@ -52,7 +57,8 @@ class TermsMemo:
         if held is not None and held[0] == text:
             self._entries.move_to_end(doc_id)
             return held[1]
-        found = index_terms(text)
+        positions, length = index_terms(text)
+        found = ({term: tuple(at) for term, at in positions.items()}, length)
         if held is not None:
             del self._entries[doc_id]
             self._chars -= len(held[0])

@@ -16,6 +16,7 @@ document frequencies, and the top ones get ``snippet.snippet``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +135,7 @@ def _stats(record: Any) -> Stats:
 
 
 def _score(
-    terms: dict[str, list[int]], length: int, query: ParsedQuery, found: Found
+    terms: Mapping[str, Sequence[int]], length: int, query: ParsedQuery, found: Found
 ) -> float | None:
     """BM25 of a text (its terms and length) for ``query``; ``None``: it does not match.
 
