@@ -60,13 +60,7 @@ def _word_matches(text: str, query: ParsedQuery) -> list[Token] | None:
     Only the words holding a query term or a completion of its prefix are found
     (:func:`~panelot.search.text.kept_words`): a token is built for those only.
     """
-    wanted = set(query.all_terms())
-    prefix = query.prefix
-
-    def hit(term: str) -> bool:
-        return term in wanted or (prefix is not None and term.startswith(prefix))
-
-    kept = kept_words(text, hit)
+    kept = kept_words(text, set(query.all_terms()), query.prefix)
     return None if kept is None else [Token(term, start, end, 0) for term, start, end in kept]
 
 
@@ -88,13 +82,17 @@ def _best_window(matches: list[Token], width: int) -> tuple[int, int]:
     ``width`` of its start (at least the first): the one with the most distinct terms,
     then the most matches, then the earliest. One pass, the terms counted as it slides.
     """
+    terms = [m.term for m in matches]
+    starts = [m.start for m in matches]
+    ends = [m.end for m in matches]
+    count = len(matches)
     best = (0, 0)
     best_key = (-1, -1)
     counts: dict[str, int] = {}
     last = -1
-    for first, tok in enumerate(matches):
+    for first in range(count):
         if first:  # the previous window's first match leaves
-            gone = matches[first - 1].term
+            gone = terms[first - 1]
             left = counts[gone] - 1
             if left:
                 counts[gone] = left
@@ -102,11 +100,11 @@ def _best_window(matches: list[Token], width: int) -> tuple[int, int]:
                 del counts[gone]
         if last < first:
             last = first
-            counts[tok.term] = counts.get(tok.term, 0) + 1
-        while last + 1 < len(matches) and matches[last + 1].end - tok.start <= width:
+            counts[terms[first]] = counts.get(terms[first], 0) + 1
+        reach = starts[first] + width
+        while last + 1 < count and ends[last + 1] <= reach:
             last += 1
-            term = matches[last].term
-            counts[term] = counts.get(term, 0) + 1
+            counts[terms[last]] = counts.get(terms[last], 0) + 1
         key = (len(counts), last - first + 1)
         if key > best_key:
             best, best_key = (first, last), key

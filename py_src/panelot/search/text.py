@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, compress
@@ -311,17 +311,23 @@ def _word_runs(text: str) -> re.Pattern[str]:
     return _WORDS if _MARK.search("".join(_ODD.findall(text))) else _PLAIN_WORDS
 
 
-def kept_words(text: str, keep: Callable[[str], bool]) -> list[tuple[str, int, int]] | None:
-    """The terms ``keep`` accepts of a text without CJK characters, each with its word's span.
+def kept_words(
+    text: str, wanted: Collection[str], prefix: str | None
+) -> list[tuple[str, int, int]] | None:
+    """The terms of a text without CJK characters in ``wanted`` or starting with ``prefix``.
 
-    ``(term, start, end)`` in text order, a word's pieces in their order: the terms
-    :func:`tokens` gives that ``keep`` accepts, with their offsets; ``None`` for a text
-    with a CJK character (split it with :func:`tokens`). The distinct words are folded
-    (through the cache) and only the words holding a kept term are found again, by one
-    regex of them as whole word runs: no match object for the other words.
+    ``(term, start, end)`` with its word's span, in text order, a word's pieces in their
+    order: those of :func:`tokens`' terms, with their offsets; ``None`` for a text with a
+    CJK character (split it with :func:`tokens`). The distinct words are folded (through
+    the cache) and only the words holding a kept term are found again, by one regex of
+    them as whole word runs: no match object for the other words.
     """
     if _CJK_ANY.search(text) is not None:
         return None
+
+    def keep(term: str) -> bool:
+        return term in wanted or (prefix is not None and term.startswith(prefix))
+
     runs = _word_runs(text)
     if runs is not _PLAIN_WORDS:  # a mark outside a word run: the words are _WORDS' runs
         return [
@@ -330,11 +336,22 @@ def kept_words(text: str, keep: Callable[[str], bool]) -> list[tuple[str, int, i
             for term in _fold_word(match.group())
             if keep(term)
         ]
-    kept: dict[str, list[str]] = {}
-    for word in set(runs.findall(text)):
-        terms = [term for term in _fold_word(word) if keep(term)]
-        if terms:
-            kept[word] = terms
+    distinct = list(set(runs.findall(text)))
+    folded = map(_fold_word, distinct)
+    kept: dict[str, list[str]]
+    if prefix is None:  # a word is kept when one of its pieces is wanted: C loops
+        terms = set(wanted)
+        kept = {
+            word: [t for t in pieces if t in terms]
+            for word, pieces in zip(distinct, folded, strict=True)
+            if not terms.isdisjoint(pieces)
+        }
+    else:
+        kept = {}
+        for word, pieces in zip(distinct, folded, strict=True):
+            held = [term for term in pieces if keep(term)]
+            if held:
+                kept[word] = held
     if not kept:
         return []
     either = "|".join(map(re.escape, sorted(kept)))
