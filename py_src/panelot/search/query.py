@@ -9,8 +9,14 @@ read; ``total`` is the candidates less those found false. A hit is returned only
 its node exists, is not a tombstone, its thread exists and is not being deleted, the
 thread passes the filters, and the text as it is NOW holds the query (terms, prefix,
 phrases): an index that lags can miss a hit, never show a false one. Hits are ranked
-by BM25 over the current text (``text.held_terms``, ``rank.Bm25``) with the index's
-document frequencies, and the top ones get ``snippet.snippet``.
+by BM25 over the current text (its ``index_terms``, from :data:`_MEMO`; ``rank.Bm25``)
+with the index's document frequencies, and the top ones get ``snippet.snippet``.
+
+Warm queries are cheap through memos that never change an answer: the terms memo
+(:mod:`.memo`, served only for an equal text), a phrase pattern that rejects an ASCII
+text before it is split, and the connection's branch memo (:mod:`.branch`: the hit
+threads' ``parentId`` s for ``onVisibleBranch``, and each node's thread so that a node
+in a thread the filters refuse is not read; kept true by the change feed).
 """
 
 from __future__ import annotations
@@ -246,12 +252,17 @@ async def _verify(
     """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now.
 
     A node whose thread ``memo`` knows is read only if that thread (read now) exists
-    and passes the filters: the others could not be hits.
+    and passes the filters: the others could not be hits. Their keys are read instead,
+    so that a live query still runs again when one of them changes.
     """
     node_ids = [d for d in window if not d.startswith("thread:")]
     known = memo.threads_of(node_ids)
     await _read_threads(tx, set(known.values()), threads)
     wanted = [d for d in node_ids if d not in known or asked.admits(threads[known[d]])]
+    if len(wanted) < len(node_ids):
+        passed = set(wanted)
+        skipped = [d for d in node_ids if d not in passed]
+        await tx.table("nodes").where(":id").any_of(*skipped).primary_keys()
     nodes = dict(zip(wanted, await tx.table("nodes").bulk_get(wanted), strict=True))
     memo.note(nodes.values())
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}

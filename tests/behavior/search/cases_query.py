@@ -119,3 +119,10 @@ async def case_a_filtered_search_follows_nodes_and_threads_between_queries(ctx: 
     await settled(store)
     assert await in_folder("f2") == sorted([moved, stays])
     assert await in_folder("f1") == []
+    with store.live("search.messages", {"text": "quince ", "filters": {"folder": "f1"}}) as live:
+        assert (await result_where(live, lambda r: True))["hits"] == []
+        record = await store.db.table("nodes").get(stays)
+        await store.db.table("nodes").put({**record, "threadId": away, "parentId": None})
+        await store.db.table("threads").update(away, {"folderId": "f1"})
+        found = await result_where(live, lambda r: len(r["hits"]) == 2, timeout=10)
+        assert sorted(hit["nodeId"] for hit in found["hits"]) == sorted([moved, stays])
