@@ -25,13 +25,14 @@ records every time, as does a closed one. The memo is bounded (threads and nodes
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 from weakref import WeakKeyDictionary, ref
 
 from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
-from panelot.idb.observe.changes import ALL, part_name
+from panelot.idb.observe.changes import ALL, PRIMARY, part_name
+from panelot.idb.observe.track import reading
 
 __all__ = ["MAX_KNOWN", "MAX_NODES", "MAX_THREADS", "BranchMemo", "branch_memo"]
 
@@ -54,7 +55,7 @@ class BranchMemo:
         self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._held = 0
         self._thread_of: dict[str, str] = {}
-        self._nodes = part_name(db.name, "nodes", "")
+        self._nodes = self._primary = part_name(db.name, "nodes", PRIMARY)
         self._dels = part_name(db.name, "nodes", ":dels")
         self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
@@ -111,6 +112,27 @@ class BranchMemo:
             return {}
         known = self._thread_of
         return {nid: known[nid] for nid in node_ids if nid in known}
+
+    def watcher(self) -> Callable[[list[str]], None]:
+        """A function that records node ids as read by the live query running now.
+
+        Call it outside the transaction (where the live query's context is set) and use
+        what it returns inside: for the nodes not read because their known thread could
+        hold no hit, so that a change to one of them still runs the live query again
+        (as if a ``bulk_get`` had read them). Outside a live query it does nothing.
+        """
+        reads = reading.get()
+        primary = self._primary
+
+        def watch(node_ids: list[str]) -> None:
+            if reads is None or not node_ids:
+                return
+            part = reads.get(primary)
+            if part is None:
+                part = reads[primary] = RangeSet()
+            part.add_keys(node_ids)
+
+        return watch
 
     def note(self, nodes: Iterable[Any]) -> None:
         """Remember the thread of each node record read (in the transaction that read it)."""

@@ -22,7 +22,7 @@ in a thread the filters refuse is not read; kept true by the change feed).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,12 +181,12 @@ async def search(
         return {"hits": [], "total": 0}, True
     found = await _candidates(index, query)
     checked = found.ranked
-    asked = _Asked(query, filters, found)
+    memo = branch_memo(db)
+    asked = _Asked(query, filters, found, memo.watcher())
 
     async def verify(tx: Transaction) -> dict[str, Any]:
         hits: list[_Hit] = []
         threads: dict[str, Any] = {}
-        memo = branch_memo(db)
         rejected = at = 0
         step = max(2 * limit, 20)
         while len(hits) < limit and at < len(checked):
@@ -216,6 +216,8 @@ class _Asked:
     query: ParsedQuery
     filters: Filters
     found: Found
+    watch: Callable[[list[str]], None]
+    """Records node ids as read by the live query running (:meth:`BranchMemo.watcher`)."""
     phrases: list[re.Pattern[str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -252,8 +254,8 @@ async def _verify(
     """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now.
 
     A node whose thread ``memo`` knows is read only if that thread (read now) exists
-    and passes the filters: the others could not be hits. Their keys are read instead,
-    so that a live query still runs again when one of them changes.
+    and passes the filters: the others could not be hits. A live query records them as
+    read all the same (``asked.watch``): a change to one runs it again.
     """
     node_ids = [d for d in window if not d.startswith("thread:")]
     known = memo.threads_of(node_ids)
@@ -262,7 +264,7 @@ async def _verify(
     if len(wanted) < len(node_ids):
         passed = set(wanted)
         skipped = [d for d in node_ids if d not in passed]
-        await tx.table("nodes").where(":id").any_of(*skipped).primary_keys()
+        asked.watch(skipped)
     nodes = dict(zip(wanted, await tx.table("nodes").bulk_get(wanted), strict=True))
     memo.note(nodes.values())
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}

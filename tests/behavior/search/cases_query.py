@@ -126,3 +126,24 @@ async def case_a_filtered_search_follows_nodes_and_threads_between_queries(ctx: 
         await store.db.table("threads").update(away, {"folderId": "f1"})
         found = await result_where(live, lambda r: len(r["hits"]) == 2, timeout=10)
         assert sorted(hit["nodeId"] for hit in found["hits"]) == sorted([moved, stays])
+
+
+async def case_a_live_search_hears_a_node_it_did_not_read(ctx: Ctx) -> None:
+    store = await ctx.store()
+    here = await store.create_thread("Here")
+    there = await store.create_thread("There")
+    await store.db.table("threads").update(here, {"folderId": "f1"})
+    await store.db.table("threads").update(there, {"folderId": "f2"})
+    node = (await store.append(there, "user_message", text("medlar jelly")))["nodeId"]
+    await settled(store)
+    args = {"text": "medlar ", "filters": {"folder": "f1"}}
+    assert (await store.query("search.messages", args))["hits"] == []
+    assert (await store.query("search.messages", args))["hits"] == []  # not read: its thread
+    with store.live("search.messages", args) as live:
+        assert (await result_where(live, lambda r: True))["hits"] == []
+        assert store.search is not None
+        async with store.search.paused():  # only the node's own change can wake it
+            record = await store.db.table("nodes").get(node)
+            await store.db.table("nodes").put({**record, "threadId": here, "parentId": None})
+            found = await result_where(live, lambda r: len(r["hits"]) == 1, timeout=10)
+            assert found["hits"][0]["nodeId"] == node
