@@ -4,22 +4,28 @@ Telling whether a hit is on its thread's visible branch walks up from the thread
 leaf, so it needs the ``parentId`` of every node of the hit threads. Reading their
 records for it (every payload crossing into Python) was a third of a warm query's
 time; the next query, or the next keystroke, finds hits in the same threads again.
-:class:`BranchMemo` keeps, per thread, each node's ``parentId``, and each use reads
-only the threads' node **keys** (the same ``threadId`` range, so a live query still
-records it and runs again when any node of those threads changes). What keeps it true:
+:class:`BranchMemo` keeps, per thread, each node's ``parentId`` (and, for the nodes a
+query read, their thread: a node in a thread the filters refuse need not be read
+again). What keeps it true:
 
-* **The keys.** A thread is served from its entry only when the keys read now are the
-  entry's: a node added or removed reads the records again.
 * **The change feed.** A change the connection hears to a node an entry holds (its own
-  commits at once, other contexts' and Dexie's as they arrive) drops that entry; a
-  change too wide to name its keys, or an upgrade, drops every entry. A read-only
-  transaction sees the database as it was when it started, and no write to the nodes
-  commits while it runs, so an entry made in it cannot miss a change: such a change is
-  heard after the entry is made, and drops it then. An entry is used only if it is
-  still there after the keys were read (a change heard meanwhile dropped it).
+  commits at once, other contexts' and Dexie's as they arrive) drops that entry (and
+  that node's thread); a change too wide to name its keys, or an upgrade, drops every
+  entry. A read-only transaction sees the database as it was when it started, and no
+  write to the nodes commits while it runs, so an entry made in it cannot miss a
+  change: such a change is heard after the entry is made, and drops it then.
+* **The leaf.** A thread is served from its entry only when the entry holds the
+  thread's leaf as read now: a new node at the leaf (or anything that moved it to a
+  node not held) reads the records again. A path from a held leaf runs through held
+  nodes, whose ``parentId`` the feed keeps true; a node added off it is off the path.
+* **Live queries.** What a query did not read because the memo knew it is recorded as
+  read all the same (:meth:`BranchMemo.watcher`): a change to those records runs a
+  live search again, as if they had been read.
 
-A connection opened with ``observe=False`` does not hear its own commits: it reads the
-records every time, as does a closed one. The memo is bounded (threads and nodes held).
+A change made in another context is heard when its announcement arrives: until then an
+entry may be stale, as the thread cache's may (the same limit). A connection opened
+with ``observe=False`` does not hear its own commits: it reads the records every time,
+as does a closed one. The memo is bounded (threads and nodes held).
 """
 
 from __future__ import annotations
@@ -34,7 +40,10 @@ from panelot.idb.observe import ObsSet, RangeSet
 from panelot.idb.observe.changes import ALL, PRIMARY, part_name
 from panelot.idb.observe.track import reading
 
-__all__ = ["MAX_KNOWN", "MAX_NODES", "MAX_THREADS", "BranchMemo", "branch_memo"]
+__all__ = ["MAX_KNOWN", "MAX_NODES", "MAX_THREADS", "BranchMemo", "Watch", "branch_memo"]
+
+Watch = Callable[[str, list[str]], None]
+"""``watch(index, keys)``: records reads of ``nodes`` for a live query (see ``watcher``)."""
 
 MAX_THREADS = 256
 """The most threads held (the least recently used go first)."""
@@ -55,7 +64,8 @@ class BranchMemo:
         self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._held = 0
         self._thread_of: dict[str, str] = {}
-        self._nodes = self._primary = part_name(db.name, "nodes", PRIMARY)
+        self._db_name = db.name
+        self._nodes = part_name(db.name, "nodes", PRIMARY)
         self._dels = part_name(db.name, "nodes", ":dels")
         self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
@@ -113,24 +123,27 @@ class BranchMemo:
         known = self._thread_of
         return {nid: known[nid] for nid in node_ids if nid in known}
 
-    def watcher(self) -> Callable[[list[str]], None]:
-        """A function that records node ids as read by the live query running now.
+    def watcher(self) -> Watch:
+        """A function that records reads of ``nodes`` for the live query running now.
 
-        Call it outside the transaction (where the live query's context is set) and use
-        what it returns inside: for the nodes not read because their known thread could
-        hold no hit, so that a change to one of them still runs the live query again
-        (as if a ``bulk_get`` had read them). Outside a live query it does nothing.
+        ``watch(index, keys)``: as if the records of ``keys`` had been read on ``index``
+        (``""``: by primary key, as a ``bulk_get``; ``"threadId"``: as a ``threadId``
+        query). Call it outside the transaction (where the live query's context is set)
+        and use what it returns inside, for what a query did not read because it knew
+        the answer: a change to those records still runs the live query again. Outside
+        a live query it does nothing.
         """
         reads = reading.get()
-        primary = self._primary
+        name = self._db_name
 
-        def watch(node_ids: list[str]) -> None:
-            if reads is None or not node_ids:
+        def watch(index: str, keys: list[str]) -> None:
+            if reads is None or not keys:
                 return
-            part = reads.get(primary)
+            part_of = part_name(name, "nodes", index)
+            part = reads.get(part_of)
             if part is None:
-                part = reads[primary] = RangeSet()
-            part.add_keys(node_ids)
+                part = reads[part_of] = RangeSet()
+            part.add_keys(keys)
 
         return watch
 
@@ -147,35 +160,38 @@ class BranchMemo:
         if len(known) > MAX_KNOWN:
             known.clear()
 
-    async def parents(self, tx: Transaction, thread_ids: list[str]) -> dict[str, Any]:
-        """``{nodeId: parentId}`` of every node of ``thread_ids``, as ``tx`` sees them.
+    async def parents(
+        self, tx: Transaction, leaves: dict[str, Any], watch: Watch
+    ) -> dict[str, Any]:
+        """``{nodeId: parentId}`` of the nodes of the threads of ``leaves`` (id -> leafId).
 
-        With entries for some of the threads: their node keys (all of them, one
-        ``threadId`` range) and the records of the others; when an entry is stale (a key
-        it lacks, one it has that is gone, or dropped meanwhile), or with no entry,
-        every thread's records (one range).
+        A thread whose entry holds its leaf (read now, with the thread) is served from
+        the entry, and recorded with ``watch`` as the ``threadId`` range a read of its
+        nodes would have recorded; the others' records are read (one range).
         """
-        nodes = tx.table("nodes").where("threadId")
         live = self._live()
-        held = {tid: self._entries[tid] for tid in thread_ids if tid in self._entries}
-        if held and live:
-            keys = set(await nodes.any_of(*thread_ids).primary_keys())
-            missing = [tid for tid in thread_ids if tid not in held]
-            rows = await nodes.any_of(*missing).to_list() if missing else []
+        held = {
+            tid: entry
+            for tid, leaf in leaves.items()
+            if (entry := self._entries.get(tid)) is not None
+            and (leaf is None or (isinstance(leaf, str) and leaf in entry))
+        }
+        if not live:
+            held = {}
+        missing = [tid for tid in leaves if tid not in held]
+        out: dict[str, Any] = {}
+        if missing:
+            rows = await tx.table("nodes").where("threadId").any_of(*missing).to_list()
             out, fresh = _shape(rows, missing)
-            for entry in held.values():
+            if live:
+                self._keep(fresh)
+        if held:
+            watch("threadId", list(held))
+            self.hits += len(held)
+            for tid, entry in held.items():
                 out.update(entry)
-            if len(out) == len(keys) and keys.issuperset(out):
-                if all(self._entries.get(tid) is entry for tid, entry in held.items()):
-                    self.hits += len(held)
-                    for tid in held:
-                        self._entries.move_to_end(tid)
-                    self._keep(fresh)
-                    return out
-        rows = await nodes.any_of(*thread_ids).to_list()
-        out, fresh = _shape(rows, thread_ids)
-        if live:
-            self._keep(fresh)
+                if tid in self._entries:
+                    self._entries.move_to_end(tid)
         return out
 
     def _keep(self, fresh: dict[str, dict[str, Any]]) -> None:

@@ -22,12 +22,12 @@ in a thread the filters refuse is not read; kept true by the change feed).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb import Database, Transaction
-from panelot.search.branch import BranchMemo, branch_memo
+from panelot.search.branch import BranchMemo, Watch, branch_memo
 from panelot.search.extract import node_text, thread_gone, thread_text
 from panelot.search.memo import TermsMemo
 from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
@@ -199,7 +199,7 @@ async def search(
         top = hits[:limit]
         for h in top:
             h.hit.update(snippet(h.text, query))
-        await _mark_visible(tx, [h.hit for h in top], threads, memo)
+        await _mark_visible(tx, [h.hit for h in top], threads, memo, asked.watch)
         return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
     return await db.transaction("r", ["threads", "nodes"], verify), found.formatted
@@ -216,7 +216,7 @@ class _Asked:
     query: ParsedQuery
     filters: Filters
     found: Found
-    watch: Callable[[list[str]], None]
+    watch: Watch
     """Records node ids as read by the live query running (:meth:`BranchMemo.watcher`)."""
     phrases: list[re.Pattern[str] | None] = field(init=False)
 
@@ -264,7 +264,7 @@ async def _verify(
     if len(wanted) < len(node_ids):
         passed = set(wanted)
         skipped = [d for d in node_ids if d not in passed]
-        asked.watch(skipped)
+        asked.watch("", skipped)
     nodes = dict(zip(wanted, await tx.table("nodes").bulk_get(wanted), strict=True))
     memo.note(nodes.values())
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}
@@ -339,12 +339,16 @@ def _check(
 
 
 async def _mark_visible(
-    tx: Transaction, hits: list[dict[str, Any]], threads: dict[str, Any], memo: BranchMemo
+    tx: Transaction,
+    hits: list[dict[str, Any]],
+    threads: dict[str, Any],
+    memo: BranchMemo,
+    watch: Watch,
 ) -> None:
     """Set ``onVisibleBranch``: whether each node hit is on its thread's path to the leaf.
 
-    The hit threads' ``parentId`` s come from ``memo`` (their node keys read, the records
-    only of threads it does not hold true) and each path is walked up from the leaf in
+    The hit threads' ``parentId`` s come from ``memo`` (the records read only of the
+    threads whose leaf it does not hold) and each path is walked up from the leaf in
     memory: no request per step.
     """
     wanted: dict[str, set[str]] = {}
@@ -353,7 +357,8 @@ async def _mark_visible(
             wanted.setdefault(hit["threadId"], set()).add(hit["nodeId"])
     if not wanted:
         return
-    parents = await memo.parents(tx, sorted(wanted))
+    leaves = {tid: threads[tid].get("leafId") for tid in sorted(wanted)}
+    parents = await memo.parents(tx, leaves, watch)
     for tid, ids in wanted.items():
         on_path: set[str] = set()
         at = threads[tid].get("leafId")
