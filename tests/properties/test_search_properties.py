@@ -8,7 +8,9 @@
   neighbouring words as a phrase);
 * a snippet's highlights lie inside it, in order, without overlap;
 * the query's fast paths agree with the slow ones: ``held_terms`` is ``index_terms``
-  kept to the query's terms, and a snippet's matches are the matching ``tokens``.
+  kept to the query's terms, and a snippet's matches are the matching ``tokens``;
+  an ASCII phrase's pattern matches a text exactly when it holds the phrase, and the
+  terms memo gives ``index_terms`` of the text asked about, within its bound.
 """
 
 from __future__ import annotations
@@ -20,11 +22,13 @@ from hypothesis import strategies as st
 from hypothesis_support import examples
 from panelot.idb.errors import ValidationError
 from panelot.search.inverted import InvertedIndex
-from panelot.search.rank import snippet
-from panelot.search.snippet import _ascii_matches, _matches, _word_matches
+from panelot.search.memo import TermsMemo
+from panelot.search.rank import has_phrase, snippet
+from panelot.search.snippet import _ascii_matches, _best_window, _matches, _word_matches
 from panelot.search.text import (
     MAX_QUERY_CHARS,
     Token,
+    ascii_phrase,
     fold,
     held_terms,
     index_terms,
@@ -213,3 +217,76 @@ def test_snippet_matches_are_the_matching_tokens(text: str, typed: str) -> None:
     fast = _ascii_matches(text, query) if text.isascii() else _word_matches(text, query)
     if fast is not None:
         assert [(t.term, t.start, t.end) for t in fast] == slow
+
+
+ASCII_WORDS = ["the", "oven", "re", "x9", "sum", "sumac"]
+ascii_texts = st.lists(
+    st.sampled_from([*ASCII_WORDS, "The", "OVEN", "a_b"])
+    | st.sampled_from([" ", ", ", ".\n", "-", "_", "'", "9", ""]),
+    max_size=30,
+).map("".join) | st.text(st.characters(max_codepoint=0x7F), max_size=40)
+ascii_phrases = st.lists(st.sampled_from(ASCII_WORDS), min_size=2, max_size=3) | st.lists(
+    st.sampled_from([*ASCII_WORDS, "é", "配方", "_", "Oven"]), min_size=1, max_size=3
+)
+
+
+@settings(max_examples=examples(500))
+@given(ascii_texts, ascii_phrases)
+def test_an_ascii_phrase_pattern_matches_exactly_when_the_text_holds_the_phrase(
+    text: str, phrase: list[str]
+) -> None:
+    terms, _ = index_terms(text)
+    pattern = ascii_phrase(phrase)
+    held = all(t in terms for t in phrase) and has_phrase([terms[t] for t in phrase])
+    matched = pattern is not None and pattern.search(text.lower()) is not None
+    assert matched == held, (phrase, pattern)
+
+
+@settings(max_examples=examples(200))
+@given(
+    st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), fast_texts), max_size=30),
+    st.integers(min_value=0, max_value=80),
+)
+def test_the_terms_memo_gives_index_terms_of_the_text_asked_about(
+    calls: list[tuple[str, str]], max_chars: int
+) -> None:
+    memo = TermsMemo(max_chars=max_chars)
+    for doc_id, text in calls:
+        terms, length = index_terms(text)
+        expected = ({t: tuple(p) for t, p in terms.items()}, length)
+        assert memo.terms(doc_id, text) == expected
+        assert memo.chars <= max_chars
+        assert memo.terms(doc_id, text) == expected  # again: from the entry
+
+
+def best_window_by_every_window(matches: list[Token], width: int) -> tuple[int, int]:
+    """The best window, each one built and counted on its own (what _best_window must give)."""
+    best, best_key = (0, 0), (-1, -1)
+    for first, tok in enumerate(matches):
+        last = first
+        while last + 1 < len(matches) and matches[last + 1].end - tok.start <= width:
+            last += 1
+        window = matches[first : last + 1]
+        key = (len({m.term for m in window}), len(window))
+        if key > best_key:
+            best, best_key = (first, last), key
+    return best
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 12), st.integers(1, 9)),
+        max_size=30,
+    ),
+    st.integers(min_value=1, max_value=40),
+)
+def test_the_sliding_best_window_is_the_best_of_every_window(
+    steps: list[tuple[str, int, int]], width: int
+) -> None:
+    matches: list[Token] = []
+    at = 0
+    for term, gap, length in steps:  # in text order, as the snippet's matches come
+        at += gap
+        matches.append(Token(term, at, at + length, 0))
+    assert _best_window(matches, width) == best_window_by_every_window(matches, width)

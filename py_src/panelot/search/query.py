@@ -9,21 +9,31 @@ read; ``total`` is the candidates less those found false. A hit is returned only
 its node exists, is not a tombstone, its thread exists and is not being deleted, the
 thread passes the filters, and the text as it is NOW holds the query (terms, prefix,
 phrases): an index that lags can miss a hit, never show a false one. Hits are ranked
-by BM25 over the current text (``text.held_terms``, ``rank.Bm25``) with the index's
-document frequencies, and the top ones get ``snippet.snippet``.
+by BM25 over the current text (its ``index_terms``, from :data:`_MEMO`; ``rank.Bm25``)
+with the index's document frequencies, and the top ones get ``snippet.snippet``.
+
+Warm queries are cheap through memos that never change an answer: the terms memo
+(:mod:`.memo`, served only for an equal text), a phrase pattern that rejects an ASCII
+text before it is split, and the connection's branch memo (:mod:`.branch`: the hit
+threads' ``parentId`` s for ``onVisibleBranch``, and each node's thread so that a node
+in a thread the filters refuse is not read; kept true by the change feed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb import Database, Transaction
+from panelot.search.branch import BranchMemo, Watch, branch_memo
 from panelot.search.extract import node_text, thread_gone, thread_text
+from panelot.search.memo import TermsMemo
 from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
 from panelot.search.reading import att_nodes, load_att_texts
 from panelot.search.snippet import snippet
-from panelot.search.text import ParsedQuery, held_terms, parse_query
+from panelot.search.text import ParsedQuery, ascii_phrase, parse_query
 
 __all__ = ["MAX_CHECKED", "Filters", "Found", "search"]
 
@@ -31,6 +41,9 @@ MAX_CHECKED = 1000
 """The most candidates checked against ``panelot_v1`` per query."""
 
 _BM25 = Bm25()
+
+_MEMO = TermsMemo()
+"""The terms of the texts checked last (this context's queries share it)."""
 
 MAX_PATH = 100_000
 """The most nodes walked from a leaf to tell whether a hit is on the visible branch."""
@@ -129,7 +142,7 @@ def _stats(record: Any) -> Stats:
 
 
 def _score(
-    terms: dict[str, list[int]], length: int, query: ParsedQuery, found: Found
+    terms: Mapping[str, Sequence[int]], length: int, query: ParsedQuery, found: Found
 ) -> float | None:
     """BM25 of a text (its terms and length) for ``query``; ``None``: it does not match.
 
@@ -170,6 +183,8 @@ async def search(
     found = await _candidates(index, query)
     checked = found.ranked
     await load_att_texts(db, checked)  # attachments' text: their Blobs, before the read
+    memo = branch_memo(db)
+    asked = _Asked(query, filters, found, memo.watcher())
 
     async def verify(tx: Transaction) -> dict[str, Any]:
         hits: list[_Hit] = []
@@ -179,17 +194,47 @@ async def search(
         while len(hits) < limit and at < len(checked):
             window = checked[at : at + step]
             at += step
-            found_hits = await _verify(tx, window, threads, query, filters, found)
+            found_hits = await _verify(tx, window, threads, asked, memo)
             hits.extend(found_hits)
             rejected += len(window) - len(found_hits)
         hits.sort(key=lambda h: (-h.score, -(h.hit["ts"] or 0)))
         top = hits[:limit]
         for h in top:
             h.hit.update(snippet(h.text, query))
-        await _mark_visible(tx, [h.hit for h in top], threads)
+        await _mark_visible(tx, [h.hit for h in top], threads, memo, asked.watch)
         return {"hits": [h.hit for h in top], "total": found.total - rejected}
 
     return await db.transaction("r", ["threads", "nodes", "attachments"], verify), found.formatted
+
+
+@dataclass(slots=True)
+class _Asked:
+    """What checking a candidate needs: the query, the filters, the index's answer.
+
+    ``phrases``: per phrase of the query, the pattern an ASCII text holding it matches
+    (:func:`~panelot.search.text.ascii_phrase`; ``None``: no ASCII text holds it).
+    """
+
+    query: ParsedQuery
+    filters: Filters
+    found: Found
+    watch: Watch
+    """Records node ids as read by the live query running (:meth:`BranchMemo.watcher`)."""
+    phrases: list[re.Pattern[str] | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.phrases = [ascii_phrase(phrase) for phrase in self.query.phrases]
+
+    def admits(self, thread: Any) -> bool:
+        """Whether a hit may be in ``thread`` (a record): it exists and passes the filters."""
+        return not thread_gone(thread) and self.filters.admits(thread)
+
+    def may_hold(self, text: str) -> bool:
+        """``False`` when ``text`` is ASCII and lacks a phrase: one regex search each."""
+        if not self.phrases or not text.isascii():
+            return True
+        lowered = text.lower()
+        return all(p is not None and p.search(lowered) is not None for p in self.phrases)
 
 
 @dataclass(slots=True)
@@ -205,13 +250,25 @@ async def _verify(
     tx: Transaction,
     window: list[str],
     threads: dict[str, Any],
-    query: ParsedQuery,
-    filters: Filters,
-    found: Found,
+    asked: _Asked,
+    memo: BranchMemo,
 ) -> list[_Hit]:
-    """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now."""
+    """The hits of ``window`` (candidate doc ids) as ``panelot_v1`` holds them now.
+
+    A node whose thread ``memo`` knows is read only if that thread (read now) exists
+    and passes the filters: the others could not be hits. A live query records them as
+    read all the same (``asked.watch``): a change to one runs it again.
+    """
     node_ids = [d for d in window if not d.startswith(("thread:", "att:"))]
-    nodes = dict(zip(node_ids, await tx.table("nodes").bulk_get(node_ids), strict=True))
+    known = memo.threads_of(node_ids)
+    await _read_threads(tx, set(known.values()), threads)
+    wanted = [d for d in node_ids if d not in known or asked.admits(threads[known[d]])]
+    if len(wanted) < len(node_ids):
+        passed = set(wanted)
+        skipped = [d for d in node_ids if d not in passed]
+        asked.watch("", skipped)
+    nodes = dict(zip(wanted, await tx.table("nodes").bulk_get(wanted), strict=True))
+    memo.note(nodes.values())
     nodes.update(await att_nodes(tx, window))  # an attachment: its referencing node
     tids = {d.removeprefix("thread:") for d in window if d.startswith("thread:")}
     tids.update(
@@ -219,25 +276,33 @@ async def _verify(
         for n in nodes.values()
         if isinstance(n, dict) and isinstance(n.get("threadId"), str)
     )
-    order = sorted(tids - threads.keys())
-    threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
+    await _read_threads(tx, tids, threads)
     hits = []
     for doc_id in window:
-        hit = _check(doc_id, nodes, threads, query, filters, found)
+        hit = _check(doc_id, nodes, threads, asked)
         if hit is not None:
             hits.append(hit)
     return hits
+
+
+async def _read_threads(tx: Transaction, tids: set[str], threads: dict[str, Any]) -> None:
+    """Add the records of ``tids`` not in ``threads`` yet (one request)."""
+    order = sorted(tids - threads.keys())
+    if order:
+        threads.update(zip(order, await tx.table("threads").bulk_get(order), strict=True))
 
 
 def _check(
     doc_id: str,
     nodes: dict[str, Any],
     threads: dict[str, Any],
-    query: ParsedQuery,
-    filters: Filters,
-    found: Found,
+    asked: _Asked,
 ) -> _Hit | None:
-    """The hit ``doc_id`` gives, as ``panelot_v1`` holds it now (``None``: none)."""
+    """The hit ``doc_id`` gives, as ``panelot_v1`` holds it now (``None``: none).
+
+    An ASCII text lacking a phrase is rejected before it is split; the terms of the
+    others come from :data:`_MEMO` (``index_terms`` of the text as it is now).
+    """
     if doc_id.startswith("thread:"):
         node = None
         thread = threads.get(doc_id.removeprefix("thread:"))
@@ -254,10 +319,13 @@ def _check(
         text = node_text(node)
         ts = node.get("ts") if isinstance(node, dict) else None
     assert isinstance(thread, dict)
+    filters = asked.filters
     if text is None or not filters.admits(thread) or not filters.in_range(ts):
         return None
-    terms, length = held_terms(text, query.all_terms(), query.prefix)
-    score = _score(terms, length, query, found)
+    if not asked.may_hold(text):
+        return None
+    terms, length = _MEMO.terms(doc_id, text)
+    score = _score(terms, length, asked.query, asked.found)
     if score is None:
         return None
     title = thread.get("title")
@@ -274,12 +342,17 @@ def _check(
 
 
 async def _mark_visible(
-    tx: Transaction, hits: list[dict[str, Any]], threads: dict[str, Any]
+    tx: Transaction,
+    hits: list[dict[str, Any]],
+    threads: dict[str, Any],
+    memo: BranchMemo,
+    watch: Watch,
 ) -> None:
     """Set ``onVisibleBranch``: whether each node hit is on its thread's path to the leaf.
 
-    The hit threads' nodes are read in one request (``threadId`` index) and each path is
-    walked up from the leaf in memory: one request, not one per step.
+    The hit threads' ``parentId`` s come from ``memo`` (the records read only of the
+    threads whose leaf it does not hold) and each path is walked up from the leaf in
+    memory: no request per step.
     """
     wanted: dict[str, set[str]] = {}
     for hit in hits:
@@ -287,11 +360,8 @@ async def _mark_visible(
             wanted.setdefault(hit["threadId"], set()).add(hit["nodeId"])
     if not wanted:
         return
-    parents: dict[str, Any] = {}
-    rows = await tx.table("nodes").where("threadId").any_of(*sorted(wanted)).to_list()
-    for node in rows:
-        if isinstance(node, dict) and isinstance(node.get("id"), str):
-            parents[node["id"]] = node.get("parentId")
+    leaves = {tid: threads[tid].get("leafId") for tid in sorted(wanted)}
+    parents = await memo.parents(tx, leaves, watch)
     for tid, ids in wanted.items():
         on_path: set[str] = set()
         at = threads[tid].get("leafId")

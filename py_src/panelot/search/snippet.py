@@ -11,10 +11,9 @@ they equal code point offsets when the snippet has no character beyond U+FFFF.
 from __future__ import annotations
 
 import re
-from itertools import compress
 from typing import TypedDict
 
-from panelot.search.text import ParsedQuery, Token, fold_words, parse_query, tokens
+from panelot.search.text import ParsedQuery, Token, kept_words, parse_query, tokens
 
 __all__ = ["ELLIPSIS", "SNIPPET_CHARS", "Snippet", "snippet"]
 
@@ -58,26 +57,11 @@ def _ascii_matches(text: str, query: ParsedQuery) -> list[Token]:
 def _word_matches(text: str, query: ParsedQuery) -> list[Token] | None:
     """:func:`_matches` of a text without CJK characters (``None`` for one with them).
 
-    Its words are split and folded in C loops (the folding cached); a token is built only
-    for a word one of whose pieces is a query term or starts with the prefix.
+    Only the words holding a query term or a completion of its prefix are found
+    (:func:`~panelot.search.text.kept_words`): a token is built for those only.
     """
-    split = fold_words(text)
-    if split is None:
-        return None
-    spans, pieces = split
-    wanted = set(query.all_terms())
-    prefix = query.prefix
-
-    def hit(term: str) -> bool:
-        return term in wanted or (prefix is not None and term.startswith(prefix))
-
-    matching = {word for word in set(pieces) if any(map(hit, word))}
-    return [
-        Token(term, *spans[i], 0)
-        for i in compress(range(len(pieces)), map(matching.__contains__, pieces))
-        for term in pieces[i]
-        if hit(term)
-    ]
+    kept = kept_words(text, set(query.all_terms()), query.prefix)
+    return None if kept is None else [Token(term, start, end, 0) for term, start, end in kept]
 
 
 def _matches(toks: list[Token], query: ParsedQuery) -> list[Token]:
@@ -92,16 +76,36 @@ def _matches(toks: list[Token], query: ParsedQuery) -> list[Token]:
 
 
 def _best_window(matches: list[Token], width: int) -> tuple[int, int]:
-    """``(first, last)`` indices into ``matches`` of the best window of ``width`` chars."""
+    """``(first, last)`` indices into ``matches`` of the best window of ``width`` chars.
+
+    Each window starts at a match and takes the matches after it that end within
+    ``width`` of its start (at least the first): the one with the most distinct terms,
+    then the most matches, then the earliest. One pass, the terms counted as it slides.
+    """
+    terms = [m.term for m in matches]
+    starts = [m.start for m in matches]
+    ends = [m.end for m in matches]
+    count = len(matches)
     best = (0, 0)
     best_key = (-1, -1)
-    last = 0
-    for first, tok in enumerate(matches):
-        last = max(last, first)
-        while last + 1 < len(matches) and matches[last + 1].end - tok.start <= width:
+    counts: dict[str, int] = {}
+    last = -1
+    for first in range(count):
+        if first:  # the previous window's first match leaves
+            gone = terms[first - 1]
+            left = counts[gone] - 1
+            if left:
+                counts[gone] = left
+            else:
+                del counts[gone]
+        if last < first:
+            last = first
+            counts[terms[first]] = counts.get(terms[first], 0) + 1
+        reach = starts[first] + width
+        while last + 1 < count and ends[last + 1] <= reach:
             last += 1
-        window = matches[first : last + 1]
-        key = (len({m.term for m in window}), len(window))
+            counts[terms[last]] = counts.get(terms[last], 0) + 1
+        key = (len(counts), last - first + 1)
         if key > best_key:
             best, best_key = (first, last), key
     return best

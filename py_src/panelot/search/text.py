@@ -34,10 +34,11 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "ParsedQuery",
     "Token",
+    "ascii_phrase",
     "fold",
-    "fold_words",
     "held_terms",
     "index_terms",
+    "kept_words",
     "parse_query",
     "tokens",
 ]
@@ -287,6 +288,20 @@ def held_terms(
     return out, len(words)
 
 
+def ascii_phrase(phrase: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern found in an ASCII text, lower-cased, exactly when it holds ``phrase``.
+
+    An ASCII text's terms are its lower-cased ``[a-z0-9]+`` runs, one position each, so
+    terms at consecutive positions are runs with only other characters between them: a
+    query can reject a candidate with one regex search, before splitting its text.
+    ``None`` when a term of ``phrase`` is not such a run (no ASCII text holds it).
+    """
+    if not phrase or not all(_ASCII_WORD.fullmatch(term) for term in phrase):
+        return None
+    body = "[^a-z0-9]+".join(map(re.escape, phrase))
+    return re.compile(f"(?<![a-z0-9]){body}(?![a-z0-9])")
+
+
 def _word_runs(text: str) -> re.Pattern[str]:
     r"""The pattern that splits ``text`` (no CJK in it) into ``_RUNS``'s word runs.
 
@@ -296,16 +311,52 @@ def _word_runs(text: str) -> re.Pattern[str]:
     return _WORDS if _MARK.search("".join(_ODD.findall(text))) else _PLAIN_WORDS
 
 
-def fold_words(text: str) -> tuple[list[tuple[int, int]], list[tuple[str, ...]]] | None:
-    """The words of a text without CJK characters: their spans and folded pieces.
+def kept_words(
+    text: str, wanted: Collection[str], prefix: str | None
+) -> list[tuple[str, int, int]] | None:
+    """The terms of a text without CJK characters in ``wanted`` or starting with ``prefix``.
 
-    The pieces of each word are the terms :func:`tokens` gives it, all at its span;
-    ``None`` for a text with a CJK character (split it with :func:`tokens`).
+    ``(term, start, end)`` with its word's span, in text order, a word's pieces in their
+    order: those of :func:`tokens`' terms, with their offsets; ``None`` for a text with a
+    CJK character (split it with :func:`tokens`). The distinct words are folded (through
+    the cache) and only the words holding a kept term are found again, by one regex of
+    them as whole word runs: no match object for the other words.
     """
     if _CJK_ANY.search(text) is not None:
         return None
-    found = list(_word_runs(text).finditer(text))
-    return list(map(re.Match.span, found)), list(map(_fold_word, map(re.Match.group, found)))
+
+    def keep(term: str) -> bool:
+        return term in wanted or (prefix is not None and term.startswith(prefix))
+
+    runs = _word_runs(text)
+    if runs is not _PLAIN_WORDS:  # a mark outside a word run: the words are _WORDS' runs
+        return [
+            (term, match.start(), match.end())
+            for match in runs.finditer(text)
+            for term in _fold_word(match.group())
+            if keep(term)
+        ]
+    distinct = list(set(runs.findall(text)))
+    folded = map(_fold_word, distinct)
+    kept: dict[str, list[str]]
+    if prefix is None:  # a word is kept when one of its pieces is wanted: C loops
+        terms = set(wanted)
+        kept = {
+            word: [t for t in pieces if t in terms]
+            for word, pieces in zip(distinct, folded, strict=True)
+            if not terms.isdisjoint(pieces)
+        }
+    else:
+        kept = {}
+        for word, pieces in zip(distinct, folded, strict=True):
+            held = [term for term in pieces if keep(term)]
+            if held:
+                kept[word] = held
+    if not kept:
+        return []
+    either = "|".join(map(re.escape, sorted(kept)))
+    found = re.finditer(f"(?<![^\\W_])(?:{either})(?![^\\W_])", text)
+    return [(term, match.start(), match.end()) for match in found for term in kept[match.group()]]
 
 
 def _segments(text: str) -> list[tuple[str, bool]]:
