@@ -305,7 +305,8 @@ class Indexer:
         """Empty the index and index every thread. Hold the lock.
 
         Docs are written per chunk of :data:`CHUNK` threads; the postings and stats are
-        gathered in memory (:class:`~panelot.search.writes.Bulk`) and written at the end.
+        gathered in memory (:class:`~panelot.search.writes.Bulk`, about 4 bytes a posting)
+        and written at the end as blocks (:mod:`panelot.search.postings`).
         """
         self.building = True
         try:
@@ -325,9 +326,8 @@ class Indexer:
 
                 built = await self.db.transaction("r", SOURCE_TABLES, read)
                 docs = [doc for found in built.values() for doc in found or []]
-                bulk.add(docs)
                 if docs:
-                    await self.index.table("docs").bulk_put(docs)
+                    await self.index.table("docs").bulk_put(bulk.add(docs))
             await self.index.transaction("rw", INDEX_TABLES, bulk.write)
             return {"threads": len(threads), "docs": bulk.docs}
         finally:
