@@ -133,8 +133,16 @@ def cut(sizes: Iterable[tuple[str, int]]) -> list[str]:
 
 
 def apply(docs: Mapping[str, Any] | None, delta: Mapping[str, Any] | None) -> dict[str, int]:
-    """A term's postings: its block's entries ``docs`` with its ``delta`` applied."""
-    merged = {d: tf if isinstance(tf, int) and tf > 0 else 1 for d, tf in (docs or {}).items()}
+    """A term's postings: its block's entries ``docs`` with its ``delta`` applied.
+
+    A count that is not a positive ``int`` (a damaged record) counts 1.
+    """
+    if not docs:
+        merged: dict[str, int] = {}
+    elif set(map(type, docs.values())) == {int} and min(docs.values()) > 0:
+        merged = dict(docs)  # the usual case, checked and copied in C
+    else:
+        merged = {d: tf if type(tf) is int and tf > 0 else 1 for d, tf in docs.items()}
     for doc_id, tf in (delta or {}).items():
         if isinstance(tf, int) and tf > 0:
             merged[doc_id] = tf

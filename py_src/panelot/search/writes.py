@@ -233,8 +233,11 @@ class Bulk:
     def _block(self, terms: list[str]) -> Block:
         ids = self.ids
         block: Block = {}
+        doc_of, tf_of = (8).__rrshift__, (0xFF).__and__  # code >> 8, code & 0xFF
         for term in terms:
-            block[term] = {ids[c >> 8]: c & 0xFF for c in self.postings.pop(term)}
+            codes = self.postings.pop(term)
+            docs = map(ids.__getitem__, map(doc_of, codes))
+            block[term] = dict(zip(docs, map(tf_of, codes), strict=True))
         return block
 
     async def write(self, tx: Transaction) -> None:
