@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from panelot.idb import Transaction
+from panelot.search.blockmemo import Block, BlockMemo, block_memo
 from panelot.search.rank import MAX_EXPANSIONS
 
 __all__ = [
@@ -67,9 +68,6 @@ _GROUP = 8
 
 _PAGE = 64
 """Deltas read per request while gathering a prefix's expansions."""
-
-Block = dict[str, dict[str, int]]
-"""A block's terms and their postings ``{term: {docId: tf}}``."""
 
 
 def block_key(first: str) -> str:
@@ -169,18 +167,55 @@ async def read_postings(
     """
     fmt, stats, dir_record = await tx.table("meta").bulk_get(["format", "stats", "blocks"])
     firsts = directory(dir_record)
-    table = tx.table("postings")
+    blocks: dict[str, Block] = {}
     wanted = sorted({block_of(firsts, t) for t in exact})
-    records = await table.bulk_get([block_key(f) for f in wanted] + [delta_key(t) for t in exact])
-    blocks = {f: decode_block(r) for f, r in zip(wanted, records, strict=False)}
+    deltas = await _read(tx, wanted, [delta_key(t) for t in exact], blocks)
     postings: dict[str, dict[str, int]] = {}
-    for term, delta in zip(exact, records[len(wanted) :], strict=True):
+    for term, delta in zip(exact, deltas, strict=True):
         docs = apply(blocks[block_of(firsts, term)].get(term), _docs(delta))
         if docs:
             postings[term] = docs
     if prefix is not None:
         postings.update(await _expand(tx, firsts, prefix, blocks))
     return postings, stats, isinstance(fmt, dict)
+
+
+async def _read(
+    tx: Transaction, firsts: list[str], keys: list[str], blocks: dict[str, Block]
+) -> list[Any]:
+    """Add the blocks starting at ``firsts`` to ``blocks``; return the records of ``keys``.
+
+    A block the connection's :class:`~panelot.search.blockmemo.BlockMemo` holds is not
+    read again: only its key is asked for (so a live query still tracks it), in the
+    same round trip as the records read.
+    """
+    table = tx.table("postings")
+    memo: BlockMemo | None = block_memo(tx.db)
+    if memo is not None and not memo.live():
+        memo = None
+    version = 0 if memo is None else memo.version
+    kept: list[str] = []
+    missing: list[str] = []
+    for first in firsts:
+        if first in blocks:
+            continue
+        found = None if memo is None else memo.get(block_key(first))
+        if found is None:
+            missing.append(first)
+        else:
+            blocks[first] = found
+            kept.append(block_key(first))
+    asked = [block_key(f) for f in missing] + keys
+    reads: list[Any] = [table.bulk_get(asked)] if asked else []
+    if kept:
+        reads.append(table.where("term").any_of(*kept).primary_keys())
+    answers = await tx.gather(*reads) if reads else []
+    records: list[Any] = answers[0] if asked else []
+    for first, record in zip(missing, records, strict=False):
+        block = blocks[first] = decode_block(record)
+        if memo is not None:
+            memo.put(block_key(first), block, version)
+    return records[len(missing) :]
 
 
 async def _expand(
@@ -208,9 +243,7 @@ async def _expand(
                 group.append(firsts[hi])
                 hi += 1
             blocks_done = hi >= len(firsts) or not firsts[hi].startswith(prefix)
-            missing = [f for f in group if f not in blocks]
-            records = await table.bulk_get([block_key(f) for f in missing])
-            blocks.update((f, decode_block(r)) for f, r in zip(missing, records, strict=True))
+            await _read(tx, group, [], blocks)
             for f in group:
                 held.extend(sorted((t, d) for t, d in blocks[f].items() if t.startswith(prefix)))
         if di == len(changed) and not deltas_done:
