@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from array import array
+from collections import defaultdict, deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,19 @@ INDEX_TABLES = ("docs", "postings", "meta")
 
 _PUT_CHARS = 4_000_000
 """A rebuild puts blocks in requests of about this many characters."""
+
+_TF_TEXT = [str(tf) for tf in range(TF_MAX + 1)]
+"""Each count's JSON text."""
+
+
+def _codes() -> array[int]:
+    """A new term's postings in :class:`Bulk`: 32-bit codes."""
+    return array("I")
+
+
+def _json(text: str) -> str:
+    """``text`` as a JSON string, as ``json.dumps(..., ensure_ascii=False)`` writes it."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 async def read_stats(tx: Transaction) -> dict[str, Any]:
@@ -210,35 +224,51 @@ class Bulk:
     """
 
     def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.postings: dict[str, array[int]] = {}
+        self.keys: list[str] = []
+        """Each doc's id as a JSON object key (``"id":``), by doc number."""
+        self.postings: defaultdict[str, array[int]] = defaultdict(_codes)
         self.docs = 0
         self.length = 0
 
     def add(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Count ``docs`` in; return their records for the caller to write."""
         postings = self.postings
+        into = postings.__getitem__  # a new term gets its array (defaultdict)
+        append = array.append
         for doc in docs:
             self.docs += 1
             self.length += int(doc["len"])
-            code = len(self.ids) << 8
-            self.ids.append(str(doc["id"]))
-            for term, held in doc["terms"].items():
-                into = postings.get(term)
-                if into is None:
-                    into = postings[term] = array("I")
-                into.append(code | _tf(held))
+            code = len(self.keys) << 8
+            self.keys.append(_json(str(doc["id"])) + ":")
+            terms: dict[str, Any] = doc["terms"]
+            counts = terms.values()
+            if not counts:
+                continue
+            if set(map(type, counts)) == {int} and 0 < min(counts) and max(counts) <= TF_MAX:
+                # Counts as build_doc makes them: appended in C, no Python step per posting.
+                deque(map(append, map(into, terms), map(code.__or__, counts)), maxlen=0)
+            else:
+                for term, held in terms.items():
+                    into(term).append(code | _tf(held))
         return [stored(doc) for doc in docs]
 
-    def _block(self, terms: list[str]) -> Block:
-        ids = self.ids
-        block: Block = {}
+    def _block(self, terms: list[str]) -> tuple[str, int]:
+        """The JSON text of these terms' postings, and how many postings.
+
+        The text is what ``block_record`` would make of them, built from the codes
+        without a dict or a call per posting (about twice as fast).
+        """
+        keys, tfs = self.keys, _TF_TEXT
         doc_of, tf_of = (8).__rrshift__, (0xFF).__and__  # code >> 8, code & 0xFF
+        parts = []
+        entries = 0
         for term in terms:
             codes = self.postings.pop(term)
-            docs = map(ids.__getitem__, map(doc_of, codes))
-            block[term] = dict(zip(docs, map(tf_of, codes), strict=True))
-        return block
+            entries += len(codes)
+            docs = map(keys.__getitem__, map(doc_of, codes))
+            inner = ",".join(map(str.__add__, docs, map(tfs.__getitem__, map(tf_of, codes))))
+            parts.append(f"{_json(term)}:{{{inner}}}")
+        return "{" + ",".join(parts) + "}", entries
 
     async def write(self, tx: Transaction) -> None:
         """Write the blocks, the directory and the stats (in the index transaction ``tx``)."""
@@ -253,9 +283,9 @@ class Bulk:
             first = at
             while at < len(terms) and (end is None or terms[at] < end):
                 at += 1
-            record = block_record(start, self._block(terms[first:at]))
-            batch.append(record)
-            chars += len(record["data"])
+            data, entries = self._block(terms[first:at])
+            batch.append({"term": block_key(start), "n": entries, "data": data})
+            chars += len(data)
             if chars >= _PUT_CHARS:
                 await table.bulk_put(batch)
                 batch, chars = [], 0
