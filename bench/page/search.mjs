@@ -338,15 +338,21 @@ sb.pyWarm = async (queries) => {
 
 /**
  * `search_catch_up`, the writer (a page without the runtime: Dexie code, another
- * context): `count` appends, one transaction each, every message carrying
- * CATCH_UP_WORD. Returns the wall-clock time of the last commit (Date.now()).
+ * context): `count` appends to the latest unarchived thread, one transaction each,
+ * every message carrying CATCH_UP_WORD. Returns the wall-clock time of the last commit (Date.now()).
  */
 sb.catchUpWrite = async (count) => {
   const db = new Dexie(CORPUS_DB);
   db.version(1).stores(STORES);
   await db.open();
   try {
-    const thread = await db.threads.orderBy("updatedAt").last();
+    // The latest thread that is not archived: a search finds archived threads only when
+    // asked for (at full size the latest thread is archived, and nothing was found).
+    const thread = await db.threads
+      .orderBy("updatedAt")
+      .reverse()
+      .filter((t) => !t.archived)
+      .first();
     let parentId = thread.leafId;
     const last = await db.nodes.get(parentId);
     let seq = last.seq;
