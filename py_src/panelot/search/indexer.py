@@ -45,13 +45,18 @@ from panelot.search.writes import (
     thread_doc_ids,
 )
 
-__all__ = ["BATCH_DELAY", "CHUNK", "Indexer"]
+__all__ = ["BATCH_DELAY", "CHUNK", "REBUILD_CHUNK", "Indexer"]
 
 BATCH_DELAY = 0.05
 """Seconds from the first change heard to the batch that indexes it."""
 
 CHUNK = 25
-"""Threads indexed per index transaction by a catch-up or a rebuild."""
+"""Threads indexed per index transaction by a catch-up."""
+
+REBUILD_CHUNK = 10
+"""Threads read and whose docs are written at a time by a rebuild: each chunk's docs are
+held while its postings are gathered (with 100 messages a thread, ~12 MB in CPython for
+10 threads, ~31 MB for 25), on top of the whole index's postings."""
 
 log = logging.getLogger("panelot.search")
 
@@ -304,7 +309,7 @@ class Indexer:
     async def _rebuild_now(self) -> dict[str, int]:
         """Empty the index and index every thread. Hold the lock.
 
-        Docs are written per chunk of :data:`CHUNK` threads; the postings and stats are
+        Docs are written per chunk of :data:`REBUILD_CHUNK` threads; the postings and stats are
         gathered in memory (:class:`~panelot.search.writes.Bulk`, about 4 bytes a posting)
         and written at the end as blocks (:mod:`panelot.search.postings`).
         """
@@ -318,8 +323,8 @@ class Indexer:
 
             threads = await self.db.transaction("r", SOURCE_TABLES, ids)
             bulk = Bulk()
-            for at in range(0, len(threads), CHUNK):
-                chunk = threads[at : at + CHUNK]
+            for at in range(0, len(threads), REBUILD_CHUNK):
+                chunk = threads[at : at + REBUILD_CHUNK]
 
                 async def read(tx: Transaction, chunk: list[str] = chunk) -> dict[str, Any]:
                     return await read_threads(tx, chunk)
