@@ -61,6 +61,7 @@ def test_with_the_runtime_s_search_every_figure_has_its_ratio() -> None:
     table = search_markdown(doc)
     assert "| `search_build` | 300.0 ms | 200.0 ms | 1.5 |" in table
     assert NOT_AVAILABLE not in table
+    assert "Wasm heap growth during `search_build`: 10.0 MB (target ≤64 MB)." in table
 
 
 def test_without_it_python_is_not_available_never_a_number() -> None:

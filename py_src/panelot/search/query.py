@@ -30,7 +30,8 @@ from panelot.idb import Database, Transaction
 from panelot.search.branch import BranchMemo, Watch, branch_memo
 from panelot.search.extract import node_text, thread_gone, thread_text
 from panelot.search.memo import TermsMemo
-from panelot.search.rank import MAX_EXPANSIONS, PREFIX_DISCOUNT, Bm25, Stats, has_phrase
+from panelot.search.postings import read_postings
+from panelot.search.rank import PREFIX_DISCOUNT, Bm25, Stats, has_phrase
 from panelot.search.reading import att_nodes, load_att_texts
 from panelot.search.snippet import snippet
 from panelot.search.text import ParsedQuery, ascii_phrase, parse_query
@@ -99,37 +100,17 @@ async def _candidates(index: Database, query: ParsedQuery) -> Found:
     on the current text by :func:`_check`.
     """
     exact = query.all_terms()
-
-    async def body(tx: Transaction) -> tuple[Any, Any, list[Any], list[Any]]:
-        meta = await tx.table("meta").bulk_get(["format", "stats"])
-        held = await tx.table("postings").bulk_get(exact) if exact else []
-        expanded: list[Any] = []
-        if query.prefix is not None:
-            expanded = (
-                await tx.table("postings")
-                .where("term")
-                .starts_with(query.prefix)
-                .limit(MAX_EXPANSIONS)
-                .to_list()
-            )
-        return meta[0], meta[1], held, expanded
-
-    fmt, stats, held, expanded = await index.transaction("r", ["postings", "meta"], body)
+    postings, stats, formatted = await index.transaction(
+        "r", ["postings", "meta"], lambda tx: read_postings(tx, exact, query.prefix)
+    )
     corpus = _stats(stats)
-    postings: dict[str, dict[str, int]] = {}
-    for record in [*held, *expanded]:
-        docs = record.get("docs") if isinstance(record, dict) else None
-        if isinstance(docs, dict) and isinstance(record.get("term"), str):
-            postings[record["term"]] = {
-                d: tf if isinstance(tf, int) and tf > 0 else 1 for d, tf in docs.items()
-            }
     vocabulary = sorted(
         t for t in postings if query.prefix is not None and t.startswith(query.prefix)
     )
     loose = ParsedQuery(terms=exact, phrases=[], prefix=query.prefix)
     ranked = _BM25.rank(loose, postings, {}, corpus, vocabulary, limit=MAX_CHECKED)
     df = {term: len(docs) for term, docs in postings.items()}
-    return Found([s.doc_id for s in ranked.hits], ranked.total, df, corpus, isinstance(fmt, dict))
+    return Found([s.doc_id for s in ranked.hits], ranked.total, df, corpus, formatted)
 
 
 def _stats(record: Any) -> Stats:

@@ -13,6 +13,7 @@ from behavior import Ctx, raises
 from behavior.payloads import answer, text
 from behavior.waiting import result_where
 from panelot.idb.errors import ValidationError
+from panelot.search.schema import FORMAT
 from panelot.store import PanelotStore
 
 
@@ -22,7 +23,7 @@ async def settled(store: PanelotStore, timeout: float = 10.0) -> dict[str, Any]:
     deadline = loop.time() + timeout
     while True:
         status: dict[str, Any] = await store.query("search.status")
-        if not status["lagging"] and status["format"] == 1:
+        if not status["lagging"] and status["format"] == FORMAT:
             return status
         if loop.time() > deadline:
             raise AssertionError(f"the index still lags after {timeout:g} s: {status}")
