@@ -7,7 +7,7 @@ Subcommands (each step is idempotent and skips work that is already done):
   Node.js comes from PATH when it is new enough (NODE_MAJOR), else from a pinned wheel
   installed into ``.venv`` (NODE_WHEEL).
 * ``build``  assemble ``dist/extension/`` (the MV3 extension) and ``dist/web/`` (the
-  plain-page harness, which also carries Dexie for tests and benchmarks).
+  plain-page harness, which also carries Dexie and MiniSearch for tests and benchmarks).
 * ``serve``  serve ``dist/web/`` on 127.0.0.1.
 * ``test``   lint, type-check and run pytest (hypothesis derandomized: profile ``ci``).
 * ``fuzz``   run only the property and fuzz tests, random seeds, 10x the examples.
@@ -569,7 +569,12 @@ def build() -> None:
         "vendor/dexie.mjs": NODE_MODULES / "dexie" / "dist" / "dexie.mjs",
         "vendor/canonicalize.mjs": NODE_MODULES / "canonicalize" / "lib" / "canonicalize.js",
         "vendor/dexie-export-import.mjs": export_import_module(),
+        # MiniSearch, the search benchmark's reference engine (bench/page/search.mjs).
+        "vendor/minisearch.mjs": NODE_MODULES / "minisearch" / "dist" / "es" / "index.js",
     }
+    for source in vendor.values():
+        if isinstance(source, Path) and not source.is_file():
+            sys.exit(f"[build] {source} is missing: run `python3 build.py setup` (npm ci)")
     sync_tree(DIST / "web", merge_plans(web, shared, vendor))
 
 

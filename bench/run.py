@@ -27,7 +27,10 @@ Then, in the same Chromium: the live PyProxy count across the workloads and the 
 heap around 10,000 appends (``"memory"``), and startup of the extension's side-panel
 page, cold and warm, against bare ``loadPyodide`` (see bench/startup.py), and a turn
 in the side panel on a 10-node and a 10,000-node thread (``panel_turn``, see
-bench/panel_turn.py).
+bench/panel_turn.py). ``search`` (issue 38): the runtime's full-text search against
+MiniSearch on one corpus, ``search_build``, ``search_query`` cold and warm and
+``search_catch_up`` (see bench/search.py; Python's figures are "not available" while the
+runtime has no ``search.messages``).
 
 Usage::
 
@@ -64,6 +67,7 @@ from urllib.parse import unquote, urlsplit
 
 from bench.panel_turn import measure_panel_turn, summarize_panel_turn
 from bench.report import chart, markdown
+from bench.search import measure_search, search_markdown, summarize_search
 from bench.startup import measure_startup, summarize_startup
 from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
 
@@ -76,7 +80,7 @@ RESULTS_DIR = ROOT / "bench" / "results"
 PAGE_ARGS = ["--js-flags=--expose-gc", "--enable-precise-memory-info"]
 IMPLS = ("python", "dexie", "raw")
 #: --only names that are not page workloads.
-SPECIAL = ["startup", "memory", "live_notify", "panel_turn"]
+SPECIAL = ["startup", "memory", "live_notify", "panel_turn", "search"]
 #: live_notify's readers: Python's live query at its default interval and at 0, and Dexie's.
 LIVE_IMPLS = ("python", "python_i0", "dexie")
 LIVE_INTERVALS = {"python": 0.05, "python_i0": 0.0, "dexie": 0.0}
@@ -352,6 +356,10 @@ def measure_all(
                 finally:
                     page_b.close()
             page.close()
+            search = None
+            if not only or "search" in only:
+                progress("search: the runtime's full-text search against MiniSearch")
+                search = measure_search(context, base_url, runs, quick, progress)
             context.close()
             startup = None
             if not only or "startup" in only:
@@ -398,6 +406,7 @@ def measure_all(
         "memory": memory,
         "startup": startup,
         "panel_turn": turn,
+        "search": search,
     }
 
 
@@ -578,7 +587,9 @@ def main(argv: list[str] | None = None) -> None:
         "--only",
         action="append",
         metavar="WORKLOAD",
-        help="run only this workload (repeatable; also 'startup', 'memory', 'panel_turn')",
+        help=(
+            "run only this workload (repeatable; also 'startup', 'memory', 'panel_turn', 'search')"
+        ),
     )
     parser.add_argument(
         "--out", type=Path, help="write the results JSON to this file only (plus .md next to it)"
@@ -607,6 +618,7 @@ def main(argv: list[str] | None = None) -> None:
     if (
         not (DIST_WEB / "runtime.mjs").is_file()
         or not (DIST_WEB / "vendor" / "dexie.mjs").is_file()
+        or not (DIST_WEB / "vendor" / "minisearch.mjs").is_file()
         or not (ROOT / "dist" / "extension" / "sidepanel.html").is_file()
     ):
         sys.exit("[bench] dist/ is missing or incomplete: run `python3 build.py build` first")
@@ -641,6 +653,9 @@ def main(argv: list[str] | None = None) -> None:
         short, long = measured["panel_turn"]["sizes"]
         sizes["panel_turn"] = f"{long:,} vs {short:,} nodes"
     table = markdown(results, sizes)
+    if measured["search"] is not None:
+        results["search"] = summarize_search(measured["search"])
+        table += search_markdown(results["search"])
     progress(f"done in {time.monotonic() - started:.0f} s")
 
     if args.out is not None:

@@ -40,6 +40,7 @@ export class Chat {
     this.threadId = null;
     this.thread = null;
     this.snapshot = null;
+    this.target = null; // {threadId, nodeId, done}: the message a search result opened
     this.provider = null;
     this.sessionKey = null; // only when the credentials module is missing
     this.editing = null; // node id being edited
@@ -210,7 +211,10 @@ export class Chat {
    * Show a conversation, live. A reply streaming in the one left keeps streaming; the
    * one left stops being watched. Resolves once it is shown (or failed to load).
    */
-  async open(threadId) {
+  async open(threadId, { at = null } = {}) {
+    // `at`: a message to show and highlight (a search result's): render() widens the
+    // window until it holds it, scrolls to it and marks it (class "search-hit").
+    this.target = at ? { threadId, nodeId: at, done: false } : this.target?.threadId === threadId ? this.target : null;
     if (threadId !== this.threadId) {
       this.view.reset();
       this.editing = null;
@@ -227,10 +231,12 @@ export class Chat {
     publishActive(threadId);
     this.renderError();
     await (this.watching?.threadId === threadId ? this.watching.ready : this.watch(threadId));
+    if (at) this.render(); // the thread was already open: go to the message now
   }
 
   /** Leave the conversation (back to the list, or it was deleted). */
   close() {
+    this.target = null;
     this.unwatch();
     if (this.threadId) this.landed.delete(this.threadId);
     this.threadId = null;
@@ -426,7 +432,40 @@ export class Chat {
     } else if (bottom || this.scrollPending) this.scrollDown();
     else box.scrollTop = top;
     this.scrollPending = false;
+    this.showTarget(nodes, more);
     this.updateComposer();
+  }
+
+  /**
+   * The message a search result opened: once in the window, scrolled to (the first time)
+   * and marked; while not, the window grows (PAGE more, as scrolling up would) until it
+   * holds it or nothing is left above. `data-search-hit` on the messages box names it.
+   */
+  showTarget(nodes, more) {
+    const target = this.target;
+    const box = this.messages;
+    for (const el of box.querySelectorAll(".msg.search-hit")) {
+      if (el.dataset.nodeId !== target?.nodeId) el.classList.remove("search-hit");
+    }
+    if (!target || target.threadId !== this.threadId) {
+      delete box.dataset.searchHit;
+      return;
+    }
+    if (!nodes.some((n) => n.id === target.nodeId)) {
+      if (more && this.shownLimit === this.limit) {
+        this.limit += PAGE;
+        this.watching?.follow(this.limit);
+      }
+      return;
+    }
+    const el = [...box.querySelectorAll(".msg")].find((e) => e.dataset.nodeId === target.nodeId);
+    if (!el) return;
+    el.classList.add("search-hit");
+    box.dataset.searchHit = target.nodeId;
+    if (!target.done) {
+      target.done = true;
+      el.scrollIntoView({ block: "center" });
+    }
   }
 
   /** The empty thread's greeting (one element per provider, so a re-render keeps it). */

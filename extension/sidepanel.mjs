@@ -15,6 +15,7 @@ import { Chat } from "./panel_chat.mjs";
 import { reopenThreadId, setReopen } from "./presence.mjs";
 import { renderSettings, stopSettings } from "./panel_settings.mjs";
 import { markdownReady } from "./panel_markdown.mjs";
+import { setupSearch } from "./panel_search.mjs";
 import { HELD_BACK } from "./sidepanel_paint.mjs";
 
 /** When this page's modules were loaded and evaluated (ms since navigation). */
@@ -70,6 +71,7 @@ export const app = {
   show: null,
   refreshThreads: null,
   openThread: null,
+  search: null,
 };
 window.panelotApp = app;
 
@@ -117,9 +119,10 @@ async function newThread() {
   }
 }
 
-async function openThread(threadId) {
+/** Open a conversation; `at`: a message to show and highlight (a search result's). */
+async function openThread(threadId, { at = null } = {}) {
   showView("chat");
-  await app.chat.open(threadId);
+  await app.chat.open(threadId, { at });
   viewTitle.textContent = app.chat.thread?.title || "New chat";
 }
 app.openThread = openThread;
@@ -146,6 +149,7 @@ for (const [select, key] of [
   select.addEventListener("change", () => {
     app.filter[key] = select.value;
     watchThreads();
+    app.search?.refresh();
   });
 }
 
@@ -239,6 +243,9 @@ const rows = new Map();
 
 /** Draw the list, keyed by thread id: a row whose thread is unchanged keeps its element. */
 function renderThreads() {
+  // With text search on (panel_search.mjs), its message results show under the titles,
+  // and it says "No results" when neither finds anything.
+  const texts = app.search?.active() ?? false;
   const needle = app.filter.search.trim().toLowerCase();
   const shown = app.threads.filter((t) => !needle || (t.title || "").toLowerCase().includes(needle));
   const current = app.chat?.threadId ?? null;
@@ -254,8 +261,9 @@ function renderThreads() {
   const ids = new Set(shown.map((t) => t.id));
   for (const id of rows.keys()) if (!ids.has(id)) rows.delete(id);
   reconcile(list, els);
-  empty.hidden = shown.length > 0;
+  empty.hidden = texts || shown.length > 0;
   if (!shown.length) replace(empty, emptyMessage(needle));
+  app.search?.layout();
 }
 
 /** What an empty list says; with every conversation archived, the way to them. */
@@ -429,6 +437,13 @@ try {
     estimate: await hasQuery("storage.estimate"),
   };
   app.chat = new Chat(app);
+  app.search = setupSearch(app, {
+    input: search,
+    list,
+    empty,
+    results: document.getElementById("search-results"),
+    none: document.getElementById("search-none"),
+  });
   await app.chat.loadProvider();
   showApp(true);
   showView("threads");

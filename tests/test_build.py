@@ -66,6 +66,13 @@ def test_extension_has_no_dexie(extension: Path) -> None:
         assert not DEXIE_IMPORT.search(path.read_text(errors="replace")), path
 
 
+def test_extension_has_no_minisearch(extension: Path) -> None:
+    """MiniSearch is the search benchmark's reference engine, never part of the extension."""
+    assert [p for p in extension.rglob("*") if "minisearch" in p.name.lower()] == []
+    for path in [*extension.rglob("*.mjs"), *extension.rglob("*.js")]:
+        assert "minisearch" not in path.read_text(errors="replace").lower(), path
+
+
 def test_extension_bundles_the_markdown_libraries(extension: Path) -> None:
     assert sorted(p.relative_to(extension).as_posix() for p in extension.glob("vendor/*")) == [
         "vendor/highlight.LICENSE",
@@ -79,6 +86,10 @@ def test_extension_bundles_the_markdown_libraries(extension: Path) -> None:
 
 def test_web_has_dexie() -> None:
     assert (require_dist(DIST_WEB) / "vendor" / "dexie.mjs").is_file()
+
+
+def test_web_has_minisearch() -> None:
+    assert (require_dist(DIST_WEB) / "vendor" / "minisearch.mjs").is_file()
 
 
 def test_own_files_have_no_remote_urls(extension: Path) -> None:

@@ -11,6 +11,9 @@ and what a panel will reopen (``web/presence.mjs`` gathers them; Python does not
 ``send(command_json)`` runs a bus command and returns its terminal response,
 ``{"status": "completed", "response"}`` or ``{"status": "failed", "error"}``, as JSON.
 Neither ever raises into JavaScript.
+
+The host's ``search_lock`` is chosen here: :func:`web_lock`, so one context of the
+origin (the first to open the store) indexes search for all (docs/search.md).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = [
     "start",
     "store",
     "unlive",
+    "web_lock",
 ]
 
 _store: PanelotStore | None = None
@@ -74,7 +78,7 @@ async def start(
         return
     from panelot.idb.browser.core import BrowserFactory
 
-    host = browser_host()
+    host = dataclasses.replace(browser_host(), search_lock=web_lock)  # one indexer per origin
     days = await configured_days(host.services.settings) if retention else None
     _store = await PanelotStore.open(
         BrowserFactory(),
@@ -100,6 +104,24 @@ async def run_retention(spared_json: str | None = None) -> str:
         opened.db, opened.services.settings, frozenset(_spared(spared_json))
     )
     return json.dumps({"days": days, "archived": [r["threadId"] for r in archived]})
+
+
+async def web_lock(name: str) -> Callable[[], None]:
+    """The Web Lock ``name`` once granted, and the function that releases it.
+
+    Every page and the worker of the origin queue for it; a page that goes away loses it.
+    """
+    import panelot_js  # registered by web/runtime.mjs
+
+    release = await panelot_js.holdLock(name)
+    held = [True]
+
+    def done() -> None:
+        if held[0]:
+            held[0] = False
+            release()
+
+    return done
 
 
 def store() -> PanelotStore:

@@ -39,6 +39,8 @@ from panelot.request.history import DEFAULT_CONTEXT_BUDGET
 from panelot.request.slimming import SlimOptions
 from panelot.runs.executions import ExecutionRegistry
 from panelot.schema import DB_NAME, panelot_database
+from panelot.search.indexer import Indexer
+from panelot.search.schema import index_database
 from panelot.tree.views import markdown_of
 
 __all__ = ["PanelotStore"]
@@ -56,9 +58,15 @@ class PanelotStore:
         host: Host | None = None,
         commands: Mapping[str, Handler[Any]] = COMMANDS,
         queries: Mapping[str, Query[Any]] = QUERIES,
+        search: Indexer | None = None,
     ) -> None:
-        """A store over open ``db`` on ``host`` (``None``: a fresh :func:`memory_host`)."""
+        """A store over open ``db`` on ``host`` (``None``: a fresh :func:`memory_host`).
+
+        ``search`` is the indexer of its search index (:meth:`open` starts one), which
+        the store then owns: closing the store closes it.
+        """
         self._db = db
+        self._search = search
         self._host = memory_host() if host is None else host
         self._clock = clock
         self._executions = ExecutionRegistry()
@@ -81,6 +89,11 @@ class PanelotStore:
     def clock(self) -> Clock:
         """The store's clock."""
         return self._clock
+
+    @property
+    def search(self) -> Indexer | None:
+        """The indexer that keeps the search index true (``None``: opened without one)."""
+        return self._search
 
     @property
     def executions(self) -> ExecutionRegistry:
@@ -113,6 +126,7 @@ class PanelotStore:
         retention_days: int | None = None,
         active_thread_id: str | None = None,
         spared_thread_ids: Collection[str] = (),
+        search: bool = True,
     ) -> PanelotStore:
         """Open (or create) the database on ``host`` and run the start-up housekeeping.
 
@@ -124,9 +138,18 @@ class PanelotStore:
         older than ``retention_days`` (``None``: retention off) and enforces the
         attachment budget (the host's), sparing ``active_thread_id`` (retention also
         spares every id of ``spared_thread_ids``).
+
+        With ``search`` (the default), the search index database (``panelot_search_v1``
+        beside ``panelot_v1``, on the same factory) is opened too, and its
+        :class:`~panelot.search.indexer.Indexer` starts: it catches up (or rebuilds)
+        in the background, after the housekeeping, and follows the change feed.
         """
         db = await panelot_database(name).open(factory)
-        store = cls(db, clock, host=host)
+        indexer = None
+        if search:
+            lock = None if host is None else host.search_lock  # one indexer per origin
+            indexer = Indexer(db, await index_database(name).open(factory), clock, lock=lock)
+        store = cls(db, clock, host=host, search=indexer)
         # A restore that crashed between its commit and its settings finishes here.
         await finish_interrupted(store.services, db, clock())
         store.startup = await start_up(
@@ -137,6 +160,8 @@ class PanelotStore:
             active_thread_id,
             spared_thread_ids,
         )
+        if indexer is not None:
+            indexer.start()
         return store
 
     # -- writes: commands ------------------------------------------------------------
@@ -201,7 +226,7 @@ class PanelotStore:
         one with ``settingsApplied`` and ``missingCredentials``).
         """
         async with self._restoring:  # one at a time here: each replaces everything
-            return await restore_file(
+            envelope = await restore_file(
                 self,
                 self.bus.send,
                 file,
@@ -211,6 +236,9 @@ class PanelotStore:
                 progress=progress,
                 chunk_size_bytes=chunk_size_bytes,
             )
+        if envelope.get("status") == "completed" and self._search is not None:
+            self._search.rebuild_soon()  # derived data: rebuilt from what was restored
+        return envelope
 
     # -- reads: queries --------------------------------------------------------------
 
@@ -240,9 +268,13 @@ class PanelotStore:
         async def querier() -> Any:
             return await query.run(self, decoded)
 
-        return LiveQuery(
-            self.db.feed, querier, on_result=on_result, on_error=on_error, interval=interval
-        )
+        feeds = [self.db.feed]
+        if self._search is not None and name.startswith("search."):
+            # The search queries read the index database too: its commits wake them. No
+            # other query hears them (an index commit during a run would count as a change
+            # and hold back that query's next re-run: panels stream while indexing runs).
+            feeds.append(self._search.index.feed)
+        return LiveQuery(feeds, querier, on_result=on_result, on_error=on_error, interval=interval)
 
     def _query(self, name: str, args: dict[str, Any] | None) -> tuple[Query[Any], Any]:
         query = self.queries.get(name)
@@ -303,7 +335,9 @@ class PanelotStore:
         return other
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (and the search index's)."""
+        if self._search is not None:
+            self._search.close()
         self.db.close()
 
 

@@ -32,6 +32,7 @@ class Ctx:
         self.host = memory_host() if host is None else host  # the browser's in a page
         self.names: list[str] = []
         self.dbs: list[Database] = []
+        self.stores: list[PanelotStore] = []
         self.now = 1_700_000_000_000
 
     def new_name(self) -> str:
@@ -61,6 +62,9 @@ class Ctx:
             self.factory, host or self.host, self.new_name(), clock=self.clock
         )
         self.dbs.append(store.db)
+        self.stores.append(store)
+        if store.search is not None:  # its search index: closed and deleted with it
+            self.names.append(store.search.index.name)
         return store
 
     def clock(self) -> int:
@@ -70,6 +74,8 @@ class Ctx:
 
     async def cleanup(self) -> None:
         """Close and delete every database the case made."""
+        for store in self.stores:
+            store.close()
         for db in self.dbs:
             db.close()
         for name in self.names:

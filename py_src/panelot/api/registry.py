@@ -18,6 +18,7 @@ from panelot.api import (
     requests,
     rescue,
     runs,
+    search,
     send,
     settings,
     summaries,
@@ -44,6 +45,7 @@ _SECTIONS = (
     rescue,
     summaries,
     backup,
+    search,
 )
 
 

@@ -8,12 +8,24 @@ browser-or-memory by itself: it uses the host of the store it runs in.
 * :mod:`.host` — :class:`Host`, :class:`Services` and :func:`memory_host` (CPython, tests);
 * :mod:`.browser` — :func:`browser_host`, built once by :mod:`panelot.runtime` in a page;
 * :mod:`.storage` — :class:`StorageState`: the attachment budget and the freed ledger;
+* :mod:`.locks` — :data:`Locks` (a host's ``search_lock``: one search indexer per
+  origin) and :func:`local_lock`, the same within one process;
 * :mod:`.thumbnails` — the :class:`Thumbnailer` protocol and its browser and
   unavailable makers.
 """
 
 from panelot.host.browser import browser_host
 from panelot.host.host import Host, Services, StorageEstimate, memory_host
+from panelot.host.locks import Locks, local_lock
 from panelot.host.storage import StorageState
 
-__all__ = ["Host", "Services", "StorageEstimate", "StorageState", "browser_host", "memory_host"]
+__all__ = [
+    "Host",
+    "Locks",
+    "Services",
+    "StorageEstimate",
+    "StorageState",
+    "browser_host",
+    "local_lock",
+    "memory_host",
+]

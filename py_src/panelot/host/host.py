@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from panelot.host.locks import Locks
 from panelot.host.storage import StorageState
 from panelot.host.thumbnails import Thumbnailer, UnavailableThumbnailer
 from panelot.settings.backend import MemoryStorageBackend, StorageBackend
@@ -55,6 +56,9 @@ class Host:
     """The browser's storage figures, or none."""
     storage: StorageState = field(default_factory=StorageState)
     """This store's attachment budget and what its clean-ups freed (mutable, its own)."""
+    search_lock: Locks | None = None
+    """The lock that elects one search indexer among the contexts of an origin (a Web
+    Lock, chosen by :mod:`panelot.runtime`); ``None``: every store indexes by itself."""
 
     def with_settings(self, backend: StorageBackend, keystore: KeyStore) -> Host:
         """This host with settings services of its own over ``backend`` and ``keystore``.

@@ -30,6 +30,7 @@ __all__ = [
     "BlobLike",
     "MemoryBlob",
     "blob_bytes",
+    "blob_head",
     "blob_kind",
     "blob_size",
     "is_blob",
@@ -143,6 +144,22 @@ async def blob_bytes(value: Any) -> bytes:
     if kind is not None:
         return await kind.read(value)
     raise ValidationError("not a Blob", field="bytes")
+
+
+async def blob_head(value: Any, limit: int) -> bytes:
+    """A copy of a Blob's first ``limit`` bytes (all of it when smaller).
+
+    Only those bytes are read (a range of a JS Blob), so a large Blob is never copied
+    whole. A foreign await for a JS Blob, like :func:`blob_bytes`.
+    """
+    if isinstance(value, MemoryBlob):
+        return value.data[:limit]
+    kind = blob_kind(value)
+    if kind is None:
+        raise ValidationError("not a Blob", field="bytes")
+    if kind.size(value) <= limit:
+        return await kind.read(value)
+    return await kind.source(value).read(0, limit)
 
 
 def js_blob(blob: MemoryBlob) -> Any:

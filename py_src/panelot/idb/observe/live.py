@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from panelot.idb.observe.changes import ObsSet, merge_sets, sets_overlap
@@ -56,11 +56,15 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
     either way the query stays live and runs again on the next relevant change.
     :meth:`close` ends it: no further run, no listener left. As a context manager
     (``with db.live_query(...) as live:``) it is closed on leaving the block.
+
+    ``feed`` may be several feeds, one per database the querier reads (the store's
+    search reads ``panelot_v1`` and its index database): reads are recorded by
+    database, so a change to either wakes it when it touches what was read there.
     """
 
     def __init__(
         self,
-        feed: ChangeFeed,
+        feed: ChangeFeed | Sequence[ChangeFeed],
         querier: Callable[[], Awaitable[T]],
         *,
         on_result: Callable[[T], Any] | None = None,
@@ -93,7 +97,8 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         """Queries of its re-runs answered with the last result unchanged (no request)."""
         self.patched = 0
         """Queries of its re-runs answered by reading only the changed keys."""
-        self._unsubscribe = feed.subscribe(self._changed)
+        feeds = [feed] if isinstance(feed, ChangeFeed) else list(feed)
+        self._unsubscribes = [f.subscribe(self._changed) for f in feeds]
         self._handle = self._loop.call_soon(self._start)
 
     # -- scheduling ---------------------------------------------------------------------
@@ -227,7 +232,8 @@ class LiveQuery(AsyncIterator[T], Generic[T]):
         if self.closed:
             return
         self.closed = True
-        self._unsubscribe()
+        for unsubscribe in self._unsubscribes:
+            unsubscribe()
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
