@@ -240,6 +240,7 @@ def _mutate(data: bytes, mutation: tuple[Any, ...]) -> tuple[bytes, tuple[Any, .
 @example(mutation=("replace", 0.99, {"$types": {"x": "nan"}}))
 @example(mutation=("deep", 0.552734375, 1022))  # a key nested 1,022 deep (build.py fuzz)
 @example(mutation=("replace", 0.26171875, ""))  # a node's type emptied: name its row (fuzz)
+@example(mutation=("replace", 0.43359375, "0"))  # a parent outside the thread: its row (fuzz)
 def test_a_hostile_backup_restores_cleanly_or_writes_nothing(mutation: tuple[Any, ...]) -> None:
     data, path = _mutate(_base_file(), mutation)
 

@@ -14,6 +14,7 @@ library's readers, and receipts through the bus's. A problem raises
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -93,33 +94,59 @@ class TreeCheck:
         self.threads: dict[str, str | None] = {}
         """Each thread's ``leafId``."""
         self.nodes: dict[str, list[dict[str, Any]]] = {}
+        self.rows: dict[str, str] = {}
+        """Each node's row in the file, by ``repr`` of its id (``nodes[5]``)."""
 
-    def add(self, table: str, value: Any) -> None:
-        """Note a checked ``threads`` or ``nodes`` record."""
+    def add(self, table: str, value: Any, where: str = "") -> None:
+        """Note a checked ``threads`` or ``nodes`` record (``where``: its row in the file)."""
         if table == "threads":
             self.threads[value["id"]] = value.get("leafId")
         elif table == "nodes":
             self.nodes.setdefault(value["threadId"], []).append(value)
+            self.rows[repr(value["id"])] = where or f"nodes[{value['id']!r}]"
 
     def check(self) -> None:
-        """Every node's thread is in the backup and every thread's tree is sound."""
+        """Every node's thread is in the backup and every thread's tree is sound.
+
+        The error names the row at fault when one node is (``nodes[5].parentId``: a
+        parent outside its thread, a cycle; ``nodes[5].seq``: a seq taken twice).
+        """
         problems: list[str] = []
+        fields: list[str] = []
         for thread_id, nodes in self.nodes.items():
             if thread_id not in self.threads:
                 problems.append(
                     f"nodes: {len(nodes)} nodes of thread {thread_id!r}, not in threads"
                 )
+                fields.append("nodes")
         for thread_id, leaf in self.threads.items():
             nodes = self.nodes.get(thread_id, [])
-            seqs = [n["seq"] for n in nodes]
-            if len(set(seqs)) != len(seqs):
+            taken: set[Any] = set()
+            twice: list[str] = []
+            for node in nodes:
+                if node["seq"] in taken:
+                    twice.append(node["id"])
+                taken.add(node["seq"])
+            if twice:
                 problems.append(f"threads[{thread_id!r}].nodes: a seq appears twice")
-            problems += tree_problems(thread_id, leaf, nodes, f"threads[{thread_id!r}].")
+                fields.append(f"{self.rows[repr(twice[0])]}.seq")
+            found = tree_problems(thread_id, leaf, nodes, f"threads[{thread_id!r}].")
+            problems += found
+            fields += [self._row_of(problem) for problem in found]
             if len(problems) >= _MAX_PROBLEMS:
                 break
         if problems:
             shown = problems[:_MAX_PROBLEMS]
             more = len(problems) - len(shown)
             message = "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
-            field = shown[0].split(":")[0]
-            raise ValidationError(message, field=field)
+            raise ValidationError(message, field=fields[0])
+
+    def _row_of(self, problem: str) -> str:
+        """The field a tree problem names: a node's ``parentId`` when one node is at fault."""
+        match = _NODE_PROBLEM.match(problem)
+        if match is None or match.group(1) not in self.rows:
+            return problem.split(":")[0]
+        return f"{self.rows[match.group(1)]}.parentId"
+
+
+_NODE_PROBLEM = re.compile(r"^threads\[.*?\]\.nodes: ('(?:[^'\\]|\\.)*') ")

@@ -118,7 +118,7 @@ async def read_backup(
 
     def check(table: str, value: Any, key: Any, where: str) -> Any:
         check_row(table, value, key, where)
-        tree.add(table, value)
+        tree.add(table, value, where)
         return value
 
     options = replace(

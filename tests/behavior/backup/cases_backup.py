@@ -250,7 +250,7 @@ async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
 
     mutations: list[tuple[Mutation, str, str, str]] = [
         (bad_payload, "ValidationError", f"nodes[{last_user}].payload.content", ""),
-        (outside_parent, "ValidationError", f"threads[{filled['threads'][0]!r}].nodes", moved_id),
+        (outside_parent, "ValidationError", f"nodes[{moved}].parentId", moved_id),
         (wrong_size, "ValidationError", "attachments[2].size", "Blob"),
         (no_blob, "ValidationError", "attachments[1].bytes", "Blob"),
         (wrong_digest, "SnapshotIntegrityError", "runs[0].snapshot.digest", ""),
