@@ -18,10 +18,10 @@ index may lag, as it may anyway; every hit is still checked on ``panelot_v1``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from weakref import WeakKeyDictionary, ref
 
 from panelot.idb import Database
 from panelot.idb.observe.changes import ALL, DELS, PRIMARY, ObsSet, part_name
+from panelot.idb.observe.follow import FeedMemo, PerConnection
 
 __all__ = ["MEMO_ENTRIES", "Block", "BlockMemo", "block_memo"]
 
@@ -32,20 +32,18 @@ MEMO_ENTRIES = 200_000
 """The most postings (docId, tf) the memo of one connection holds (~20 MB decoded)."""
 
 
-class BlockMemo:
+class BlockMemo(FeedMemo):
     """The decoded blocks of one index connection, by record key (see the module)."""
 
     def __init__(self, db: Database) -> None:
-        self._db = ref(db)  # weak: the registry below must not keep a connection alive
-        self._feed = db.feed
         self._blocks: OrderedDict[str, tuple[Block, int]] = OrderedDict()
         self._entries = 0
         self._parts = tuple(part_name(db.name, "postings", p) for p in (PRIMARY, DELS))
-        self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
         """Blocks served from the memo (for tests and diagnostics)."""
         self.version = 0
         """Counts the index's postings changes heard: a block read before one is not kept."""
+        super().__init__(db)  # heard from now on
 
     def clear(self) -> None:
         """Drop every block."""
@@ -71,14 +69,6 @@ class BlockMemo:
         held = self._blocks.pop(key, None)
         if held is not None:
             self._entries -= held[1]
-
-    def live(self) -> bool:
-        """Whether it may serve: the connection is open and hears every commit."""
-        db = self._db()
-        if db is not None and db.observe and self._feed.has(self._changed):
-            return True
-        self.clear()
-        return False
 
     def get(self, key: str) -> Block | None:
         """The decoded block of record ``key``, if held (it must not be changed)."""
@@ -106,12 +96,5 @@ class BlockMemo:
             self._entries -= dropped
 
 
-_MEMOS: WeakKeyDictionary[Database, BlockMemo] = WeakKeyDictionary()
-
-
-def block_memo(db: Database) -> BlockMemo:
-    """The connection's :class:`BlockMemo` (made on first use)."""
-    memo = _MEMOS.get(db)
-    if memo is None:
-        memo = _MEMOS[db] = BlockMemo(db)
-    return memo
+block_memo: PerConnection[BlockMemo] = PerConnection(BlockMemo)
+"""The connection's :class:`BlockMemo` (made on first use): ``block_memo(db)``."""

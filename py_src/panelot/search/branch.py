@@ -33,11 +33,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any
-from weakref import WeakKeyDictionary, ref
 
 from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
 from panelot.idb.observe.changes import ALL, PRIMARY, part_name
+from panelot.idb.observe.follow import FeedMemo, PerConnection
 from panelot.idb.observe.track import reading
 
 __all__ = ["MAX_KNOWN", "MAX_NODES", "MAX_THREADS", "BranchMemo", "Watch", "branch_memo"]
@@ -55,21 +55,19 @@ MAX_KNOWN = 200_000
 """The most nodes whose thread is remembered (past it, they are forgotten at once)."""
 
 
-class BranchMemo:
+class BranchMemo(FeedMemo):
     """Each node's ``parentId``, per thread, for the threads hits were in (see the module)."""
 
     def __init__(self, db: Database) -> None:
-        self._db = ref(db)  # weak: the registry below must not keep a connection alive
-        self._feed = db.feed
         self._entries: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._held = 0
         self._thread_of: dict[str, str] = {}
         self._db_name = db.name
         self._nodes = part_name(db.name, "nodes", PRIMARY)
         self._dels = part_name(db.name, "nodes", ":dels")
-        self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
         """Threads served from an entry (for tests and diagnostics)."""
+        super().__init__(db)  # heard from now on
 
     @property
     def threads(self) -> list[str]:
@@ -80,7 +78,7 @@ class BranchMemo:
         if not self._entries and not self._thread_of:
             return
         if ALL in changes:
-            self._clear()
+            self.clear()
             return
         written = [changes.get(self._nodes), changes.get(self._dels)]
         if not any(written):
@@ -89,7 +87,7 @@ class BranchMemo:
         for ranges in written:
             for lo, hi in ranges or RangeSet():
                 if lo is not hi and lo != hi:
-                    self._clear()  # a range, not keys: anything may have changed
+                    self.clear()  # a range, not keys: anything may have changed
                     return
                 keys.add(lo)
         for key in keys:
@@ -98,7 +96,8 @@ class BranchMemo:
             if not keys.isdisjoint(entry):
                 self._drop(thread_id)
 
-    def _clear(self) -> None:
+    def clear(self) -> None:
+        """Forget every thread and node held."""
         self._entries.clear()
         self._held = 0
         self._thread_of.clear()
@@ -108,17 +107,9 @@ class BranchMemo:
         if entry is not None:
             self._held -= len(entry)
 
-    def _live(self) -> bool:
-        """Whether it may serve: the connection is open and announces its commits."""
-        db = self._db()
-        if db is not None and db.observe and self._feed.has(self._changed):
-            return True
-        self._clear()
-        return False
-
     def threads_of(self, node_ids: list[str]) -> dict[str, str]:
         """``{nodeId: threadId}`` of the nodes of ``node_ids`` whose thread it knows."""
-        if not self._thread_of or not self._live():
+        if not self._thread_of or not self.live():
             return {}
         known = self._thread_of
         return {nid: known[nid] for nid in node_ids if nid in known}
@@ -149,7 +140,7 @@ class BranchMemo:
 
     def note(self, nodes: Iterable[Any]) -> None:
         """Remember the thread of each node record read (in the transaction that read it)."""
-        if not self._live():
+        if not self.live():
             return
         known = self._thread_of
         for node in nodes:
@@ -169,7 +160,7 @@ class BranchMemo:
         the entry, and recorded with ``watch`` as the ``threadId`` range a read of its
         nodes would have recorded; the others' records are read (one range).
         """
-        live = self._live()
+        live = self.live()
         held = {
             tid: entry
             for tid, leaf in leaves.items()
@@ -220,12 +211,5 @@ def _shape(
     return out, fresh
 
 
-_MEMOS: WeakKeyDictionary[Database, BranchMemo] = WeakKeyDictionary()
-
-
-def branch_memo(db: Database) -> BranchMemo:
-    """The connection's :class:`BranchMemo` (made on first use)."""
-    memo = _MEMOS.get(db)
-    if memo is None:
-        memo = _MEMOS[db] = BranchMemo(db)
-    return memo
+branch_memo: PerConnection[BranchMemo] = PerConnection(BranchMemo)
+"""The connection's :class:`BranchMemo` (made on first use): ``branch_memo(db)``."""

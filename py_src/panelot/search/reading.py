@@ -20,10 +20,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from panelot.idb import Database, Transaction
 from panelot.idb.blobs import blob_head
+from panelot.idb.observe.follow import PerConnection
 from panelot.search.extract import (
     ATT_BYTES,
     ATT_PREFIX,
@@ -242,19 +242,12 @@ class AttTexts:
         self._chars = 0
 
 
-_MEMOS: WeakKeyDictionary[Database, AttTexts] = WeakKeyDictionary()
+att_texts: PerConnection[AttTexts] = PerConnection(lambda db: AttTexts())
+"""The memo of the attachments' indexed text of a database (``att_texts(db)``).
 
-
-def att_texts(db: Database) -> AttTexts:
-    """The memo of the attachments' indexed text of ``db`` (one per database object).
-
-    Each opened database has its own, so two stores in one process (two databases,
-    tests) never answer from each other's attachments; it goes with the database.
-    """
-    memo = _MEMOS.get(db)
-    if memo is None:
-        memo = _MEMOS[db] = AttTexts()
-    return memo
+Each opened database has its own, so two stores in one process (two databases, tests)
+never answer from each other's attachments; it goes with the database.
+"""
 
 
 async def load_att_texts(db: Database, doc_ids: Iterable[str]) -> None:

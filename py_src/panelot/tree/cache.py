@@ -46,12 +46,12 @@ import marshal
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
-from weakref import WeakKeyDictionary, ref
 
 from panelot.codec import id_field
 from panelot.idb import Database, Transaction
 from panelot.idb.observe import ObsSet, RangeSet
 from panelot.idb.observe.changes import ALL, part_name
+from panelot.idb.observe.follow import FeedMemo, PerConnection
 from panelot.tree.integrity import numeric_seq
 from panelot.tree.reading import last_node, load_thread_records, seq_after
 
@@ -124,22 +124,20 @@ def _encode(rows: list[Any]) -> bytes | None:
         return None
 
 
-class ThreadCache:
+class ThreadCache(FeedMemo):
     """Cached node records of the threads a connection's views read last (see the module)."""
 
     def __init__(self, db: Database) -> None:
-        self._db = ref(db)  # weak: the registry below must not keep a connection alive
-        self._feed = db.feed
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._once: OrderedDict[str, None] = OrderedDict()  # read once, not kept yet
         self._nodes = part_name(db.name, "nodes", "")
         self._dels = part_name(db.name, "nodes", ":dels")
         self._by_thread = part_name(db.name, "nodes", "threadId")
-        self._feed.subscribe(self._changed)  # until the connection closes its feed
         self.hits = 0
         """Loads served from an entry (for tests and diagnostics)."""
         self.misses = 0
         """Loads that read the whole thread."""
+        super().__init__(db)  # heard from now on
 
     @property
     def threads(self) -> list[str]:
@@ -196,7 +194,7 @@ class ThreadCache:
         neither change nor return.
         """
         id_field(thread_id, "threadId")
-        entry = self._entries.get(thread_id) if self._live() else None
+        entry = self._entries.get(thread_id) if self.live() else None
         if entry is not None:
             raw, last = await tx.gather(
                 tx.table("threads").get(thread_id), last_node(tx, thread_id)
@@ -230,14 +228,6 @@ class ThreadCache:
             while len(self._once) > _ONCE:
                 self._once.popitem(last=False)
         return raw, rows
-
-    def _live(self) -> bool:
-        """Whether it may serve: the connection is open and announces its commits."""
-        db = self._db()
-        if db is not None and db.observe and self._feed.has(self._changed):
-            return True
-        self._entries.clear()
-        return False
 
     async def _tail(
         self, tx: Transaction, thread_id: str, entry: _Entry, last: Any
@@ -287,7 +277,7 @@ class ThreadCache:
         return True
 
     def _keep(self, thread_id: str, rows: list[Any]) -> None:
-        if not self._live():
+        if not self.live():
             return
         shape = _cacheable(rows)
         chunk = _encode(rows) if shape is not None else None
@@ -305,12 +295,5 @@ class ThreadCache:
             total -= dropped.size
 
 
-_CACHES: WeakKeyDictionary[Database, ThreadCache] = WeakKeyDictionary()
-
-
-def thread_cache(db: Database) -> ThreadCache:
-    """The connection's :class:`ThreadCache` (made on first use)."""
-    cache = _CACHES.get(db)
-    if cache is None:
-        cache = _CACHES[db] = ThreadCache(db)
-    return cache
+thread_cache: PerConnection[ThreadCache] = PerConnection(ThreadCache)
+"""The connection's :class:`ThreadCache` (made on first use): ``thread_cache(db)``."""
