@@ -11,10 +11,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
+from unittest import mock
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -138,8 +143,26 @@ KNOWN_ERRORS = {
 }
 
 
+@contextmanager
+def _fixed_ids() -> Iterator[None]:
+    """Ids made while it holds are the same on every run (uuid4 counted from 1).
+
+    The base file, and the store a mutated copy is restored over, are then the same
+    bytes every run, so a mutation found by the fuzz (a place in the file) names the
+    same row when it is pinned as an ``@example``.
+    """
+    counter = itertools.count(1)
+    with mock.patch.object(uuid, "uuid4", lambda: uuid.UUID(int=next(counter), version=4)):
+        yield
+
+
 async def _filled() -> PanelotStore:
-    store = await PanelotStore.open(MemoryFactory())
+    ticks = itertools.count(1_760_000_000_000, 1000)
+    with _fixed_ids():
+        return await _fill(await PanelotStore.open(MemoryFactory(), clock=lambda: next(ticks)))
+
+
+async def _fill(store: PanelotStore) -> PanelotStore:
     for title in ("one", "two"):
         tid = await store.create_thread(title)
         u = await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
@@ -239,8 +262,8 @@ def _mutate(data: bytes, mutation: tuple[Any, ...]) -> tuple[bytes, tuple[Any, .
 @example(mutation=("types", 0.5, "nowhere.at.all"))
 @example(mutation=("replace", 0.99, {"$types": {"x": "nan"}}))
 @example(mutation=("deep", 0.552734375, 1022))  # a key nested 1,022 deep (build.py fuzz)
-@example(mutation=("replace", 0.26171875, ""))  # a node's type emptied: name its row (fuzz)
-@example(mutation=("replace", 0.43359375, "0"))  # a parent outside the thread: its row (fuzz)
+@example(mutation=("replace", 0.31, ""))  # nodes[1].type emptied: name its row (fuzz)
+@example(mutation=("replace", 0.44, "0"))  # nodes[5].parentId outside the thread (fuzz)
 def test_a_hostile_backup_restores_cleanly_or_writes_nothing(mutation: tuple[Any, ...]) -> None:
     data, path = _mutate(_base_file(), mutation)
 
