@@ -87,9 +87,12 @@ export function staleness(snapshot, wheels) {
  */
 export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = () => {} }) {
   try {
-    const snapshot = await fetchJSON(`${base}${SNAPSHOT_MANIFEST}`);
+    const [snapshot, wheels] = await Promise.all([
+      fetchJSON(`${base}${SNAPSHOT_MANIFEST}`),
+      fetchJSON(`${base}wheels/manifest.json`),
+    ]);
     if (snapshot === null) return { py: null, outcome: "absent" };
-    const stale = staleness(snapshot, await fetchJSON(`${base}wheels/manifest.json`));
+    const stale = staleness(snapshot, wheels);
     if (stale) return { py: null, outcome: `stale: ${stale}` };
     const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
       if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
