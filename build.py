@@ -441,7 +441,12 @@ def snapshot_plan(wheels: Sequence[Path]) -> Plan:
         partial_file = cached.with_suffix(".tmp")
         run([VENV_PYTHON, tools[0], partial_file, *wheels])
         partial_file.replace(cached)
-    manifest = {"pyodide": version, "file": "panelot.snap", "wheels": hashes}
+    manifest = {
+        "pyodide": version,
+        "file": "panelot.snap",
+        "sha256": sha256_of(cached),  # keys the local copy (web/local_copy.mjs)
+        "wheels": hashes,
+    }
     return {
         "snapshot/panelot.snap": cached,
         "snapshot/manifest.json": (json.dumps(manifest, indent=2) + "\n").encode(),

@@ -24,10 +24,12 @@ const JS_MODULES = {
 };
 
 /**
- * Load Pyodide with the panelot package; return `{py, rt, snapshot}` with `rt` the (not
- * yet started) `panelot.runtime` module and `snapshot` how the start went: "restored"
- * (from the build's memory snapshot), "off", or why it was not used ("absent", "stale: …",
- * "failed: …"; a normal load followed). Shared by the pages (bootRuntime) and the
+ * Load Pyodide with the panelot package; return `{py, rt, snapshot, source, keepCopy}`
+ * with `rt` the (not yet started) `panelot.runtime` module and `snapshot` how the start
+ * went: "restored" (from the build's memory snapshot), "off", or why it was not used
+ * ("absent", "stale: …", "failed: …"; a normal load followed). `source` says where a
+ * restored snapshot was read from ("copy" or "file"), and `keepCopy()` stores the file
+ * as the local copy for the next start (local_copy.mjs; nothing to do after a copy). Shared by the pages (bootRuntime) and the
  * service worker, which passes `createPyodideModule` (the default export of
  * pyodide/pyodide.asm.mjs, imported statically) because `import()` is banned there.
  *
@@ -54,10 +56,14 @@ export async function loadRuntime({
     ...(createPyodideModule ? { createPyodideModule } : {}),
   };
   let outcome = "off";
+  let keepCopy = async () => {};
+  let source = null;
   const py = await stage("runtime", async () => {
     if (snapshot) {
       const restored = await restoreSnapshot({ base, pyodideOptions, jsModules: JS_MODULES, mark });
       outcome = restored.outcome;
+      if (restored.keep) keepCopy = restored.keep;
+      source = restored.source ?? null;
       if (restored.py) return restored.py;
       console.warn(`panelot: starting without the memory snapshot (${outcome})`);
     }
@@ -67,7 +73,7 @@ export async function loadRuntime({
     if (outcome !== "restored") await installPackage(py, base);
     return py.pyimport("panelot.runtime"); // importing the package is part of this stage
   });
-  return { py, rt, snapshot: outcome };
+  return { py, rt, snapshot: outcome, source, keepCopy };
 }
 
 /** Install the bundled wheels and register the JS modules Python imports. */
@@ -166,6 +172,12 @@ export function bootRuntime({
     timings: {},
     marks: {},
     snapshot: null,
+    /** Where the snapshot was read from: "copy" (Cache Storage), "file", or null. */
+    snapshotSource: null,
+    /** Settles once the snapshot read from the file is kept as the local copy. */
+    copyKept: null,
+    /** True once `copyKept` has settled (tests wait for it: no write is left running). */
+    copySettled: false,
     error: null,
     /**
      * Run a named query. Resolves with its result, or rejects with the plain error object
@@ -281,6 +293,12 @@ export function bootRuntime({
 
     panelot.timings.total_ms = Math.round(performance.now() - started);
     enter("ready");
+    // The snapshot read from the extension's file is kept as the local copy now that the
+    // start-up is over (the next start reads the copy: local_copy.mjs).
+    panelot.snapshotSource = loaded.source;
+    panelot.copyKept = loaded.keepCopy().finally(() => {
+      panelot.copySettled = true;
+    });
   }
 
   panelot.ready = boot().catch((error) => {

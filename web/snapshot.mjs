@@ -4,6 +4,7 @@
 // is guarded: a missing, stale or failing snapshot yields `py: null` with the reason, and
 // the caller loads Pyodide normally.
 import { loadPyodide, version as pyodideVersion } from "./pyodide/pyodide.mjs";
+import { readWithCopy } from "./local_copy.mjs";
 
 /** Where build.py puts the snapshot and its manifest, relative to the runtime's base. */
 export const SNAPSHOT_MANIFEST = "snapshot/manifest.json";
@@ -75,7 +76,9 @@ export function staleness(snapshot, wheels) {
  * Restore the snapshot under `base`. Resolves with `{py, outcome}`: `py` is a ready
  * Pyodide with the package imported (the JS modules registered again) and `outcome` is
  * "restored", or `py` is null and `outcome` says why: "absent", "stale: …" or "failed: …".
- * Never rejects.
+ * Never rejects. A restore also says where the snapshot was read from (`source`: "copy",
+ * the local copy in Cache Storage, or "file") and gives `keep()`, which stores the file
+ * as the local copy (local_copy.mjs); call it once the start-up is over.
  *
  * @param {object} options
  * @param {string} options.base URL of the directory holding pyodide/, wheels/, snapshot/.
@@ -86,6 +89,7 @@ export function staleness(snapshot, wheels) {
  *   Python's first steps after it ("after_restore").
  */
 export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = () => {} }) {
+  let read = null; // where the snapshot's bytes came from (local_copy.mjs)
   try {
     const [snapshot, wheels] = await Promise.all([
       fetchJSON(`${base}${SNAPSHOT_MANIFEST}`),
@@ -94,14 +98,22 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
     if (snapshot === null) return { py: null, outcome: "absent" };
     const stale = staleness(snapshot, wheels);
     if (stale) return { py: null, outcome: `stale: ${stale}` };
-    const bytes = fetch(new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`)).then((r) => {
-      if (!r.ok) throw new Error(`${snapshot.file}: HTTP ${r.status}`);
-      return r.arrayBuffer().then((buffer) => {
-        const heap = unpack(buffer);
-        mark("snapshot_fetched");
-        return heap;
-      });
-    });
+    const url = new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`).href;
+    const bytes = (async () => {
+      read = await readWithCopy(url, snapshot.file, snapshot.sha256);
+      let heap;
+      try {
+        heap = unpack(read.buffer);
+      } catch (error) {
+        if (read.source !== "copy") throw error;
+        await read.drop(); // a broken local copy: removed, and the file read instead
+        read = await readWithCopy(url, snapshot.file, snapshot.sha256);
+        heap = unpack(read.buffer);
+      }
+      read.buffer = null; // the heap is what is needed now; keep() holds its own reference
+      mark("snapshot_fetched");
+      return heap;
+    })();
     const py = await loadPyodide({
       ...pyodideOptions,
       _loadSnapshot: bytes,
@@ -115,8 +127,10 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
     for (const [name, module] of Object.entries(jsModules)) py.registerJsModule(name, module);
     py.runPython(AFTER_RESTORE);
     mark("after_restore");
-    return { py, outcome: "restored" };
+    return { py, outcome: "restored", source: read.source, keep: read.keep };
   } catch (error) {
+    // A local copy that Pyodide could not restore is removed: the next start reads the file.
+    if (read?.source === "copy") await read.drop();
     return { py: null, outcome: `failed: ${error?.message ?? error}` };
   }
 }

@@ -190,3 +190,105 @@ def test_a_bad_snapshot_falls_back_to_a_normal_load(
     _works(page)
     # The normal load installed the package's files.
     assert run_py(page, "import json, os, panelot\njson.dumps(os.path.exists(panelot.__file__))")
+
+
+# --- the local copy (web/local_copy.mjs) ----------------------------------------------------
+
+COPY_CACHE = "panelot-runtime"
+
+
+def _copy_key(sha256: str) -> str:
+    return f"https://panelot.invalid/runtime/{sha256}/panelot.snap"
+
+
+def _sha256() -> str:
+    sha = json.loads(MANIFEST.read_text())["sha256"]
+    assert isinstance(sha, str) and len(sha) == 64
+    return sha
+
+
+def _put_copy(page: Page, base: str, key: str, body: bytes) -> None:
+    """Store ``body`` under ``key`` in the origin's copy cache (before any start)."""
+    page.goto(f"{base}snapshot/manifest.json")  # a page of the origin that starts nothing
+    page.evaluate(
+        """async ([name, key, bytes]) => {
+          const cache = await caches.open(name);
+          await cache.put(key, new Response(new Uint8Array(bytes)));
+        }""",
+        [COPY_CACHE, key, list(body)],
+    )
+
+
+def _copies(page: Page) -> dict[str, int]:
+    """The copy cache's entries: key → size in bytes."""
+    found: dict[str, int] = page.evaluate(
+        """async (name) => {
+          const cache = await caches.open(name);
+          const out = {};
+          for (const request of await cache.keys()) {
+            out[request.url] = (await (await cache.match(request)).arrayBuffer()).byteLength;
+          }
+          return out;
+        }""",
+        COPY_CACHE,
+    )
+    return found
+
+
+def _source(page: Page) -> str:
+    return str(page.evaluate("() => window.panelot.snapshotSource"))
+
+
+def test_the_first_start_keeps_a_local_copy_and_the_next_start_reads_it(
+    fresh: tuple[BrowserContext, Page, str],
+) -> None:
+    context, page, base = fresh
+    assert _boot(page, base) == "restored"
+    assert _source(page) == "file"
+    # wait_ready waited for the copy to be kept: it is there, whole, under this build's hash.
+    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    again = context.new_page()
+    assert _boot(again, base) == "restored"
+    assert _source(again) == "copy"
+    _works(again)
+
+
+def test_a_copy_of_another_build_is_never_read_and_is_replaced(
+    fresh: tuple[BrowserContext, Page, str],
+) -> None:
+    _, page, base = fresh
+    _put_copy(page, base, _copy_key("0" * 64), b"another build's snapshot")
+    assert _boot(page, base) == "restored"
+    assert _source(page) == "file"
+    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    _works(page)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\0" * 4096, SNAPSHOT.read_bytes()[:4096]],
+    ids=["garbage", "cut"],
+)
+def test_a_broken_copy_is_removed_and_the_file_read(
+    fresh: tuple[BrowserContext, Page, str], body: bytes
+) -> None:
+    _, page, base = fresh
+    _put_copy(page, base, _copy_key(_sha256()), body)
+    assert _boot(page, base) == "restored"
+    assert _source(page) == "file"
+    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    _works(page)
+
+
+def test_a_copy_pyodide_cannot_restore_is_removed_after_a_normal_load(
+    fresh: tuple[BrowserContext, Page, str],
+) -> None:
+    context, page, base = fresh
+    _put_copy(page, base, _copy_key(_sha256()), pack(bytes(4096)))  # unpacks, is no heap
+    outcome = _boot(page, base)
+    assert outcome.startswith("failed: Snapshot has invalid magic number"), outcome
+    _works(page)
+    assert _copies(page) == {}
+    again = context.new_page()
+    assert _boot(again, base) == "restored"
+    assert _source(again) == "file"

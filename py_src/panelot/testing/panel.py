@@ -72,6 +72,7 @@ try { localStorage.removeItem('panelot.reopenThreadId'); } catch {}
 """
 _SETTLED = "() => document.body?.dataset.ready === '1' || window.__panelotState === 'error'"
 _STORE_SETTLED = "() => ['ready', 'error'].includes(window.__panelotState)"
+_COPY_SETTLED = "() => window.panelot?.copySettled !== false"
 _BOOT_STATE = """() => ({
   state: window.__panelotState ?? null,
   error: window.panelot?.error ? String(window.panelot.error.message ?? window.panelot.error)
@@ -181,6 +182,9 @@ def wait_ready(page: Page, timeout_ms: float = READY_TIMEOUT_MS, *, panel: bool 
     boot = page.evaluate(_BOOT_STATE)
     if boot["state"] != "ready":
         raise BootError(f"{page.url} failed to boot: {boot['error'] or boot['shown']}")
+    # The first start of a build keeps the snapshot as a local copy after it is ready
+    # (web/local_copy.mjs, a ~20 MB write): a test starts once nothing is left running.
+    page.wait_for_function(_COPY_SETTLED, timeout=timeout_ms)
 
 
 def open_panel(
