@@ -6,14 +6,16 @@
 // search box meanwhile is kept and applies once the list is live. The live list starts
 // from the painted rows (`painted`): a thread unchanged since keeps its row's element.
 // When the panel reopens a conversation (presence.mjs) whose record is stored, that
-// conversation's view is painted instead: its stored title, and the composer, where
-// typing works at once and a message sent waits for the store (panel_early_send.mjs).
+// conversation's view is painted instead: its stored title, the last messages of its
+// visible branch (panel_paint_thread.mjs), and the composer, where typing works at once
+// and a message sent waits for the store (panel_early_send.mjs).
 // Nothing is painted with nothing stored, or once the store is ready.
 import { listedThreads, storedThreads } from "./panel_firstpaint.mjs";
 import { rowKey, threadItem } from "./panel_rows.mjs";
 import { applyIcons } from "./panel_icons.mjs";
 import { reopenThreadId } from "./presence.mjs";
 import { holdSends } from "./panel_early_send.mjs";
+import { paintedNodes, storedWindow } from "./panel_paint_thread.mjs";
 
 /** What acts on the painted list, held back until the live list takes over. */
 export const HELD_BACK = [
@@ -41,9 +43,11 @@ const LATER = Object.fromEntries(
 );
 
 async function paint() {
-  const [records, reopen] = await Promise.all([
+  const reopening = reopenThreadId().catch(() => null);
+  const [records, reopen, branch] = await Promise.all([
     storedThreads().catch(() => null),
-    reopenThreadId().catch(() => null),
+    reopening,
+    reopening.then((id) => (id ? storedWindow(id).catch(() => null) : null)),
   ]);
   const threads = records ? listedThreads(records) : [];
   const open = reopen ? (records ?? []).find((r) => r?.id === reopen && typeof r.title === "string") : null;
@@ -55,7 +59,7 @@ async function paint() {
   for (const id of HELD_BACK) document.getElementById(id).inert = true;
   for (const t of threads) painted.rows.set(t.id, { key: rowKey(t, false), el: threadItem(t, false, LATER) });
   document.getElementById("thread-list").replaceChildren(...[...painted.rows.values()].map((row) => row.el));
-  if (open) paintThread(open);
+  if (open) paintThread(open, branch);
   applyIcons(document.getElementById("app"));
   document.getElementById("starting").hidden = false;
   document.getElementById("boot").hidden = true;
@@ -65,8 +69,11 @@ async function paint() {
   });
 }
 
-/** The conversation `record` (a stored `threads` record) painted open, its composer usable. */
-function paintThread(record) {
+/**
+ * The conversation `record` (a stored `threads` record) painted open, its composer usable;
+ * `branch`: its visible branch's last messages (panel_paint_thread.mjs), or null.
+ */
+function paintThread(record, branch) {
   painted.threadId = record.id;
   document.body.dataset.view = "chat";
   document.getElementById("view-threads").hidden = true;
@@ -77,6 +84,11 @@ function paintThread(record) {
   document.getElementById("chat-archived").hidden = !record.archived;
   document.getElementById("starting").textContent =
     "Starting the local store… The conversation shows in a moment; you can type meanwhile.";
+  if (branch) {
+    const box = document.getElementById("messages");
+    box.replaceChildren(...paintedNodes(branch));
+    requestAnimationFrame(() => (box.scrollTop = box.scrollHeight));
+  }
   holdSends(record.id);
 }
 

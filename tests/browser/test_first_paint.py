@@ -1,4 +1,4 @@
-"""The first paint: the stored conversation list, drawn before Python is ready.
+"""The first paint, drawn before Python is ready: the list, or the reopened conversation.
 
 * ``panel_firstpaint.mjs`` (run by ``sidepanel_paint.mjs``, a module script of its own) chooses and orders the rows as ``thread.list`` does: on the
   same stored records (made by commands, and written raw as other programs might:
@@ -15,6 +15,9 @@
 * A panel reopening a conversation paints it (its stored title, the composer): a message
   typed and sent (twice) before the store is ready waits, nothing written, and is stored
   and shown once when the store is ready.
+* The reopened conversation's last messages are painted from ``nodes`` read directly, by
+  the rules of ``thread.snapshot``'s window (a version's place, a tombstone left out);
+  the live view then shows the same messages.
 """
 
 from __future__ import annotations
@@ -130,7 +133,7 @@ def test_the_stored_list_shows_before_the_store_is_ready(
     page, held = _open_held(panelot_context)
     page.wait_for_selector("body[data-first-paint='stored']")
     page.wait_for_function("() => window.__firstPaintAt !== undefined")
-    assert page.evaluate("() => window.panelot.state") != "ready"  # its snapshot is held
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its snapshot is held
     assert page.evaluate(TITLES) == expected
     assert page.evaluate("() => document.body.dataset.live") == "0"
     assert page.is_visible("#starting")
@@ -208,7 +211,7 @@ def test_the_live_list_takes_over_keeping_the_unchanged_rows(
 
     page, held = _open_held(panelot_context)
     page.wait_for_selector("body[data-first-paint='stored']")
-    assert page.evaluate("() => window.panelot.state") != "ready"  # its snapshot is held
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its snapshot is held
     page.evaluate(TAG_ROWS)
     # Changed while the store starts: the painted row is stale, the live list shows it anew.
     page.evaluate(RETITLE, [ids[1], "Renamed meanwhile"])
@@ -281,7 +284,7 @@ def test_a_message_sent_before_the_store_is_ready_is_sent_once_when_it_is(
 
     page, held = _open_held(panelot_context)
     page.wait_for_selector("body[data-first-paint='thread']")
-    assert page.evaluate("() => window.panelot.state") != "ready"  # its snapshot is held
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its snapshot is held
     assert page.inner_text("#view-title") == "Reopened"  # its stored title
     assert page.is_visible("#starting") and page.is_hidden("#view-threads")
     page.fill("#input", "Typed before ready")
@@ -311,3 +314,82 @@ def test_a_message_sent_before_the_store_is_ready_is_sent_once_when_it_is(
     assert page.input_value("#input") == "" and page.is_hidden("#composer-hint")
     assert page.evaluate("() => document.body.dataset.sendWaiting") is None
     assert page.evaluate("() => window.panelotApp.chat.threadId") == thread_id
+
+
+#: What each message of the conversation view shows: node id, type, text, version place.
+MESSAGES = """(painted) => [...document.querySelectorAll("#messages .msg[data-node-id]")]
+  .filter((el) => (el.dataset.painted === "1") === painted)
+  .map((el) => [el.dataset.nodeId, el.dataset.type,
+    el.querySelector(".msg-body")?.textContent.trim() ?? null,
+    el.querySelector(".branch-pos")?.textContent ?? null])"""
+
+#: The first paint's window of a thread, read directly.
+WINDOW = """async ([id, limit]) => {
+  const { storedWindow } = await import("./panel_paint_thread.mjs");
+  return storedWindow(id, limit);
+}"""
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def test_the_reopened_conversation_is_painted_as_the_live_view_shows_it(
+    panelot_context: ExtensionContext,
+) -> None:
+    first = panelot_context.open_panel()
+    store = PageStore(first)
+    thread_id = store.send("thread.create", {"title": "Painted talk"})["threadId"]
+
+    def send(text: str, parent: str | None) -> str:
+        payload = {"threadId": thread_id, "parentId": parent, **_text(text)}
+        node_id: str = store.send("message.send", payload)["nodeId"]
+        return node_id
+
+    def reply(text: str, parent: str) -> str:
+        payload = {"threadId": thread_id, "type": "assistant_message", "parentId": parent}
+        usage = {"inputTokens": 1, "outputTokens": 1, "costUsd": 0.0}
+        said = {**_text(text), "model": "m1", "connectionId": "c1", "usage": usage}
+        node_id: str = store.send("message.append", {**payload, "payload": said})["nodeId"]
+        return node_id
+
+    first_question = send("First question", None)
+    # A second version of the first message: the branch goes through it (2/2).
+    asked = store.send(
+        "message.edit",
+        {"threadId": thread_id, "nodeId": first_question, "payload": _text("First, asked again")},
+    )["nodeId"]
+    answer = reply("First answer", asked)
+    deleted = send("Deleted question", answer)
+    reply("Second answer", deleted)
+    store.send("message.delete", {"threadId": thread_id, "nodeId": deleted})  # a tombstone
+    snapshot = store.query("thread.snapshot", {"threadId": thread_id, "limit": 50})
+    assert [n["payload"]["content"][0]["text"] for n in snapshot["nodes"]] == [
+        "First, asked again",
+        "First answer",
+        "Second answer",
+    ]
+    first.evaluate(REOPEN, thread_id)
+
+    page, held = _open_held(panelot_context)
+    page.wait_for_selector("body[data-first-paint='thread']")
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its snapshot is held
+    # The window's rules, read directly: the first paint's (50), and shorter ones.
+    assert page.evaluate(WINDOW, [thread_id, 50]) == snapshot
+    for limit in (0, 1, 2):
+        window = store.query("thread.snapshot", {"threadId": thread_id, "limit": limit})
+        assert window["hasMore"] and page.evaluate(WINDOW, [thread_id, limit]) == window
+    painted = page.evaluate(MESSAGES, True)
+    assert painted == [
+        [asked, "user_message", "First, asked again", "2/2"],
+        [answer, "assistant_message", "First answer", None],
+        [snapshot["nodes"][2]["id"], "assistant_message", "Second answer", None],
+    ]
+
+    held.release()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    assert page.evaluate(MESSAGES, True) == []  # the live view replaced every painted one
+    assert page.evaluate(MESSAGES, False) == painted
+    pages = """async () => [(await import("./panel_chat.mjs")).PAGE,
+      (await import("./panel_paint_thread.mjs")).PAINT_PAGE]"""
+    assert page.evaluate(pages) == [50, 50]  # the painted window is the live view's first
