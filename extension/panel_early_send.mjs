@@ -51,7 +51,8 @@ export function takeEarlySend() {
   press = null;
   if (!taken) return null;
   document.getElementById("input").readOnly = false;
-  document.getElementById("composer-hint").hidden = true;
+  const hint = document.getElementById("composer-hint");
+  if (hint.textContent === SENDS_WHEN_READY) hint.hidden = true; // else the live composer's own
   delete document.body.dataset.sendWaiting;
   return taken;
 }

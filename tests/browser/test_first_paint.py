@@ -393,3 +393,29 @@ def test_the_reopened_conversation_is_painted_as_the_live_view_shows_it(
     pages = """async () => [(await import("./panel_chat.mjs")).PAGE,
       (await import("./panel_paint_thread.mjs")).PAINT_PAGE]"""
     assert page.evaluate(pages) == [50, 50]  # the painted window is the live view's first
+
+
+def test_a_message_sent_before_ready_without_a_provider_stays_in_the_box(
+    panelot_context: ExtensionContext,
+) -> None:
+    first = panelot_context.open_panel()
+    store = PageStore(first)
+    thread_id = store.send("thread.create", {"title": "No provider"})["threadId"]
+    first.evaluate(REOPEN, thread_id)
+
+    page, held = _open_held(panelot_context)
+    page.wait_for_selector("body[data-first-paint='thread']")
+    page.fill("#input", "Kept for later")
+    page.press("#input", "Enter")
+    page.wait_for_selector("body[data-send-waiting='1']")
+    held.release()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    page.wait_for_selector("body:not([data-send-waiting])")  # handed over, and refused
+    page.wait_for_selector("#toast >> text=Configure a provider in Settings first")
+    assert page.is_visible(
+        "#composer-hint"
+    )  # the live composer's hint, not hidden by the hand-over
+    assert page.inner_text("#composer-hint").startswith("No provider configured")
+    assert page.input_value("#input") == "Kept for later"  # nothing sent, nothing lost
+    assert not page.evaluate("() => document.getElementById('input').readOnly")
+    assert store.raw_nodes(thread_id) == []
