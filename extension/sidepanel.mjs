@@ -407,7 +407,11 @@ async function reopenLast() {
   const threadId = await reopenThreadId().catch(() => null);
   // The first paint showed a conversation (sidepanel_paint.mjs): it stays until the live
   // one is drawn over it, or the list replaces it.
-  const toList = () => painted.threadId && showView("threads");
+  const toList = () => {
+    if (!painted.threadId) return;
+    replace(document.getElementById("messages")); // its painted messages go with it
+    showView("threads");
+  };
   if (!threadId) return toList();
   try {
     await q("thread.get", { threadId });
@@ -449,14 +453,15 @@ function goneLive() {
 }
 
 /**
- * The store did not start: the first paint's list is taken away (not left looking
- * usable behind the failure), so the boot screen's error is all there is.
+ * The store did not start: the first paint's list (or conversation) is taken away, not
+ * left looking usable behind the failure, so the boot screen's error is all there is.
  */
 function dropPainted() {
   if (document.body.dataset.live !== "0") return;
   document.body.dataset.live = "failed";
   painted.rows.clear();
   list.replaceChildren();
+  if (painted.threadId) replace(document.getElementById("messages"));
   document.getElementById("starting").hidden = true;
 }
 
@@ -484,7 +489,6 @@ try {
   await app.chat.loadProvider();
   showApp(true);
   if (!painted.threadId) showView("threads"); // else the painted conversation stays: reopenLast
-
   watchSchema();
   await refreshThreads();
   if (!painted.threadId) goneLive(); // else once the conversation is live, below

@@ -419,3 +419,48 @@ def test_a_message_sent_before_ready_without_a_provider_stays_in_the_box(
     assert page.input_value("#input") == "Kept for later"  # nothing sent, nothing lost
     assert not page.evaluate("() => document.getElementById('input').readOnly")
     assert store.raw_nodes(thread_id) == []
+
+
+#: Delete a thread's record from panelot_v1 directly (as another program might).
+DROP_THREAD = """async (id) => {
+  const db = await new Promise((resolve, reject) => {
+    const request = indexedDB.open("panelot_v1");
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  const tx = db.transaction("threads", "readwrite");
+  tx.objectStore("threads").delete(id);
+  await new Promise((resolve, reject) => {
+    tx.oncomplete = resolve;
+    tx.onerror = () => reject(tx.error);
+  });
+  db.close();
+}"""
+
+
+def test_a_painted_conversation_gone_meanwhile_gives_way_to_the_list(
+    panelot_context: ExtensionContext,
+) -> None:
+    first = panelot_context.open_panel()
+    store = PageStore(first)
+    gone = store.send("thread.create", {"title": "Gone soon"})["threadId"]
+    store.send("message.send", {"threadId": gone, "parentId": None, **_text("Hello")})
+    store.send("thread.create", {"title": "Stays"})
+    first.evaluate(REOPEN, gone)
+
+    page, held = _open_held(panelot_context)
+    page.wait_for_selector("body[data-first-paint='thread']")
+    assert [m[2] for m in page.evaluate(MESSAGES, True)] == ["Hello"]
+    page.fill("#input", "Never sent")
+    page.press("#input", "Enter")
+    page.wait_for_selector("body[data-send-waiting='1']")
+    page.evaluate(DROP_THREAD, gone)  # deleted while the store starts
+
+    held.release()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    page.wait_for_selector("#toast >> text=Your message was not sent")
+    assert page.evaluate("() => document.body.dataset.view") == "threads"
+    assert page.evaluate(TITLES) == ["Stays"]
+    assert page.evaluate(MESSAGES, True) == []  # the painted messages went with it
+    assert page.input_value("#input") == "Never sent"
+    assert page.evaluate("() => window.panelotApp.chat.threadId") is None
