@@ -5,6 +5,7 @@ import { h, replace, bytes, toBase64 } from "./panel_dom.mjs";
 import { cmd, q, hasQuery } from "./panel_store.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast } from "./panel_ui.mjs";
+import { painting } from "./panel_early_send.mjs";
 
 const $ = (id) => document.getElementById(id);
 /** The chip's note on a file the model gets only the name of. */
@@ -217,11 +218,17 @@ export class Composer {
     }
   }
 
-  /** Store the message with its files, then ask for the reply. The draft stays on failure. */
-  async send() {
+  /**
+   * Store the message with its files, then ask for the reply. The draft stays on failure.
+   * `early`: a message pressed before the store was ready (panel_early_send.mjs),
+   * `{threadId, text, submissionId}`, sent with the submission id fixed at the press;
+   * while the panel is not live yet, a press is that module's, so nothing else sends.
+   */
+  async send({ early = null } = {}) {
     const chat = this.chat;
     const threadId = chat.threadId;
-    const text = this.input.value.trim();
+    const text = early?.text ?? this.input.value.trim();
+    if (!early && painting()) return;
     if ((!text && !this.pending.length) || !threadId || chat.replies.get(threadId)) return;
     if (!chat.provider) {
       toast("Configure a provider in Settings first");
@@ -231,7 +238,7 @@ export class Composer {
     if (await chat.keyGone(threadId)) return; // nothing stored, nothing asked: the draft stays
     let sent;
     try {
-      sent = await cmd("message.send", await this.payload(threadId, text));
+      sent = await cmd("message.send", await this.payload(threadId, text), early?.submissionId);
     } catch (error) {
       if (error?.name === "NotFoundError" && (await this.threadGone(threadId))) {
         // Deleted in another window: nothing was stored, and the draft stays in the box.

@@ -103,11 +103,14 @@ export function fromBase64(data, mime) {
 
 /**
  * Make `el`'s children exactly `children` (in order), moving or inserting only what
- * differs: a child already in place is left alone, so its DOM identity, focus and
- * state survive (a keyed re-render).
+ * differs: a child already in place is left alone (not even moved), so its DOM
+ * identity, focus and state survive (a keyed re-render).
  */
 export function reconcile(el, children) {
   const wanted = children.filter((c) => c !== null && c !== undefined && c !== false);
+  // What goes is removed first, so the children that stay in order are never moved.
+  const keep = new Set(wanted);
+  for (const child of [...el.childNodes]) if (!keep.has(child)) child.remove();
   let at = el.firstChild;
   for (const child of wanted) {
     if (child === at) at = at.nextSibling;

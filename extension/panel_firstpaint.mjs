@@ -8,7 +8,7 @@
 // with thread.list on the same records, malformed ones included.
 
 /** Open `name` if it exists, else null; never creates it, never blocks another open. */
-function openExisting(name) {
+export function openExisting(name) {
   return new Promise((resolve) => {
     let request;
     try {
@@ -31,7 +31,7 @@ function openExisting(name) {
 }
 
 /** The result of an IDBRequest. */
-function result(request) {
+export function result(request) {
   return new Promise((resolve, reject) => {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);

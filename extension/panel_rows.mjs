@@ -3,6 +3,27 @@
 import { h, ago } from "./panel_dom.mjs";
 import { icon } from "./panel_icons.mjs";
 
+/** `value` as JSON with every object's keys sorted: the same for equal records. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+/**
+ * What the row of thread `t` shows (`current`: the open one), as a string: a row whose
+ * key is unchanged is kept as it is. The whole record, whatever its keys' order (a
+ * record read from IndexedDB by the first paint and the same one from `thread.list`
+ * give the same key), so the row's buttons, which act on the `t` they were drawn with,
+ * never act on a stale one.
+ */
+export function rowKey(t, current) {
+  return canonical([t, Boolean(current)]);
+}
+
 /**
  * The list's row of thread `t` (a `thread.list` row): its title, time, folder, the turns
  * its branch shows, tags; `current` marks the open conversation; `actions` are what its

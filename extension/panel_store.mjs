@@ -20,14 +20,12 @@ export function describeError(error) {
   return explainError(error).text;
 }
 
-/** Run a command; resolve with its response, or throw a StoreError. */
-export async function cmd(type, payload) {
-  const envelope = await window.panelot.send({
-    type,
-    clientId: CLIENT_ID,
-    submissionId: crypto.randomUUID(),
-    payload,
-  });
+/**
+ * Run a command; resolve with its response, or throw a StoreError. `submissionId`: the
+ * command's id, fixed by the caller when a repeat must be answered from its receipt.
+ */
+export async function cmd(type, payload, submissionId = crypto.randomUUID()) {
+  const envelope = await window.panelot.send({ type, clientId: CLIENT_ID, submissionId, payload });
   if (envelope.status === "failed") throw new StoreError(envelope.error);
   return envelope.response;
 }

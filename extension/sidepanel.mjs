@@ -7,7 +7,7 @@
 // by side at the root of dist/extension, so these paths hold in both trees.
 import { STAGES, bootRuntime } from "./runtime.mjs";
 import { h, replace, reconcile } from "./panel_dom.mjs";
-import { threadItem } from "./panel_rows.mjs";
+import { rowKey, threadItem } from "./panel_rows.mjs";
 import { icon, applyIcons } from "./panel_icons.mjs";
 import { cmd, q, live, hasQuery, countShown } from "./panel_store.mjs";
 import { openDialog, confirmDialog, toast, toastError } from "./panel_ui.mjs";
@@ -16,7 +16,8 @@ import { reopenThreadId, setReopen } from "./presence.mjs";
 import { renderSettings, stopSettings } from "./panel_settings.mjs";
 import { markdownReady } from "./panel_markdown.mjs";
 import { setupSearch } from "./panel_search.mjs";
-import { HELD_BACK } from "./sidepanel_paint.mjs";
+import { HELD_BACK, painted } from "./sidepanel_paint.mjs";
+import { takeEarlySend } from "./panel_early_send.mjs";
 
 /** When this page's modules were loaded and evaluated (ms since navigation). */
 const MODULES_AT = Math.round(performance.now() * 10) / 10;
@@ -238,8 +239,12 @@ function fillFilters() {
   fillSelect(fTag, "All tags", tags, app.filter.tag);
 }
 
-/** The rows drawn, by thread id: `{key, el}` (key: what the row shows). */
-const rows = new Map();
+/**
+ * The rows drawn, by thread id: `{key, el}` (key: what the row shows, rowKey). It starts
+ * with the first paint's rows (sidepanel_paint.mjs), so the live list taking over keeps
+ * the element of every thread unchanged since, and redraws only those that changed.
+ */
+const rows = painted.rows;
 
 /** Draw the list, keyed by thread id: a row whose thread is unchanged keeps its element. */
 function renderThreads() {
@@ -250,7 +255,7 @@ function renderThreads() {
   const shown = app.threads.filter((t) => !needle || (t.title || "").toLowerCase().includes(needle));
   const current = app.chat?.threadId ?? null;
   const els = shown.map((t) => {
-    const key = JSON.stringify([t, current === t.id]);
+    const key = rowKey(t, current === t.id);
     let row = rows.get(t.id);
     if (!row || row.key !== key) {
       row = { key, el: threadItem(t, current === t.id, rowActions) };
@@ -291,6 +296,7 @@ const rowActions = {
   edit: (t) => editThread(t),
   remove: (t) => deleteThread(t),
 };
+painted.actions = rowActions; // the first paint's rows, kept by the live list, act too
 
 
 /**
@@ -399,14 +405,37 @@ function watchSchema() {
  */
 async function reopenLast() {
   const threadId = await reopenThreadId().catch(() => null);
-  if (!threadId) return;
+  // The first paint showed a conversation (sidepanel_paint.mjs): it stays until the live
+  // one is drawn over it, or the list replaces it.
+  const toList = () => {
+    if (!painted.threadId) return;
+    replace(document.getElementById("messages")); // its painted messages go with it
+    showView("threads");
+  };
+  if (!threadId) return toList();
   try {
     await q("thread.get", { threadId });
   } catch {
     await setReopen(null).catch(() => {}); // deleted meanwhile: the list it is
+    return toList();
+  }
+  if (painted.threadId === threadId) await app.chat.open(threadId); // its title known: no "New chat"
+  await openThread(threadId);
+}
+
+/**
+ * Send the message pressed before the store was ready (panel_early_send.mjs), once, with
+ * the submission id fixed at the press. Its conversation must be the one open; else it
+ * stays in the box, unsent.
+ */
+async function sendEarly() {
+  const early = takeEarlySend();
+  if (!early) return;
+  if (app.chat.threadId !== early.threadId) {
+    toast("Your message was not sent: its conversation is no longer there. It is still in the message box.", 6000);
     return;
   }
-  await openThread(threadId);
+  await app.chat.composer.send({ early });
 }
 
 /** The app shown, the boot screen hidden (or the other way round). */
@@ -420,6 +449,19 @@ function goneLive() {
   if (document.body.dataset.live !== "0") return;
   delete document.body.dataset.live;
   for (const id of HELD_BACK) document.getElementById(id).inert = false;
+  document.getElementById("starting").hidden = true;
+}
+
+/**
+ * The store did not start: the first paint's list (or conversation) is taken away, not
+ * left looking usable behind the failure, so the boot screen's error is all there is.
+ */
+function dropPainted() {
+  if (document.body.dataset.live !== "0") return;
+  document.body.dataset.live = "failed";
+  painted.rows.clear();
+  list.replaceChildren();
+  if (painted.threadId) replace(document.getElementById("messages"));
   document.getElementById("starting").hidden = true;
 }
 
@@ -446,16 +488,19 @@ try {
   });
   await app.chat.loadProvider();
   showApp(true);
-  showView("threads");
+  if (!painted.threadId) showView("threads"); // else the painted conversation stays: reopenLast
   watchSchema();
   await refreshThreads();
-  goneLive();
+  if (!painted.threadId) goneLive(); // else once the conversation is live, below
   if (window.__firstPaintAt !== undefined) panelot.marks.first_paint = window.__firstPaintAt;
   requestAnimationFrame(() => panelot.mark("live"));
   await reopenLast();
+  goneLive();
   document.body.dataset.ready = "1";
+  sendEarly(); // not awaited: it waits for the reply
   countShown(); // not awaited: counts missing from older records, after the list shows
 } catch (error) {
+  dropPainted();
   showApp(false); // the failure and its Retry are on the boot screen
   document.getElementById("error").textContent = String(error?.message ?? error);
   document.getElementById("failure").hidden = false;

@@ -3,13 +3,19 @@
 // IndexedDB directly (panel_firstpaint.mjs) and drawn with the live list's rows
 // (panel_rows.mjs), marked as not yet live. The rows and the buttons that act on them
 // are held back (inert) until sidepanel.mjs's live list takes over; what is typed in the
-// search box meanwhile is kept and applies once the list is live. Nothing is painted with
-// nothing stored, once the store is ready, or when the panel reopens a conversation
-// (which needs the store to show).
+// search box meanwhile is kept and applies once the list is live. The live list starts
+// from the painted rows (`painted`): a thread unchanged since keeps its row's element.
+// When the panel reopens a conversation (presence.mjs) whose record is stored, that
+// conversation's view is painted instead: its stored title, the last messages of its
+// visible branch (panel_paint_thread.mjs), and the composer, where typing works at once
+// and a message sent waits for the store (panel_early_send.mjs).
+// Nothing is painted with nothing stored, or once the store is ready.
 import { listedThreads, storedThreads } from "./panel_firstpaint.mjs";
-import { threadItem } from "./panel_rows.mjs";
+import { rowKey, threadItem } from "./panel_rows.mjs";
 import { applyIcons } from "./panel_icons.mjs";
 import { reopenThreadId } from "./presence.mjs";
+import { holdSends } from "./panel_early_send.mjs";
+import { paintedNodes, storedWindow } from "./panel_paint_thread.mjs";
 
 /** What acts on the painted list, held back until the live list takes over. */
 export const HELD_BACK = [
@@ -20,32 +26,70 @@ export const HELD_BACK = [
   "filter-archived",
   "filter-folder",
   "filter-tag",
+  "chat-menu",
+  "attach",
 ];
 
-const NO_ACTIONS = { open() {}, patch() {}, edit() {}, remove() {} };
+/**
+ * The painted rows, by thread id: `{key, el}` (panel_rows.mjs rowKey), which the live
+ * list starts from, so a row whose thread is unchanged keeps its element; and `actions`,
+ * what their buttons do once it has taken over (nothing before: the rows are inert);
+ * `threadId`, the conversation painted open (the one the panel reopens), or null.
+ */
+export const painted = { rows: new Map(), actions: null, threadId: null };
+
+const LATER = Object.fromEntries(
+  ["open", "patch", "edit", "remove"].map((name) => [name, (...args) => painted.actions?.[name](...args)]),
+);
 
 async function paint() {
-  const [records, reopen] = await Promise.all([
+  const reopening = reopenThreadId().catch(() => null);
+  const [records, reopen, branch] = await Promise.all([
     storedThreads().catch(() => null),
-    reopenThreadId().catch(() => null),
+    reopening,
+    reopening.then((id) => (id ? storedWindow(id).catch(() => null) : null)),
   ]);
   const threads = records ? listedThreads(records) : [];
+  const open = reopen ? (records ?? []).find((r) => r?.id === reopen && typeof r.title === "string") : null;
   const late = ["ready", "error"].includes(window.__panelotState);
-  // Tests wait for this to know the first paint was decided: "stored" or "none".
-  document.body.dataset.firstPaint = !threads.length || reopen || late ? "none" : "stored";
+  // Tests wait for this to know the first paint was decided: "stored", "thread" or "none".
+  document.body.dataset.firstPaint = late ? "none" : open ? "thread" : threads.length && !reopen ? "stored" : "none";
   if (document.body.dataset.firstPaint === "none") return;
   document.body.dataset.live = "0";
   for (const id of HELD_BACK) document.getElementById(id).inert = true;
-  applyIcons(document.querySelector(".topbar"));
-  document.getElementById("thread-list").replaceChildren(
-    ...threads.map((t) => threadItem(t, false, NO_ACTIONS)),
-  );
+  for (const t of threads) painted.rows.set(t.id, { key: rowKey(t, false), el: threadItem(t, false, LATER) });
+  document.getElementById("thread-list").replaceChildren(...[...painted.rows.values()].map((row) => row.el));
+  if (open) paintThread(open, branch);
+  applyIcons(document.getElementById("app"));
   document.getElementById("starting").hidden = false;
   document.getElementById("boot").hidden = true;
   document.getElementById("app").hidden = false;
   requestAnimationFrame(() => {
     window.__firstPaintAt = Math.round(performance.now() * 10) / 10;
   });
+}
+
+/**
+ * The conversation `record` (a stored `threads` record) painted open, its composer usable;
+ * `branch`: its visible branch's last messages (panel_paint_thread.mjs), or null.
+ */
+function paintThread(record, branch) {
+  painted.threadId = record.id;
+  document.body.dataset.view = "chat";
+  document.getElementById("view-threads").hidden = true;
+  document.getElementById("view-chat").hidden = false;
+  document.getElementById("view-title").textContent = record.title || "New chat";
+  document.getElementById("nav-back").dataset.icon = "back";
+  document.getElementById("chat-pin").hidden = !record.pinned;
+  document.getElementById("chat-archived").hidden = !record.archived;
+  document.getElementById("starting").textContent =
+    "Starting the local store… The conversation shows in a moment; you can type meanwhile.";
+  if (branch) {
+    const box = document.getElementById("messages");
+    box.replaceChildren(...paintedNodes(branch));
+    requestAnimationFrame(() => (box.scrollTop = box.scrollHeight));
+  }
+  holdSends(record.id);
 }
 
 paint();
