@@ -18,7 +18,7 @@ from playwright.sync_api import Page
 
 from browser_harness import TargetRuntime, open_real_side_panel, query
 from e2e_support import confirm, shot, tiny_png
-from held_routes import HeldRoutes
+from held_routes import SNAPSHOT_MANIFEST, HeldRoutes
 from panelot.testing import (
     API_KEY,
     ExtensionContext,
@@ -55,9 +55,9 @@ def test_boot_shows_each_stage_then_the_app(panelot_module_context: ExtensionCon
     context, extension_id = panelot_module_context.context, panelot_module_context.extension_id
     page = context.new_page()
     page.set_viewport_size({"width": 400, "height": 720})
-    # The snapshot's download waits until the boot screen has been looked at, so the
+    # The start-up (the snapshot's manifest) waits until the boot screen has been looked at, so the
     # look happens while it provably shows (a warm boot can be over in a few frames).
-    held = HeldRoutes(page, "**/snapshot/panelot.snap")
+    held = HeldRoutes(page, SNAPSHOT_MANIFEST)
     page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
     page.wait_for_selector("#stages li.active")
     page.wait_for_selector("body[data-first-paint='none']")  # nothing stored: no list yet

@@ -3,7 +3,7 @@
 * ``panel_firstpaint.mjs`` (run by ``sidepanel_paint.mjs``, a module script of its own) chooses and orders the rows as ``thread.list`` does: on the
   same stored records (made by commands, and written raw as other programs might:
   malformed ones, ties, archived, pinned, counts that hold or not) both give the same.
-* With the snapshot's download held back (so the store provably is not ready), a panel
+* With the start-up held back (the snapshot's manifest; so the store provably is not ready), a panel
   on a profile with conversations shows them, marked as not yet live, with the rows and
   the buttons that act on them held back; once the download goes on, the live list
   takes over the same rows and everything acts.
@@ -27,7 +27,7 @@ from typing import Any
 from playwright.sync_api import Page, Route
 
 from e2e_support import wait_query
-from held_routes import HeldRoutes
+from held_routes import SNAPSHOT_MANIFEST, HeldRoutes
 from panelot.testing import PageStore, StubProvider, configure_provider
 from panelot.testing.panel import PANEL_VIEWPORT, ExtensionContext
 
@@ -111,10 +111,10 @@ def test_the_first_paint_lists_as_thread_list_does(
 
 
 def _open_held(ctx: ExtensionContext) -> tuple[Page, HeldRoutes]:
-    """A side panel whose snapshot download waits until the test lets it go on."""
+    """A side panel whose start-up (the snapshot's manifest) waits until the test lets it go on."""
     page = ctx.context.new_page()
     page.set_viewport_size(PANEL_VIEWPORT)  # type: ignore[arg-type]
-    held = HeldRoutes(page, "**/snapshot/panelot.snap")
+    held = HeldRoutes(page, SNAPSHOT_MANIFEST)
     page.goto(ctx.url("sidepanel.html"), wait_until="commit")
     return page, held
 
@@ -240,10 +240,10 @@ def test_a_start_up_that_fails_shows_the_error_instead_of_the_painted_list(
 
     page = panelot_context.context.new_page()
     page.set_viewport_size(PANEL_VIEWPORT)  # type: ignore[arg-type]
-    held = HeldRoutes(page, "**/snapshot/panelot.snap")
+    held = HeldRoutes(page, SNAPSHOT_MANIFEST)
 
     def wheels(route: Route) -> None:
-        # Served while the snapshot is held (its staleness check reads it); once the
+        # Served while the start-up is held (the staleness check reads it); once the
         # snapshot has failed, the start without it fails too: the store cannot start.
         if held.status is None:
             route.continue_()

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from playwright.sync_api import Page, Route
 
-__all__ = ["HeldRoutes"]
+__all__ = ["SNAPSHOT_MANIFEST", "HeldRoutes"]
+
+SNAPSHOT_MANIFEST = "**/snapshot/manifest.json"
+"""What a test holds to hold a page's start-up: the snapshot's manifest, fetched first on
+every start. (Not the snapshot itself: from a build's second start on it is read from its
+local copy in Cache Storage, web/local_copy.mjs, which no route sees.)"""
 
 
 class HeldRoutes:
