@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import urllib.parse
 from typing import Any
 
 from behavior import Ctx, raises
@@ -265,3 +266,36 @@ async def case_a_missing_database_is_named(ctx: Ctx) -> None:
     await store.command("sync.configure", args)
     error = await raises(NetworkError, push(store))
     assert (error.field or "").endswith("database") and "does not exist" in str(error), error
+
+
+async def case_library_records_push_and_their_deletions_follow(ctx: Ctx) -> None:
+    store, database = await synced_store(ctx)
+    css = b"body { color: teal }"
+    await store.command(
+        "plugin.install",
+        {
+            "plugin": {"id": "p1", "name": "n", "version": "1", "manifest": {"title": "m"}},
+            "assets": [
+                {"path": "a/b.css", "kind": "style", "mime": "text/css", "dataBase64": b64(css)}
+            ],
+        },
+    )
+    skill = {"id": "s1", "name": "n", "body": "b", "description": "d", "sourceRef": "r"}
+    await store.command("skill.put", {"skill": skill})
+    report = await push(store)
+    docs = await all_docs(ctx, database)
+    [asset_id] = [k for k in docs if k.startswith("pluginAssets:")]
+    assert {"plugins:p1", "skills:s1", asset_id} == set(docs), sorted(docs)
+    assert report["pushed"] == 3, report
+    asset = docs[asset_id]
+    assert "bytes" not in asset["record"] and asset["record"]["path"] == "a/b.css"
+    assert asset["_attachments"]["bytes"]["digest"] == _md5_digest(css)
+    assert asset["_attachments"]["bytes"]["content_type"] == "text/css"
+    assert set(docs["skills:s1"]["clocks"]) == {"record"}
+    quoted = urllib.parse.quote(asset_id, safe="")  # an asset's id may hold '/'
+    response = await ctx.host.http(_get(f"{server()}/{database}/{quoted}/bytes"))
+    assert response.status == 200 and response.body == css, response.status
+    await store.command("skill.delete", {"skillId": "s1"})
+    report = await push(store)
+    assert report["deleted"] == 1 and report["pushed"] == 0, report
+    assert "skills:s1" not in await all_docs(ctx, database)
