@@ -152,6 +152,8 @@ class PanelotStore:
         beside ``panelot_v1``, on the same factory) is opened too, and its
         :class:`~panelot.search.indexer.Indexer` starts: it catches up (or rebuilds)
         in the background, after the housekeeping, and follows the change feed.
+        The store's sync section (:class:`~panelot.sync.section.Syncer`) is made too;
+        its state database (``panelot_sync_v1``) opens only when sync is first used.
         """
         db = await panelot_database(name).open(factory)
         indexer = None

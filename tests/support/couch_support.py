@@ -10,6 +10,7 @@ servers from (``PANELOT_TEST_COUCH``, ``PANELOT_TEST_COUCH_AUTH``).
 from __future__ import annotations
 
 import json
+import select
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(__file__).with_name("couch_server.cjs")
+START_TIMEOUT = 60.0
+"""Seconds to wait for the server's port line (it takes well under one here)."""
 
 
 @contextmanager
@@ -34,7 +37,8 @@ def couch_server(user: str | None = None, password: str | None = None) -> Iterat
     )
     try:
         assert proc.stdout is not None
-        line = proc.stdout.readline()  # blocks until the server listens (or dies)
+        ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
+        line = proc.stdout.readline() if ready else ""  # the port line, or EOF if it died
         if not line:
             raise RuntimeError(f"the couch server did not start (exit {proc.poll()})")
         port = int(json.loads(line)["port"])
