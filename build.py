@@ -576,6 +576,9 @@ def build() -> None:
         "vendor/dexie-export-import.mjs": export_import_module(),
         # MiniSearch, the search benchmark's reference engine (bench/page/search.mjs).
         "vendor/minisearch.mjs": NODE_MODULES / "minisearch" / "dist" / "es" / "index.js",
+        # PouchDB, the sync tests' second implementation of CouchDB's replication
+        # protocol (tests/browser/test_sync_pouchdb.py): a classic script, window.PouchDB.
+        "vendor/pouchdb.min.js": NODE_MODULES / "pouchdb" / "dist" / "pouchdb.min.js",
     }
     for source in vendor.values():
         if isinstance(source, Path) and not source.is_file():

@@ -1,12 +1,13 @@
 """Pytest set-up: hypothesis profiles, the ``fuzz`` marker and the shared fixtures.
 
-The fixtures: a server for dist/web, a booted harness page and the session's extension
-profile. The extension fixtures come from the plugin, panelot.testing (``pytest_plugins``).
+The fixtures: a server for dist/web, a booted harness page, the session's extension
+profile and the sync tests' CouchDB-compatible servers. The extension fixtures come from the plugin, panelot.testing (``pytest_plugins``).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -15,7 +16,9 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page
 
 from behavior import discover
+from behavior.sync import AUTH_ENV, AUTH_PASSWORD, AUTH_USER, OPEN_ENV
 from browser_harness import DIST_WEB, install_behavior, require_dist, serve_directory
+from couch_support import couch_server
 from hypothesis_support import register_profiles, uses_hypothesis
 from panelot.testing import Launcher, wait_ready
 from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
@@ -89,3 +92,24 @@ def behavior_page(harness_page: Page) -> Page:
     """The harness page with tests/behavior/ copied into Pyodide and importable."""
     assert install_behavior(harness_page) == len(discover())
     return harness_page
+
+
+@pytest.fixture(scope="session")
+def couch_servers() -> Iterator[dict[str, str]]:
+    """Two CouchDB-compatible servers (express-pouchdb, in memory) for the session.
+
+    ``{OPEN_ENV: url, AUTH_ENV: url}``: one open, one with Basic auth
+    (``behavior.sync.AUTH_USER``/``AUTH_PASSWORD``). They are also set in ``os.environ``,
+    where the sync behaviour cases read them (tests/behavior/sync/); every case makes
+    its own database on them.
+    """
+    with couch_server() as open_url, couch_server(AUTH_USER, AUTH_PASSWORD) as auth_url:
+        urls = {OPEN_ENV: open_url, AUTH_ENV: auth_url}
+        saved = {name: os.environ.get(name) for name in urls}
+        os.environ.update(urls)
+        yield urls
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

@@ -12,7 +12,9 @@ CASES = discover()
 
 
 @pytest.mark.parametrize(("module", "case"), CASES, ids=[f"{m}.{c}" for m, c in CASES])
-def test_memory(module: str, case: str) -> None:
+def test_memory(request: pytest.FixtureRequest, module: str, case: str) -> None:
+    if module.startswith("sync."):
+        request.getfixturevalue("couch_servers")  # started once, for the sync cases only
     result = run_async(run_case(module, case, MemoryFactory(), "memory"))
     assert result["ok"], result.get("error")
 

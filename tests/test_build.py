@@ -15,6 +15,7 @@ from browser_harness import (
     DIST_EXTENSION,
     DIST_WEB,
     EXTENSION_ID,
+    ROOT,
     extension_id_from_key,
     require_dist,
 )
@@ -75,6 +76,13 @@ def test_extension_has_no_minisearch(extension: Path) -> None:
         assert "minisearch" not in path.read_text(errors="replace").lower(), path
 
 
+def test_extension_has_no_pouchdb(extension: Path) -> None:
+    """PouchDB and its server are the sync tests' (npm dev dependencies), never the extension's."""
+    assert [p for p in extension.rglob("*") if "pouch" in p.name.lower()] == []
+    for path in [*extension.rglob("*.mjs"), *extension.rglob("*.js"), *extension.rglob("*.html")]:
+        assert "pouchdb" not in path.read_text(errors="replace").lower(), path
+
+
 def test_extension_bundles_the_markdown_libraries(extension: Path) -> None:
     assert sorted(p.relative_to(extension).as_posix() for p in extension.glob("vendor/*")) == [
         "vendor/highlight.LICENSE",
@@ -92,6 +100,10 @@ def test_web_has_dexie() -> None:
 
 def test_web_has_minisearch() -> None:
     assert (require_dist(DIST_WEB) / "vendor" / "minisearch.mjs").is_file()
+
+
+def test_web_has_pouchdb() -> None:
+    assert (require_dist(DIST_WEB) / "vendor" / "pouchdb.min.js").is_file()
 
 
 def test_own_files_have_no_remote_urls(extension: Path) -> None:
@@ -164,3 +176,18 @@ def test_panel_preloads_pyodides_module_and_not_the_large_downloads(extension: P
     assert preloaded == ["pyodide/pyodide.asm.mjs"], preloaded
     assert f"snapshot/{snapshot['file']}" not in preloaded
     assert all((extension / name).is_file() for name in preloaded), preloaded
+
+
+def test_the_sync_test_server_and_pouchdb_are_pinned_dev_dependencies() -> None:
+    """`npm ci` (build.py setup) installs the sync tests' server and PouchDB, exact versions."""
+    package = json.loads((ROOT / "package.json").read_text())
+    lock = json.loads((ROOT / "package-lock.json").read_text())
+    pins = {"express-pouchdb": "4.2.0", "pouchdb": "9.0.0", "pouchdb-core": "9.0.0"}
+    pins |= {"pouchdb-adapter-memory": "9.0.0", "pouchdb-adapter-http": "9.0.0"}
+    pins |= {"pouchdb-mapreduce": "9.0.0", "pouchdb-replication": "9.0.0"}
+    dev = package["devDependencies"]
+    assert {name: dev.get(name) for name in pins} == pins
+    assert re.fullmatch(r"4\.\d+\.\d+", dev["express"]), dev["express"]  # exact, Express 4
+    for name, version in {**pins, "express": dev["express"]}.items():
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version, name
+        assert name not in package.get("dependencies", {}), name  # never shipped

@@ -11,6 +11,7 @@ __all__ = [
     "ConflictError",
     "ImportError_",
     "MissingSnapshotError",
+    "NetworkError",
     "PanelotError",
     "ReadOnlyAssetError",
     "SnapshotError",
@@ -53,6 +54,19 @@ class ImportError_(ValidationError):  # noqa: N801 - avoids shadowing the builti
         field = problems[0].split(":", 1)[0] if problems else None
         super().__init__(f"import refused: {shown}", field=field)
         self.problems = problems
+
+
+class NetworkError(PanelotError):
+    """An HTTP call failed, or its answer was refused.
+
+    No connection, a timeout, a response over its size limit, or a server's answer that
+    a caller refuses (a 401, a 5xx, a body that is no JSON).
+
+    Its message names the method, the URL (never with credentials) and what went wrong;
+    it never holds a request's headers, so an ``Authorization`` header cannot leak.
+    """
+
+    name = "NetworkError"
 
 
 class TransitionError(PanelotError):

@@ -41,6 +41,7 @@ from panelot.runs.executions import ExecutionRegistry
 from panelot.schema import DB_NAME, panelot_database
 from panelot.search.indexer import Indexer
 from panelot.search.schema import index_database
+from panelot.sync.section import Syncer
 from panelot.tree.views import markdown_of
 
 __all__ = ["PanelotStore"]
@@ -59,14 +60,17 @@ class PanelotStore:
         commands: Mapping[str, Handler[Any]] = COMMANDS,
         queries: Mapping[str, Query[Any]] = QUERIES,
         search: Indexer | None = None,
+        sync: Syncer | None = None,
     ) -> None:
         """A store over open ``db`` on ``host`` (``None``: a fresh :func:`memory_host`).
 
         ``search`` is the indexer of its search index (:meth:`open` starts one), which
-        the store then owns: closing the store closes it.
+        the store then owns: closing the store closes it. ``sync`` is its sync section
+        (:meth:`open` makes one), owned alike.
         """
         self._db = db
         self._search = search
+        self._sync = sync
         self._host = memory_host() if host is None else host
         self._clock = clock
         self._executions = ExecutionRegistry()
@@ -94,6 +98,11 @@ class PanelotStore:
     def search(self) -> Indexer | None:
         """The indexer that keeps the search index true (``None``: opened without one)."""
         return self._search
+
+    @property
+    def sync(self) -> Syncer | None:
+        """The sync section (``None``: built without one; :meth:`open` makes one)."""
+        return self._sync
 
     @property
     def executions(self) -> ExecutionRegistry:
@@ -143,13 +152,16 @@ class PanelotStore:
         beside ``panelot_v1``, on the same factory) is opened too, and its
         :class:`~panelot.search.indexer.Indexer` starts: it catches up (or rebuilds)
         in the background, after the housekeeping, and follows the change feed.
+        The store's sync section (:class:`~panelot.sync.section.Syncer`) is made too;
+        its state database (``panelot_sync_v1``) opens only when sync is first used.
         """
         db = await panelot_database(name).open(factory)
         indexer = None
         if search:
             lock = None if host is None else host.search_lock  # one indexer per origin
             indexer = Indexer(db, await index_database(name).open(factory), clock, lock=lock)
-        store = cls(db, clock, host=host, search=indexer)
+        # The sync section opens its state database (panelot_sync_v1) on first use only.
+        store = cls(db, clock, host=host, search=indexer, sync=Syncer(db, factory, clock))
         # A restore that crashed between its commit and its settings finishes here.
         await finish_interrupted(store.services, db, clock())
         store.startup = await start_up(
@@ -335,9 +347,11 @@ class PanelotStore:
         return other
 
     def close(self) -> None:
-        """Close the database connection (and the search index's)."""
+        """Close the database connection (and the search index's and sync state's)."""
         if self._search is not None:
             self._search.close()
+        if self._sync is not None:
+            self._sync.close()
         self.db.close()
 
 

@@ -99,6 +99,8 @@ FIELDS: dict[str, list[str]] = {
     "summary.store": ["attachmentId", "model", "text"],
     "summary.fail": ["attachmentId", "model", "error"],
     "search.rebuild": [],
+    "sync.configure": ["server", "database", "user", "password"],
+    "sync.push": [],
 }
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
@@ -728,6 +730,13 @@ VALID: dict[str, dict[str, Any]] = {
     "summary.store": {"attachmentId": "{attachment}", "model": "m", "text": "A summary."},
     "summary.fail": {"attachmentId": "{attachment}", "model": "m", "error": "HTTP 500"},
     "search.rebuild": {},
+    "sync.configure": {
+        "server": "https://couch.example",
+        "database": "panelot",
+        "user": "u",
+        "password": "p",
+    },
+    "sync.push": {},
     "message.delete": {"threadId": "{thread}", "nodeId": "{node}"},
     "branch.switch": {"threadId": "{thread}", "nodeId": "{user}"},
     "thread.import": {"data": "{export}"},
@@ -795,6 +804,7 @@ VALID_QUERIES: dict[str, dict[str, Any]] = {
         "filters": {"folder": "f", "tag": "a", "pinned": False, "from": 0, "to": 2**40},
     },
     "search.status": {},
+    "sync.status": {},
     "summary.candidates": {"threadId": "{thread}", "model": "m", "threshold": 1},
     "summary.list": {"threadId": "{thread}"},
     "thread.list": {"folderId": "f", "tag": "a"},
@@ -925,6 +935,7 @@ def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     needs_other_state = {"interaction.request", "interaction.claim", "plugin.uninstall"}
     needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
     needs_other_state |= {"summary.store", "summary.fail"}  # after a summary.claim
+    needs_other_state.add("sync.push")  # a configured, running server: tests/behavior/sync/
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
         out = run_async(_send_with_lone(kind, []))

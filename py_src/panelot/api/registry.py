@@ -22,6 +22,7 @@ from panelot.api import (
     send,
     settings,
     summaries,
+    sync,
     threads,
 )
 from panelot.bus import Handler, Layer, Query
@@ -46,6 +47,7 @@ _SECTIONS = (
     summaries,
     backup,
     search,
+    sync,
 )
 
 

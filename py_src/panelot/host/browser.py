@@ -3,12 +3,14 @@
 Built once, by :func:`browser_host`: ``chrome.storage.local`` in an extension page (a
 memory backend in a plain page such as the test harness), WebCrypto credentials where
 the page has ``panelot_crypto`` (the test-only memory key store otherwise), the page's
-thumbnailer (``panelot_images``), ``navigator.storage.estimate()`` and a fresh
-attachment budget and freed ledger.
+thumbnailer (``panelot_images``), ``navigator.storage.estimate()``, the page's
+``fetch`` for HTTP (:mod:`panelot.host.fetch`) and a fresh attachment budget and freed
+ledger.
 """
 
 from __future__ import annotations
 
+from panelot.host.fetch import browser_http
 from panelot.host.host import Host, Services
 from panelot.host.thumbnails import BrowserThumbnailer, Thumbnailer, UnavailableThumbnailer
 from panelot.settings.backend import MemoryStorageBackend, StorageBackend
@@ -47,4 +49,6 @@ def browser_host() -> Host:
         ChromeStorageBackend() if chrome_storage_available() else MemoryStorageBackend()
     )
     keystore: KeyStore = WebCryptoKeyStore() if webcrypto_available() else MemoryKeyStore()
-    return Host(Services.over(backend, keystore), _thumbnailer(), browser_estimate)
+    return Host(
+        Services.over(backend, keystore), _thumbnailer(), browser_estimate, http=browser_http
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from panelot.host.http import Http, urllib_http
 from panelot.host.locks import Locks
 from panelot.host.storage import StorageState
 from panelot.host.thumbnails import Thumbnailer, UnavailableThumbnailer
@@ -59,6 +60,9 @@ class Host:
     search_lock: Locks | None = None
     """The lock that elects one search indexer among the contexts of an origin (a Web
     Lock, chosen by :mod:`panelot.runtime`); ``None``: every store indexes by itself."""
+    http: Http = urllib_http
+    """The one HTTP call (:mod:`panelot.host.http`): ``urllib`` in a worker thread in
+    CPython, the page's ``fetch`` in a page (:mod:`panelot.host.fetch`)."""
 
     def with_settings(self, backend: StorageBackend, keystore: KeyStore) -> Host:
         """This host with settings services of its own over ``backend`` and ``keystore``.
@@ -69,7 +73,7 @@ class Host:
 
 
 def memory_host(backend: StorageBackend | None = None, keystore: KeyStore | None = None) -> Host:
-    """A CPython host: memory settings, no thumbnailer, no storage estimate, a fresh budget.
+    """A CPython host: memory settings, no thumbnailer or estimate, a fresh budget, urllib.
 
     The settings are on ``backend`` (a fresh memory backend unless given), their
     credentials sealed by ``keystore`` (the test-only

@@ -1,0 +1,80 @@
+"""Commands and query of sync with the user's CouchDB-compatible server (:mod:`panelot.sync`).
+
+Commands (payload → response)::
+
+    sync.configure {server, database, user?, password?}
+        → {server, database, user?}        (the password goes to the encrypted
+                                            credential store; it is never echoed)
+    sync.push      {} → {pushed, deleted, unchanged, batches,
+                         checkpoint: {id: "_local/<replication id>", seq, at, written}}
+
+Query::
+
+    sync.status {} → {configured, server?, database?, user?, device, documents, lastPush}
+
+Each command does its work in its ``prepare`` step, outside the receipt's transaction
+(HTTP and another database, which an IndexedDB transaction must never wait on); the
+transaction then writes the receipt with the response ``prepare`` handed over. See
+docs/sync.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from panelot.bus import Call, Env, Handler, Query
+from panelot.idb import Transaction
+from panelot.sync.section import syncer_of
+
+__all__ = ["COMMANDS", "QUERIES"]
+
+
+async def _handed_over(tx: Transaction, call: Call[Any]) -> Any:
+    """The response its ``prepare`` made: the transaction writes only the receipt."""
+    return call.prepared
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigureArgs:
+    """``sync.configure``: the password is kept by the credential store, never echoed."""
+
+    server: str
+    database: str
+    user: str | None = None
+    password: str | None = None
+
+    def __repr__(self) -> str:  # the password stays out of every repr
+        return f"ConfigureArgs(server={self.server!r}, database={self.database!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class NoArgs:
+    """A command or query that takes nothing."""
+
+
+async def _configure(env: Env, p: ConfigureArgs) -> dict[str, Any]:
+    config = await syncer_of(env).configure(env.host, p.server, p.database, p.user, p.password)
+    return {k: config[k] for k in ("server", "database", "user") if k in config}
+
+
+async def _push(env: Env, p: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).push(env.host)
+
+
+async def _status(env: Env, a: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).status()
+
+
+COMMANDS: dict[str, Handler[Any]] = {
+    "sync.configure": Handler(
+        payload=ConfigureArgs, tables=(), run=_handed_over, prepare=_configure
+    ),
+    "sync.push": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_push),
+}
+"""The sync commands."""
+
+QUERIES: dict[str, Query[Any]] = {
+    "sync.status": Query(args=NoArgs, run=_status),
+}
+"""The sync query."""

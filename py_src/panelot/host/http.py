@@ -1,0 +1,146 @@
+"""``Host.http``: the one HTTP call a section gets, and its CPython implementation.
+
+A call is an :class:`HttpRequest` (method, URL, headers, a body of bytes, a response
+size limit, a timeout) answered by an :class:`HttpResponse` (status, headers, body).
+Any status is an answer: deciding what a 401 or a 500 means is the caller's. What is
+not an answer raises :class:`~panelot.errors.NetworkError`: no connection, a timeout,
+a response larger than its limit. No redirect is followed (a 3xx is an answer),
+so headers only ever go to the URL asked. Its message names the method and the URL, never a
+header (so never an ``Authorization``), and a URL with credentials in it is refused
+before anything is sent.
+
+:func:`urllib_http` is the CPython implementation (:func:`~panelot.host.memory_host`
+gives it): ``urllib.request`` in a worker thread (``asyncio.to_thread``). In a page the
+host has the page's ``fetch`` instead (:mod:`panelot.host.fetch`). A section never
+asks which one it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import urllib.parse
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from panelot.errors import NetworkError
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "DEFAULT_TIMEOUT",
+    "Http",
+    "HttpRequest",
+    "HttpResponse",
+    "check_url",
+    "over_limit",
+    "urllib_http",
+]
+
+DEFAULT_LIMIT = 16 * 1024 * 1024
+"""A response's size limit unless the request says otherwise: 16 MiB."""
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds a request may take unless it says otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request."""
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: bytes | None = None
+    limit: int = DEFAULT_LIMIT
+    """The largest response body accepted, in bytes."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds before the request is given up."""
+
+    def __repr__(self) -> str:  # headers and body left out: they may hold a secret
+        return f"HttpRequest({self.method} {self.url})"
+
+    @property
+    def where(self) -> str:
+        """``METHOD URL``, for messages."""
+        return f"{self.method} {self.url}"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    """One HTTP response: its status, headers (lowercase names) and body."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+    @property
+    def ok(self) -> bool:
+        """Whether the status is 2xx."""
+        return 200 <= self.status < 300
+
+
+Http = Callable[[HttpRequest], Awaitable[HttpResponse]]
+"""The host's HTTP call."""
+
+
+def check_url(req: HttpRequest) -> None:
+    """Refuse a URL that is not http(s) or that carries credentials (``NetworkError``)."""
+    parts = urllib.parse.urlsplit(req.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise NetworkError(f"{req.method}: not an http(s) URL", field="url")
+    if parts.username is not None or parts.password is not None:
+        raise NetworkError(f"{req.method}: credentials in a URL are refused", field="url")
+
+
+def over_limit(req: HttpRequest, size: int) -> NetworkError:
+    """The error of a response of ``size`` bytes (or more) over ``req.limit``."""
+    return NetworkError(f"{req.where}: the response is over its limit of {req.limit} bytes")
+
+
+@functools.cache
+def _opener() -> Any:
+    """A ``urllib`` opener that follows no redirect (a 3xx is the answer).
+
+    ``urllib.request`` is imported here, in CPython only: it pulls in ``http.client``
+    and ``email``, which a page never needs (its modules all go in the memory snapshot).
+    """
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(NoRedirect())
+
+
+def _send(req: HttpRequest) -> HttpResponse:
+    """The blocking request (run in a worker thread)."""
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        req.url, data=req.body, headers=dict(req.headers), method=req.method
+    )
+    try:
+        response = _opener().open(request, timeout=req.timeout)
+    except urllib.error.HTTPError as answer:  # a status is an answer, not an error
+        response = answer
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NetworkError(f"{req.where}: {type(exc).__name__}: {reason}") from None
+    with response:
+        headers = {k.lower(): v for k, v in response.headers.items()}
+        try:
+            body = response.read(req.limit + 1)
+        except (OSError, ValueError) as exc:
+            raise NetworkError(f"{req.where}: reading the response: {exc}") from None
+        if len(body) > req.limit:
+            raise over_limit(req, len(body))
+        return HttpResponse(int(response.status), headers, body)
+
+
+async def urllib_http(req: HttpRequest) -> HttpResponse:
+    """:data:`Http` in CPython: ``urllib.request`` in a worker thread."""
+    check_url(req)
+    return await asyncio.to_thread(_send, req)

@@ -1,0 +1,134 @@
+"""The protocol's calls to the server: one database, through ``Host.http``.
+
+Every call sends and reads JSON. What is not a success raises
+:class:`~panelot.errors.NetworkError` naming the call and what the server said: a
+401 or 403 says the user or password was refused (never the password, never the
+header), a 404 of the database says it does not exist, a body that is no JSON says so.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from panelot.errors import NetworkError
+from panelot.host.http import Http, HttpRequest
+from panelot.sync.server import Target
+
+__all__ = ["MAX_RESPONSE", "Couch"]
+
+MAX_RESPONSE = 16 * 1024 * 1024
+"""The size limit of a response (a ``_revs_diff`` of 100 ids is far under it)."""
+
+_REASON = 200
+
+
+def _reason(body: bytes) -> str:
+    """What a server's error body says (``error: reason``), cut short."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    text = ": ".join(str(data[k]) for k in ("error", "reason") if isinstance(data.get(k), str))
+    return text[:_REASON]
+
+
+class Couch:
+    """One database on one server, as the sync section calls it."""
+
+    def __init__(self, http: Http, target: Target, authorization: str | None) -> None:
+        self._http = http
+        self.target = target
+        self._authorization = authorization
+
+    def __repr__(self) -> str:  # the header stays out of every repr
+        return f"Couch({self.target.url})"
+
+    async def call(
+        self, method: str, path: str, body: Any = None, *, missing_ok: bool = False
+    ) -> Any:
+        """``method`` on the database's ``path`` with a JSON ``body``; the JSON answer.
+
+        ``missing_ok``: a 404 answers ``None`` instead of raising.
+        """
+        headers = {"Accept": "application/json"}
+        if self._authorization is not None:
+            headers["Authorization"] = self._authorization
+        data = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+        url = self.target.url + path
+        req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE)
+        response = await self._http(req)
+        where = f"{method} {url}"
+        if response.status in (401, 403):
+            raise NetworkError(
+                f"{where}: {response.status}: the server refused the user or password "
+                "(check them, and that the user may write this database)",
+                field="password",
+            )
+        if response.status == 404 and missing_ok:
+            return None
+        if response.status == 404 and path == "":
+            raise NetworkError(f"{where}: the database does not exist", field="database")
+        if not response.ok:
+            said = _reason(response.body)
+            raise NetworkError(f"{where}: {response.status}{': ' + said if said else ''}")
+        try:
+            return json.loads(response.body)
+        except ValueError:
+            raise NetworkError(f"{where}: the answer is not JSON") from None
+
+    async def info(self) -> dict[str, Any]:
+        """``GET /db``: the database exists and the credentials are accepted."""
+        answer = await self.call("GET", "")
+        if not isinstance(answer, dict):
+            raise NetworkError(f"GET {self.target.url}: not a database's answer")
+        return answer
+
+    async def revs_diff(self, revs: Mapping[str, list[str]]) -> dict[str, set[str]]:
+        """``POST /db/_revs_diff``: the revisions of ``revs`` the server is missing."""
+        answer = await self.call("POST", "/_revs_diff", dict(revs))
+        if not isinstance(answer, dict):
+            raise NetworkError(f"POST {self.target.url}/_revs_diff: not an object")
+        missing: dict[str, set[str]] = {}
+        for key, entry in answer.items():
+            listed = entry.get("missing") if isinstance(entry, dict) else None
+            if key in revs and isinstance(listed, list):
+                missing[key] = {r for r in listed if isinstance(r, str)}
+        return missing
+
+    async def bulk_docs(self, docs: list[dict[str, Any]]) -> None:
+        """``POST /db/_bulk_docs {docs, new_edits: false}``; an error of any doc raises."""
+        answer = await self.call("POST", "/_bulk_docs", {"docs": docs, "new_edits": False})
+        items = answer if isinstance(answer, list) else []
+        failed = [
+            f"{item.get('id')}: {item.get('error')}"
+            for item in items
+            if isinstance(item, dict) and "error" in item
+        ]
+        if failed:
+            shown = "; ".join(str(f)[:_REASON] for f in failed[:5])
+            raise NetworkError(f"POST {self.target.url}/_bulk_docs: refused {shown}")
+
+    async def get_local(self, local_id: str) -> dict[str, Any] | None:
+        """``GET /db/_local/<id>``, or ``None`` if there is none."""
+        answer = await self.call("GET", _local_path(local_id), missing_ok=True)
+        return answer if isinstance(answer, dict) else None
+
+    async def put_local(self, local_id: str, doc: dict[str, Any]) -> None:
+        """``PUT /db/_local/<id>`` (over the one there, whose ``_rev`` it reads first)."""
+        current = await self.get_local(local_id)
+        body = dict(doc)
+        if current is not None and isinstance(current.get("_rev"), str):
+            body["_rev"] = current["_rev"]
+        await self.call("PUT", _local_path(local_id), body)
+
+
+def _local_path(local_id: str) -> str:
+    return "/_local/" + urllib.parse.quote(local_id, safe="")

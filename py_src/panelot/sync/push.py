@@ -1,0 +1,335 @@
+"""One push, local to server (docs/sync.md "The protocol", push steps 1-4).
+
+1. Read the synced tables (one read-only transaction of ``panelot_v1``) and build each
+   record's view; drop those whose digest equals what the server last had (kept in
+   ``panelot_sync_v1``). A thread being deleted here (``deleting``) waits, with its
+   nodes and attachments, for its cascade. A record whose thread is gone and which
+   the server had (a thread deleted here) becomes a deleted document; an attachment
+   gone while its thread is there was evicted, which is local: the server keeps it.
+   A library record gone here is deleted on the server.
+2. ``POST /db/_revs_diff`` with the new revisions: only the missing ones go on (the
+   others are recorded as the server's).
+3. ``POST /db/_bulk_docs {docs, new_edits: false}`` in batches of at most
+   :data:`BATCH_DOCS` documents or :data:`BATCH_BYTES` bytes; an attachment's bytes go
+   inline (base64) with the revision that adds them, as a stub after. Each batch's
+   documents are recorded in the state when the server has taken them, so a push cut
+   short resumes where it stopped.
+4. Write the push checkpoint, ``_local/<replication id>`` on the server and in the
+   state.
+
+This step compares everything with what the server last had (the start-up comparison
+of docs/sync.md "Continuous"); an outbox fed by the change feed comes later.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from panelot.idb import Database, Transaction
+from panelot.idb.blobs import blob_bytes, blob_size, is_blob
+from panelot.sync.clock import Hlc
+from panelot.sync.couch import Couch
+from panelot.sync.docid import SYNCED_TABLES, doc_id, split_doc_id
+from panelot.sync.mapping import (
+    ATTACHMENT,
+    LIBRARY_TABLES,
+    attachment_digest,
+    binary_of,
+    body_of,
+    clocked_fields,
+    content_digest,
+    library_clocks,
+    local_view,
+    thread_clocks,
+)
+from panelot.sync.revs import next_rev, revisions
+from panelot.sync.state import STATE_TABLES, read_meta, write_meta
+
+__all__ = ["BATCH_BYTES", "BATCH_DOCS", "Outgoing", "PushReport", "push", "replication_id"]
+
+BATCH_DOCS = 100
+"""At most this many documents per ``_bulk_docs``."""
+
+BATCH_BYTES = 8 * 1024 * 1024
+"""At most this many bytes of JSON per ``_bulk_docs`` (a larger document goes alone)."""
+
+_THREADED = ("nodes", "attachments")
+_DIFF_CHUNK = 100
+
+
+def replication_id(device: str, server: str, database: str, direction: str) -> str:
+    """The MD5 of the device id, the server URL, the database and the direction."""
+    text = "\n".join((device, server, database, direction)).encode()
+    return hashlib.md5(text, usedforsecurity=False).hexdigest()
+
+
+@dataclass(slots=True)
+class Outgoing:
+    """A document to send, and the state row that records it once the server has it."""
+
+    doc: dict[str, Any]
+    row: dict[str, Any]
+    size: int = 0
+
+
+@dataclass(slots=True)
+class PushReport:
+    """What a push did."""
+
+    pushed: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    batches: int = 0
+    checkpoint: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{pushed, deleted, unchanged, batches, checkpoint}``."""
+        return {
+            "pushed": self.pushed,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+            "batches": self.batches,
+            "checkpoint": self.checkpoint,
+        }
+
+
+async def _read_local(db: Database) -> dict[str, list[dict[str, Any]]]:
+    async def read(tx: Transaction) -> dict[str, list[dict[str, Any]]]:
+        return {t: await tx.table(t).to_collection().to_list() for t in SYNCED_TABLES}
+
+    return await db.transaction("r", list(SYNCED_TABLES), read)
+
+
+async def _read_known(state: Database) -> dict[str, dict[str, Any]]:
+    async def read(tx: Transaction) -> list[dict[str, Any]]:
+        return await tx.table("docs").to_collection().to_list()
+
+    return {row["id"]: row for row in await state.transaction("r", ["docs"], read)}
+
+
+class _Builder:
+    """Builds the documents of one push from the local records and the known rows."""
+
+    def __init__(self, known: dict[str, dict[str, Any]], tick: Callable[[], str]) -> None:
+        self.known = known
+        self.tick = tick
+        self.out: list[Outgoing] = []
+        self.unchanged = 0
+
+    async def record(self, table: str, record: dict[str, Any], thread_id: str | None) -> None:
+        key = record["id"]
+        did = doc_id(table, key)
+        last = self.known.get(did)
+        view = local_view(table, record)
+        binary = binary_of(record)
+        att = await self._attachment(binary, last)
+        digest = content_digest(view, None if att is None else att["digest"])
+        if last is not None and not last.get("deleted") and last.get("digest") == digest:
+            self.unchanged += 1
+            return
+        row: dict[str, Any] = {"id": did, "table": table, "digest": digest}
+        if thread_id is not None:
+            row["threadId"] = thread_id
+        clocks = self._clocks(table, record, last, row)
+        body = body_of(table, view, clocks)
+        rev_body = dict(body)
+        if att is not None:
+            meta = {k: att[k] for k in ("content_type", "digest", "length")}
+            rev_body["_attachments"] = {ATTACHMENT: meta}
+        parent = None if last is None else last.get("rev")
+        rev = next_rev(parent, False, rev_body)
+        doc: dict[str, Any] = {"_id": did, "_rev": rev, "_revisions": revisions(rev, parent)}
+        doc.update(body)
+        if att is not None:
+            doc["_attachments"] = {ATTACHMENT: self._attachment_doc(att, rev, last)}
+            row["attachment"] = {
+                **{k: att[k] for k in ("content_type", "digest", "length")},
+                "revpos": doc["_attachments"][ATTACHMENT]["revpos"],
+            }
+        row["rev"] = rev
+        self.out.append(Outgoing(doc, row))
+
+    async def _attachment(
+        self, binary: tuple[Any, str] | None, last: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """The attachment's ``{content_type, digest, length, data?}``; bytes read once."""
+        if binary is None:
+            return None
+        value, content_type = binary
+        size = blob_size(value) if is_blob(value) else len(value)
+        before = None if last is None or last.get("deleted") else last.get("attachment")
+        if isinstance(before, dict) and before.get("length") == size:
+            # an attachment's bytes never change once written: the server has them
+            return {"content_type": content_type, "digest": before["digest"], "length": size}
+        data = await blob_bytes(value) if is_blob(value) else bytes(value)
+        return {
+            "content_type": content_type,
+            "digest": attachment_digest(data),
+            "length": len(data),
+            "data": data,
+        }
+
+    @staticmethod
+    def _attachment_doc(att: dict[str, Any], rev: str, last: dict[str, Any] | None) -> Any:
+        before = None if last is None else last.get("attachment")
+        if "data" not in att and isinstance(before, dict) and before.get("revpos"):
+            return {
+                "stub": True,
+                "content_type": att["content_type"],
+                "digest": att["digest"],
+                "length": att["length"],
+                "revpos": before["revpos"],
+            }
+        return {
+            "content_type": att["content_type"],
+            "data": base64.b64encode(att["data"]).decode(),
+            "digest": att["digest"],
+            "revpos": int(rev.partition("-")[0]),
+        }
+
+    def _clocks(
+        self, table: str, record: dict[str, Any], last: dict[str, Any] | None, row: dict[str, Any]
+    ) -> dict[str, str] | None:
+        if table == "threads":
+            fields = clocked_fields(record)
+            known = None if last is None or last.get("deleted") else last
+            clocks = thread_clocks(
+                record,
+                None if known is None else known.get("fields"),
+                None if known is None else known.get("clocks"),
+                self.tick,
+            )
+            row["fields"], row["clocks"] = fields, clocks
+            return clocks
+        if table in LIBRARY_TABLES:
+            clocks = library_clocks(self.tick)
+            row["clocks"] = clocks
+            return clocks
+        return None
+
+    def deletion(self, last: dict[str, Any]) -> None:
+        parent = last.get("rev")
+        rev = next_rev(parent, True, {})
+        doc = {"_id": last["id"], "_rev": rev, "_revisions": revisions(rev, parent)}
+        doc["_deleted"] = True
+        row = {"id": last["id"], "table": last["table"], "rev": rev, "deleted": True}
+        if "threadId" in last:
+            row["threadId"] = last["threadId"]
+        self.out.append(Outgoing(doc, row))
+
+
+async def _build(
+    local: dict[str, list[dict[str, Any]]], known: dict[str, dict[str, Any]], hlc: Hlc, now: int
+) -> _Builder:
+    builder = _Builder(known, lambda: hlc.tick(now))
+    threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
+    waiting = {tid for tid, t in threads.items() if t.get("deleting")}
+    present: set[str] = set()
+    for table in SYNCED_TABLES:
+        for record in local[table]:
+            key = record.get("id")
+            if not isinstance(key, str):
+                continue
+            present.add(doc_id(table, key))
+            thread_id = key if table == "threads" else record.get("threadId")
+            if table in _THREADED and (thread_id not in threads or thread_id in waiting):
+                continue  # being deleted here (or an orphan): its cascade decides
+            if table == "threads" and key in waiting:
+                continue
+            owner = thread_id if table in _THREADED and isinstance(thread_id, str) else None
+            await builder.record(table, record, owner)
+    for did, last in sorted(known.items()):
+        if did in present or last.get("deleted"):
+            continue
+        table, _ = split_doc_id(did)
+        if table == "threads" or table in LIBRARY_TABLES:
+            builder.deletion(last)
+        elif last.get("threadId") not in threads:  # the thread is gone: deleted here
+            builder.deletion(last)
+        # else: an evicted attachment (local), kept on the server
+    return builder
+
+
+def _batches(out: list[Outgoing]) -> list[list[Outgoing]]:
+    batches: list[list[Outgoing]] = []
+    current: list[Outgoing] = []
+    size = 0
+    for item in out:
+        item.size = len(json.dumps(item.doc, ensure_ascii=False, separators=(",", ":")))
+        if current and (len(current) >= BATCH_DOCS or size + item.size > BATCH_BYTES):
+            batches.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += item.size
+    if current:
+        batches.append(current)
+    return batches
+
+
+async def _record(state: Database, rows: list[dict[str, Any]], hlc: Hlc) -> None:
+    async def write(tx: Transaction) -> None:
+        if rows:
+            await tx.table("docs").bulk_put(rows)
+        await write_meta(tx, "clock", str(hlc))
+
+    await state.transaction("rw", list(STATE_TABLES), write)
+
+
+async def push(db: Database, state: Database, couch: Couch, hlc: Hlc, now: int) -> PushReport:
+    """Push what the server lacks of ``db``; ``state`` records what it then has."""
+    report = PushReport()
+    await couch.info()  # the database is there and the credentials are accepted
+    local = await _read_local(db)
+    builder = await _build(local, await _read_known(state), hlc, now)
+    report.unchanged = builder.unchanged
+    wanted: list[Outgoing] = []
+    on_server: list[dict[str, Any]] = []
+    for start in range(0, len(builder.out), _DIFF_CHUNK):
+        chunk = builder.out[start : start + _DIFF_CHUNK]
+        missing = await couch.revs_diff({o.doc["_id"]: [o.doc["_rev"]] for o in chunk})
+        for item in chunk:
+            if item.doc["_rev"] in missing.get(item.doc["_id"], set()):
+                wanted.append(item)
+            else:
+                on_server.append(item.row)  # the server has this revision already
+    report.unchanged += len(on_server)
+    if on_server:
+        await _record(state, on_server, hlc)
+    for batch in _batches(wanted):
+        await couch.bulk_docs([item.doc for item in batch])
+        await _record(state, [item.row for item in batch], hlc)
+        report.batches += 1
+        for item in batch:
+            if item.doc.get("_deleted"):
+                report.deleted += 1
+            else:
+                report.pushed += 1
+    report.checkpoint = await _checkpoint(state, couch, hlc, now, report)
+    return report
+
+
+async def _checkpoint(
+    state: Database, couch: Couch, hlc: Hlc, now: int, report: PushReport
+) -> dict[str, Any]:
+    """Step 4: ``_local/<replication id>`` on the server, then in the state."""
+
+    async def previous(tx: Transaction) -> Any:
+        return await read_meta(tx, "push")
+
+    before = await state.transaction("r", ["meta"], previous)
+    seq = (before.get("seq", 0) if isinstance(before, dict) else 0) + 1
+    local_id = replication_id(hlc.device, couch.target.server, couch.target.database, "push")
+    written = report.pushed + report.deleted
+    await couch.put_local(local_id, {"last_seq": seq, "at": now, "written": written})
+    checkpoint = {"id": f"_local/{local_id}", "seq": seq, "at": now, "written": written}
+
+    async def save(tx: Transaction) -> None:
+        await write_meta(tx, "push", checkpoint)
+
+    await state.transaction("rw", ["meta"], save)
+    return checkpoint

@@ -1,0 +1,180 @@
+"""``Syncer``: the store's sync section, and :func:`syncer_of` for the API.
+
+A store opened by :meth:`~panelot.store.PanelotStore.open` has one. Its state database
+(:mod:`panelot.sync.state`) is opened on first use, on the store's core factory, and
+closed with the store. One push runs at a time per store (an ``asyncio.Lock``).
+
+The configuration (server, database, user, and the reference of the password in the
+host's encrypted credential store) is kept in the state database, never in a backup;
+the password is read from the credential store when a push starts and goes only into
+the ``Authorization`` header of requests to the configured server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, Protocol, runtime_checkable
+
+from panelot.clock import Clock
+from panelot.host import Host
+from panelot.idb import CoreFactory, Database, Transaction
+from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.sync.clock import Hlc
+from panelot.sync.couch import Couch
+from panelot.sync.push import push
+from panelot.sync.server import (
+    Target,
+    basic_auth,
+    check_database,
+    check_password,
+    check_server,
+    check_user,
+)
+from panelot.sync.state import STATE_TABLES, read_meta, state_database, write_meta
+
+__all__ = ["Config", "Syncer", "Syncing", "syncer_of"]
+
+Config = dict[str, Any]
+"""``{server, database, user?, ref?}``: the sync configuration as the state keeps it."""
+
+
+class Syncer:
+    """The sync section of one store."""
+
+    def __init__(self, db: Database, factory: CoreFactory, clock: Clock) -> None:
+        """The section of the store over ``db`` (its state on ``factory``)."""
+        self._db = db
+        self._factory = factory
+        self._clock = clock
+        self._state: Database | None = None
+        self._opening = asyncio.Lock()
+        self._running = asyncio.Lock()
+
+    @property
+    def state_name(self) -> str:
+        """The name of the state database."""
+        return state_database(self._db.name).name
+
+    async def state(self) -> Database:
+        """The state database, opened on first use."""
+        async with self._opening:
+            if self._state is None:
+                self._state = await state_database(self._db.name).open(self._factory)
+            return self._state
+
+    async def _meta(self, key: str) -> Any:
+        async def read(tx: Transaction) -> Any:
+            return await read_meta(tx, key)
+
+        return await (await self.state()).transaction("r", ["meta"], read)
+
+    async def _device(self) -> Hlc:
+        """This device's clock (its id made, and kept, on first use)."""
+
+        async def made(tx: Transaction) -> Hlc:
+            device = await read_meta(tx, "device")
+            if not isinstance(device, str):
+                device = uuid.uuid4().hex[:16]
+                await write_meta(tx, "device", device)
+            last = await read_meta(tx, "clock")
+            return Hlc.parse(last) if isinstance(last, str) else Hlc(device)
+
+        return await (await self.state()).transaction("rw", list(STATE_TABLES), made)
+
+    async def configure(
+        self, host: Host, server: str, database: str, user: str | None, password: str | None
+    ) -> Config:
+        """Check and keep the configuration; the password goes to the credential store.
+
+        Returns the configuration as kept (the password's reference, never the password).
+        """
+        config: Config = {"server": check_server(server), "database": check_database(database)}
+        if (user is None) != (password is None):
+            raise ValidationError(
+                "user: give both the user and the password, or neither", field="user"
+            )
+        if user is not None and password is not None:
+            user, password = check_user(user), check_password(password)
+        credentials = host.services.credentials
+        old = await self._meta("config")
+        old_ref = old.get("ref") if isinstance(old, dict) else None
+        if user is not None and password is not None:
+            config["user"] = user
+            if isinstance(old_ref, str):
+                try:
+                    config["ref"] = await credentials.rotate(old_ref, password)
+                except NotFoundError:
+                    config["ref"] = await credentials.set(password)
+            else:
+                config["ref"] = await credentials.set(password)
+        elif isinstance(old_ref, str):
+            try:
+                await credentials.delete(old_ref)
+            except NotFoundError:
+                pass
+
+        async def save(tx: Transaction) -> None:
+            await write_meta(tx, "config", config)
+
+        await (await self.state()).transaction("rw", ["meta"], save)
+        return config
+
+    async def _couch(self, host: Host) -> Couch:
+        config = await self._meta("config")
+        if not isinstance(config, dict):
+            raise NotFoundError("sync: not configured (sync.configure first)", field="server")
+        target = Target(check_server(config["server"]), check_database(config["database"]))
+        authorization = None
+        if isinstance(config.get("ref"), str) and isinstance(config.get("user"), str):
+            password = await host.services.credentials.reveal(config["ref"])
+            authorization = basic_auth(config["user"], password)
+        return Couch(host.http, target, authorization)
+
+    async def push(self, host: Host) -> dict[str, Any]:
+        """One push (:func:`panelot.sync.push.push`); its report."""
+        async with self._running:
+            couch = await self._couch(host)
+            hlc = await self._device()
+            report = await push(self._db, await self.state(), couch, hlc, self._clock())
+            return report.to_json()
+
+    async def status(self) -> dict[str, Any]:
+        """``{configured, server?, database?, user?, device?, documents, lastPush}``."""
+        state = await self.state()
+
+        async def read(tx: Transaction) -> dict[str, Any]:
+            config = await read_meta(tx, "config")
+            out: dict[str, Any] = {"configured": isinstance(config, dict)}
+            if isinstance(config, dict):
+                out.update({k: config[k] for k in ("server", "database", "user") if k in config})
+            out["device"] = await read_meta(tx, "device")
+            out["documents"] = await tx.table("docs").count()
+            out["lastPush"] = await read_meta(tx, "push")
+            return out
+
+        return await state.transaction("r", list(STATE_TABLES), read)
+
+    def close(self) -> None:
+        """Close the state database (if it was opened)."""
+        if self._state is not None:
+            self._state.close()
+            self._state = None
+
+
+@runtime_checkable
+class Syncing(Protocol):
+    """An env that has a sync section (the store is one)."""
+
+    @property
+    def sync(self) -> Syncer | None:
+        """Its sync section (``None``: built without one)."""
+        ...
+
+
+def syncer_of(env: object) -> Syncer:
+    """The sync section of ``env``; ``NotFoundError`` when it has none."""
+    syncer = env.sync if isinstance(env, Syncing) else None
+    if syncer is None:
+        raise NotFoundError("sync: this store was built without a sync section")
+    return syncer

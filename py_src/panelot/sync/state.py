@@ -1,0 +1,68 @@
+"""``panelot_sync_v1``: what the sync section keeps of its own (docs/sync.md).
+
+It sits beside ``panelot_v1`` on the same core factory, like the search index
+(a store opened on another database name gets ``<name>-sync``), and is never in a
+backup. Unlike the search index it cannot be rebuilt from ``panelot_v1``: losing it
+costs a full comparison with the server, never data.
+
+Tables (Dexie syntax)::
+
+    docs: "id, table, threadId"
+          {id: "<table>:<key>", table, threadId?, rev, digest, deleted?,
+           attachment?: {digest, length, content_type, revpos},
+           fields?: {...}, clocks?: {...}}        (what the server last had of a record)
+    meta: "key"
+          {key: "device", value: "<random id>"}
+          {key: "clock", value: "<last HLC>"}
+          {key: "config", value: {server, database, user?, ref?}}
+          {key: "push", value: {id: "_local/<replication id>", seq, at, pushed}}
+
+``config.ref`` names the password in the encrypted credential store; the password
+itself is never here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from panelot.idb import Database, SchemaVersion, Transaction
+from panelot.schema import DB_NAME
+
+__all__ = [
+    "STATE_NAME",
+    "STATE_STORES",
+    "STATE_TABLES",
+    "read_meta",
+    "state_database",
+    "state_name",
+    "write_meta",
+]
+
+STATE_NAME = "panelot_sync_v1"
+"""The sync state database of ``panelot_v1``."""
+
+STATE_STORES: dict[str, str | None] = {"docs": "id, table, threadId", "meta": "key"}
+"""``db.version(1).stores({...})`` of the state database."""
+
+STATE_TABLES = ("docs", "meta")
+
+
+def state_name(db_name: str) -> str:
+    """The state database's name for the store database ``db_name``."""
+    return STATE_NAME if db_name == DB_NAME else f"{db_name}-sync"
+
+
+def state_database(db_name: str) -> Database:
+    """An unopened state database for the store database ``db_name``."""
+    return Database(state_name(db_name), [SchemaVersion(1, STATE_STORES)])
+
+
+async def read_meta(tx: Transaction, key: str) -> Any:
+    """The value of meta ``key`` (``None`` if unset)."""
+    row = await tx.table("meta").get(key)
+    return row.get("value") if isinstance(row, dict) else None
+
+
+async def write_meta(tx: Transaction, key: str, value: Any) -> None:
+    """Set meta ``key`` to ``value``."""
+    await tx.table("meta").put({"key": key, "value": value})

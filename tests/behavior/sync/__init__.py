@@ -1,0 +1,89 @@
+"""Sync (push) against a real CouchDB-compatible server started by the tests.
+
+The servers' URLs come from the environment (set by the pytest fixture
+``couch_servers`` in CPython, and in the page before a case runs): ``PANELOT_TEST_COUCH``
+(open) and ``PANELOT_TEST_COUCH_AUTH`` (Basic auth with :data:`AUTH_USER` and
+:data:`AUTH_PASSWORD`). Every case uses a fresh database on it (a uuid in its name).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import uuid
+from typing import Any
+
+from behavior import Ctx
+from panelot.host import HttpRequest
+from panelot.store import PanelotStore
+
+AUTH_USER = "panelot-sync"
+AUTH_PASSWORD = "pässword-9f3c-never-shown"  # noqa: S105 - the test server's, on purpose
+
+OPEN_ENV = "PANELOT_TEST_COUCH"
+AUTH_ENV = "PANELOT_TEST_COUCH_AUTH"
+
+
+def server(auth: bool = False) -> str:
+    """The base URL of the test server (the one with Basic auth when ``auth``)."""
+    name = AUTH_ENV if auth else OPEN_ENV
+    url = os.environ.get(name)
+    if not url:
+        raise AssertionError(f"{name} is not set: the couch_servers fixture starts the server")
+    return url
+
+
+def _auth_header(auth: bool) -> dict[str, str]:
+    if not auth:
+        return {}
+    token = base64.b64encode(f"{AUTH_USER}:{AUTH_PASSWORD}".encode()).decode()
+    return {"Authorization": f"Basic {token}"}
+
+
+async def http_json(
+    ctx: Ctx, method: str, url: str, body: Any = None, *, auth: bool = False
+) -> tuple[int, Any]:
+    """A plain HTTP call through the case's host (``fetch`` in a page); ``(status, JSON)``."""
+    headers = {"Accept": "application/json", **_auth_header(auth)}
+    data = None
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(body).encode()
+    response = await ctx.host.http(HttpRequest(method, url, headers, data))
+    return response.status, json.loads(response.body) if response.body else None
+
+
+async def new_database(ctx: Ctx, *, auth: bool = False) -> str:
+    """Create a fresh database on the test server; return its name."""
+    name = f"panelot-{uuid.uuid4().hex[:12]}"
+    status, answer = await http_json(ctx, "PUT", f"{server(auth)}/{name}", auth=auth)
+    assert status in (201, 202), (status, answer)
+    return name
+
+
+async def all_docs(ctx: Ctx, database: str, *, auth: bool = False) -> dict[str, dict[str, Any]]:
+    """Every document on the server (``_all_docs?include_docs=true``), by id."""
+    url = f"{server(auth)}/{database}/_all_docs?include_docs=true"
+    status, answer = await http_json(ctx, "GET", url, auth=auth)
+    assert status == 200, (status, answer)
+    return {row["id"]: row["doc"] for row in answer["rows"]}
+
+
+async def synced_store(ctx: Ctx, *, auth: bool = False) -> tuple[PanelotStore, str]:
+    """A fresh store configured to sync with a fresh database; ``(store, database)``."""
+    store = await ctx.store()
+    assert store.sync is not None
+    ctx.names.append(store.sync.state_name)  # deleted with the case's databases
+    database = await new_database(ctx, auth=auth)
+    args: dict[str, Any] = {"server": server(auth), "database": database}
+    if auth:
+        args.update(user=AUTH_USER, password=AUTH_PASSWORD)
+    await store.command("sync.configure", args)
+    return store, database
+
+
+async def push(store: PanelotStore) -> dict[str, Any]:
+    """``sync.push``; its report."""
+    report: dict[str, Any] = await store.command("sync.push", {})
+    return report
