@@ -236,13 +236,19 @@ def ensure_chromium() -> None:
 
 
 def ensure_node_modules() -> None:
-    """Run ``npm ci`` when node_modules is missing or older than package-lock.json."""
+    """Run ``npm ci`` when node_modules is missing or older than package-lock.json.
+
+    Install scripts are not run: the only package that has one is ``leveldown`` (a
+    native LevelDB binding that ``pouchdb`` depends on for Node), which nothing here uses
+    (the tests' server keeps its data in memory, and pages load PouchDB's browser build),
+    and its script could try a native build on a machine without a prebuilt binary.
+    """
     marker = NODE_MODULES / ".package-lock.json"
     if marker.exists() and marker.stat().st_mtime >= PACKAGE_LOCK.stat().st_mtime:
         step("node_modules: up to date")
         return
     tools = node_tools()
-    run([*tools.npm, "ci"], env=tools.env)
+    run([*tools.npm, "ci", "--ignore-scripts"], env=tools.env)
 
 
 def ensure_venv() -> None:
