@@ -472,12 +472,10 @@ try {
   // The Markdown libraries load alongside the runtime (far quicker): in before any reply shows.
   await Promise.all([panelot.ready, markdownReady()]);
   document.getElementById("timing").textContent = `Loaded in ${panelot.timings.total_ms} ms`;
-  app.caps = {
-    attachments: await hasQuery("attachment.get"),
-    settings: await hasQuery("settings.get"),
-    credentials: await hasQuery("credential.status"),
-    estimate: await hasQuery("storage.estimate"),
-  };
+  // What this runtime answers, asked together (each is a round trip through Python).
+  const probed = ["attachment.get", "settings.get", "credential.status", "storage.estimate"];
+  const [attachments, settings, credentials, estimate] = await Promise.all(probed.map(hasQuery));
+  app.caps = { attachments, settings, credentials, estimate };
   app.chat = new Chat(app);
   app.search = setupSearch(app, {
     input: search,
@@ -486,11 +484,13 @@ try {
     results: document.getElementById("search-results"),
     none: document.getElementById("search-none"),
   });
+  // The live list's first result is read while the provider's settings are.
+  const listed = refreshThreads();
   await app.chat.loadProvider();
   showApp(true);
   if (!painted.threadId) showView("threads"); // else the painted conversation stays: reopenLast
   watchSchema();
-  await refreshThreads();
+  await listed;
   if (!painted.threadId) goneLive(); // else once the conversation is live, below
   if (window.__firstPaintAt !== undefined) panelot.marks.first_paint = window.__firstPaintAt;
   requestAnimationFrame(() => panelot.mark("live"));

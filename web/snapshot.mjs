@@ -91,12 +91,9 @@ export function staleness(snapshot, wheels) {
 export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = () => {} }) {
   let read = null; // where the snapshot's bytes came from (local_copy.mjs)
   try {
-    const [snapshot, wheels] = await Promise.all([
-      fetchJSON(`${base}${SNAPSHOT_MANIFEST}`),
-      fetchJSON(`${base}wheels/manifest.json`),
-    ]);
+    const snapshot = await fetchJSON(`${base}${SNAPSHOT_MANIFEST}`);
     if (snapshot === null) return { py: null, outcome: "absent" };
-    const stale = staleness(snapshot, wheels);
+    const stale = staleness(snapshot, await fetchJSON(`${base}wheels/manifest.json`));
     if (stale) return { py: null, outcome: `stale: ${stale}` };
     const url = new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`).href;
     const bytes = (async () => {
