@@ -56,6 +56,8 @@ class Incoming:
     """The CouchDB attachment's ``{content_type, digest, length, revpos}``."""
     data: Any = None
     """Its bytes as a Blob, when they were fetched."""
+    losers: list[str] = field(default_factory=list)
+    """The other live leaf revisions (a conflict), deleted when it is resolved."""
 
     def row(self, thread_id: str | None = None) -> dict[str, Any]:
         """The state's row: what the server has of this document now."""

@@ -7,7 +7,9 @@
    it does not know are read with ``_bulk_get`` (:func:`~panelot.sync.fetch.read_leaves`).
    A document's leaves (a conflict) merge into one body by the rules
    (:func:`~panelot.sync.merge.merge_leaves`); a thread with a deleted leaf is deleted
-   (deleting a thread wins). An attachment's bytes are fetched (size-limited) when
+   (deleting a thread wins), and the merge goes back to the server as a child of the
+   winning revision with the other leaves deleted (:mod:`~panelot.sync.resolve`). An
+   attachment's bytes are fetched (size-limited) when
    they fit :data:`MAX_PULLED_BYTES`; otherwise it stays *on the server*, reported.
 4. Each thread's records are checked, merged and written in one transaction
    (:func:`~panelot.sync.apply.apply_thread`); a thread deleted on the server runs the
@@ -36,6 +38,7 @@ from panelot.sync.fetch import check_leaf, read_changes, read_leaves
 from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest
 from panelot.sync.merge import merge_leaves, winner
 from panelot.sync.push import replication_id
+from panelot.sync.resolve import MERGED, resolve
 from panelot.sync.state import STATE_TABLES, read_meta, write_meta
 
 __all__ = ["MAX_PULLED_BYTES", "PullReport", "Send", "pull"]
@@ -57,6 +60,7 @@ class PullReport:
     written: int = 0
     refused: list[dict[str, str]] = field(default_factory=list)
     deleted: int = 0
+    resolved: int = 0
     on_server: list[str] = field(default_factory=list)
     checkpoint: dict[str, Any] = field(default_factory=dict)
 
@@ -67,12 +71,13 @@ class PullReport:
         self.on_server += applied.on_server
 
     def to_json(self) -> dict[str, Any]:
-        """``{pulled, written, refused: [{id, reason}], deleted, onServer, checkpoint}``."""
+        """``{pulled, written, refused, deleted, resolved, onServer, checkpoint}``."""
         return {
             "pulled": self.pulled,
             "written": self.written,
             "refused": self.refused[:_MAX_REFUSED],
             "deleted": self.deleted,
+            "resolved": self.resolved,
             "onServer": self.on_server[:_MAX_REFUSED],
             "checkpoint": self.checkpoint,
         }
@@ -111,10 +116,13 @@ def _incoming(doc_id_: str, leaves: list[dict[str, Any]], report: PullReport) ->
     if not good:
         return None
     best = winner(good)
-    deleted = bool(best.get("_deleted")) or (
-        table == "threads" and any(leaf.get("_deleted") for leaf in good)
-    )
+    live = [leaf["_rev"] for leaf in good if not leaf.get("_deleted")]
+    gone = [leaf for leaf in good if leaf.get("_deleted") and leaf.get(MERGED) is not True]
+    if table == "threads" and gone and live:  # deleting a thread wins
+        best = winner(gone)
+    deleted = bool(best.get("_deleted"))
     item = Incoming(doc_id_, table, key, best["_rev"], deleted)
+    item.losers = sorted(rev for rev in live if rev != best["_rev"])
     if deleted:
         return item
     body = merge_leaves(table, good)
@@ -178,6 +186,7 @@ async def pull(
     for item in items:
         if item.table in ("attachments", "pluginAssets") and item.record is not None:
             await _fetch_bytes(db, couch, item, report)
+    report.resolved = await resolve(couch, items)
     rows = await _apply(db, items, known, report, send, client)
     await _record(state, rows, hlc)
     report.checkpoint = await _checkpoint(state, couch, local_id, last_seq, now, report)

@@ -226,3 +226,42 @@ async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: 
     assert written is not None and written["title"] == script, written
     status = await b.query("sync.status", {})
     assert {r["id"] for r in status["lastPull"]["refused"]} == wanted, status
+
+
+async def case_conflicting_revisions_merge_by_clock_and_are_resolved_on_the_server(
+    ctx: Ctx,
+) -> None:
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    tid = await a.create_thread("Original", tags=["one"])
+    await a.append(tid, "user_message", text("hi"))
+    await push(a)
+    base = (await all_docs(ctx, database))[f"threads:{tid}"]
+    clocks = dict(base["clocks"])
+    later = "9000000000000-0000-zz"
+    sooner = "8000000000000-0000-yy"
+    left = {**base["record"], "title": "Left title", "tags": ["left"]}
+    right = {**base["record"], "title": "Right title", "tags": ["right"]}
+    leaves = [
+        (left, {**clocks, "title": later, "tags": sooner}, "2-" + "a" * 32),
+        (right, {**clocks, "title": sooner, "tags": later}, "2-" + "b" * 32),
+    ]
+    docs = []
+    for record, leaf_clocks, rev in leaves:
+        doc = {"_id": f"threads:{tid}", "_rev": rev, "table": "threads", "v": 1}
+        doc.update(record=record, clocks=leaf_clocks)
+        doc["_revisions"] = {"start": 2, "ids": [rev[2:], base["_rev"][2:]]}
+        docs.append(doc)
+    url = f"{server()}/{database}/_bulk_docs"
+    status, said = await http_json(ctx, "POST", url, {"docs": docs, "new_edits": False})
+    assert status == 201, (status, said)
+    report = await _pull(b)
+    assert report["resolved"] == 1 and report["refused"] == [], report
+    thread = await _thread(b, tid)
+    assert thread["title"] == "Left title" and thread["tags"] == ["right"], thread  # by clock
+    status, doc = await http_json(ctx, "GET", f"{server()}/{database}/threads:{tid}?conflicts=true")
+    assert status == 200 and "_conflicts" not in doc, doc  # resolved: one leaf left
+    assert doc["_rev"].startswith("3-") and doc["record"]["title"] == "Left title", doc
+    assert (await push(b))["pushed"] == 0  # the state holds the resolved revision
+    await _pull(a)
+    await _assert_converged(a, b)
