@@ -254,8 +254,9 @@ async def _attachments(
             out.rows.append(item.row(thread_id))  # its bytes never change: ours stay
             continue
         record = _with_bytes(item)
-        if record is None:
+        if record is None:  # kept in the state as on the server, reported
             out.on_server.append(item.id)
+            out.rows.append({**item.row(thread_id), "onServer": True})
             continue
         reason = check_record("attachments", record, item.id)
         if reason is not None:
@@ -270,8 +271,9 @@ async def apply_library(db: Database, item: Incoming, known: dict[str, Any] | No
     """Merge and write one library record (whole record, the newer clock)."""
     out = Applied()
     record = _with_bytes(item)
-    if not item.deleted and record is None:
+    if not item.deleted and record is None:  # kept in the state as on the server
         out.on_server.append(item.id)
+        out.rows.append({**item.row(), "onServer": True})
         return out
     if record is not None:
         reason = check_record(item.table, record, item.id)

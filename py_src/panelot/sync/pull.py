@@ -9,8 +9,9 @@
    (:func:`~panelot.sync.merge.merge_leaves`); a thread with a deleted leaf is deleted
    (deleting a thread wins), and the merge goes back to the server as a child of the
    winning revision with the other leaves deleted (:mod:`~panelot.sync.resolve`). An
-   attachment's bytes are fetched (size-limited) when
-   they fit :data:`MAX_PULLED_BYTES`; otherwise it stays *on the server*, reported.
+   attachment's bytes are fetched (size-limited, checked against their digest) while
+   the attachment budget has room for them; otherwise it stays *on the server*,
+   reported (``onServer``).
 4. Each thread's records are checked, merged and written in one transaction
    (:func:`~panelot.sync.apply.apply_thread`); a thread deleted on the server runs the
    store's own ``thread.delete`` through the bus (``send``), never record by record,
@@ -28,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from panelot.attachments.records import record_size, sized_rows
 from panelot.idb import Database, Transaction
 from panelot.idb.blobs import make_blob
 from panelot.sync.apply import Applied, Incoming, apply_library, apply_thread
@@ -137,6 +139,15 @@ def _incoming(doc_id_: str, leaves: list[dict[str, Any]], report: PullReport) ->
     return item
 
 
+async def _attachments_size(db: Database) -> int:
+    """What the attachments here weigh, as the budget counts them."""
+
+    async def read(tx: Transaction) -> int:
+        return sum(record_size(r) for r in await sized_rows(tx) if not r.get("deleting"))
+
+    return await db.transaction("r", ["attachments"], read)
+
+
 async def _fetch_bytes(db: Database, couch: Couch, item: Incoming, report: PullReport) -> None:
     """The attachment's bytes as a Blob, when they fit and match their digest."""
     meta = item.attachment
@@ -155,9 +166,20 @@ async def _fetch_bytes(db: Database, couch: Couch, item: Incoming, report: PullR
 
 
 async def pull(
-    db: Database, state: Database, couch: Couch, hlc: Hlc, now: int, send: Send, client: str
+    db: Database,
+    state: Database,
+    couch: Couch,
+    hlc: Hlc,
+    now: int,
+    send: Send,
+    client: str,
+    budget: int = MAX_PULLED_BYTES,
 ) -> PullReport:
-    """Pull what the server has that ``db`` lacks; ``state`` records what it then has."""
+    """Pull what the server has that ``db`` lacks; ``state`` records what it then has.
+
+    ``budget`` is the attachment budget: an attachment's bytes are fetched while the
+    attachments here and those fetched stay within it.
+    """
     report = PullReport()
     await couch.info()
     local_id = replication_id(hlc.device, couch.target.server, couch.target.database, "pull")
@@ -183,9 +205,16 @@ async def pull(
             for clock in (item.clocks or {}).values():
                 _see(hlc, clock)
     report.pulled = len(items)
+    room = budget - await _attachments_size(db)
     for item in items:
-        if item.table in ("attachments", "pluginAssets") and item.record is not None:
-            await _fetch_bytes(db, couch, item, report)
+        if item.record is None or item.attachment is None:
+            continue
+        if item.table == "attachments":
+            length = item.attachment["length"]
+            if length > room:
+                continue  # kept on the server, reported (on-demand fetch: a later step)
+            room -= length
+        await _fetch_bytes(db, couch, item, report)
     report.resolved = await resolve(couch, items)
     rows = await _apply(db, items, known, report, send, client)
     await _record(state, rows, hlc)

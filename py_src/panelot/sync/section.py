@@ -146,7 +146,8 @@ class Syncer:
             couch = await self._couch(host)
             hlc = await self._device()
             state = await self.state()
-            report = await pull(self._db, state, couch, hlc, self._clock(), send, client)
+            budget = host.storage.budget
+            report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
             return report.to_json()
 
     async def status(self) -> dict[str, Any]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from behavior import Ctx
-from behavior.payloads import answer, text
+from behavior.payloads import answer, b64, text
 from behavior.sync import all_docs, http_json, push, server, synced_store
+from panelot.idb.blobs import blob_bytes
 from panelot.store import PanelotStore
 from panelot.sync.docid import SYNCED_TABLES
 from panelot.sync.mapping import local_view
@@ -265,3 +266,35 @@ async def case_conflicting_revisions_merge_by_clock_and_are_resolved_on_the_serv
     assert (await push(b))["pushed"] == 0  # the state holds the resolved revision
     await _pull(a)
     await _assert_converged(a, b)
+
+
+async def case_attachment_bytes_come_while_the_budget_has_room_else_stay_on_the_server(
+    ctx: Ctx,
+) -> None:
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    tid = await a.create_thread("Files")
+    await a.append(tid, "user_message", text("see attached"))
+    data = bytes(range(256)) * 8
+    payload = {"threadId": tid, "kind": "file", "mime": "text/plain", "dataBase64": b64(data)}
+    aid = (await a.command("attachment.put", payload))["attachmentId"]
+    await push(a)
+    report = await _pull(b)
+    assert report["refused"] == [] and report["onServer"] == [], report
+    pulled = await b.db.table("attachments").get(aid)
+    assert pulled is not None and await blob_bytes(pulled["bytes"]) == data  # the same bytes
+    await _assert_converged(a, b)
+    big = {**payload, "dataBase64": b64(b"x" * 5000)}
+    second = (await a.command("attachment.put", big))["attachmentId"]
+    await push(a)
+    budget = ctx.host.storage.budget
+    ctx.host.storage.set_budget(len(data) + 100)  # no room for 5,000 more bytes
+    try:
+        later = await _pull(b)
+    finally:
+        ctx.host.storage.set_budget(budget)
+    assert later["onServer"] == [f"attachments:{second}"], later
+    assert await b.db.table("attachments").get(second) is None  # kept on the server
+    assert (await push(b))["deleted"] == 0  # not here, but on the server: nothing deleted
+    status, doc = await http_json(ctx, "GET", f"{server()}/{database}/attachments:{second}")
+    assert status == 200 and "_deleted" not in doc, doc
