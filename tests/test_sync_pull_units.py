@@ -10,10 +10,15 @@ records by clock, the leaf settled, a leaf's shape checked, where a pull starts.
 from __future__ import annotations
 
 import itertools
+import json
+import urllib.parse
 from typing import Any
 
+from loops import run_async
+from panelot.host.http import HttpRequest, HttpResponse
 from panelot.sync.apply import Incoming
-from panelot.sync.fetch import check_leaf
+from panelot.sync.couch import Couch
+from panelot.sync.fetch import CHANGES_LIMIT, check_leaf, read_changes, read_leaves
 from panelot.sync.merge import (
     library_wins,
     merge_leaves,
@@ -25,6 +30,7 @@ from panelot.sync.merge import (
 from panelot.sync.pull import _since
 from panelot.sync.resolve import MERGED, resolution
 from panelot.sync.revs import next_rev
+from panelot.sync.server import Target
 from panelot.tree.integrity import index_nodes
 
 C1, C2, C3 = "1700000000001-0000-a", "1700000000002-0000-b", "1700000000003-0000-a"
@@ -168,3 +174,45 @@ def test_a_pull_starts_from_the_checkpoint_both_sides_hold() -> None:
     assert _since({"last_seq": 9}, {"since": 7}) == 7
     assert _since(None, {"since": 7}) == 0
     assert _since({"last_seq": "7-g1"}, {"since": "9-g1"}) == 0
+
+
+def _fake_couch(answers: dict[str, tuple[int, Any]], seen: list[str]) -> Couch:
+    """A ``Couch`` over an in-process fake: each path (without the query) answers as given."""
+
+    async def http(req: HttpRequest) -> HttpResponse:
+        seen.append(f"{req.method} {req.url}")
+        path = urllib.parse.urlsplit(req.url).path.split("/db", 1)[1]
+        status, body = answers.get(path, (404, {"error": "not_found"}))
+        return HttpResponse(status, {}, json.dumps(body).encode())
+
+    return Couch(http, Target("http://127.0.0.1:1", "db"), None)
+
+
+def test_a_server_without_bulk_get_is_asked_for_open_revs() -> None:
+    leaf = {"_id": "nodes:n", "_rev": "1-a", "table": "nodes", "v": 1, "record": {"id": "n"}}
+    seen: list[str] = []
+    couch = _fake_couch({"/nodes:n": (200, [{"ok": leaf}, {"missing": "2-b"}])}, seen)
+    found = run_async(read_leaves(couch, {"nodes:n": ["1-a", "2-b"]}))
+    assert found == {"nodes:n": [leaf]}
+    assert seen[0].startswith("POST ") and "_bulk_get" in seen[0]
+    assert "open_revs=" in seen[1] and urllib.parse.unquote(seen[1]).endswith('["1-a","2-b"]')
+
+
+def test_changes_are_read_page_by_page_and_other_ids_skipped() -> None:
+    page = [
+        {"id": f"nodes:n{i}", "seq": i + 1, "changes": [{"rev": "1-a"}, {"rev": "1-b"}]}
+        for i in range(CHANGES_LIMIT)
+    ]
+    pages = iter([page, [{"id": "_design/x", "seq": 999, "changes": [{"rev": "1-c"}]}]])
+    seen: list[str] = []
+
+    async def http(req: HttpRequest) -> HttpResponse:
+        seen.append(req.url)
+        results = next(pages)
+        body = {"results": results, "last_seq": results[-1]["seq"]}
+        return HttpResponse(200, {}, json.dumps(body).encode())
+
+    couch = Couch(http, Target("http://127.0.0.1:1", "db"), None)
+    changed, last = run_async(read_changes(couch, 0))
+    assert len(changed) == CHANGES_LIMIT and changed["nodes:n0"] == ["1-a", "1-b"]
+    assert last == 999 and len(seen) == 2 and f"since={CHANGES_LIMIT}" in seen[1]

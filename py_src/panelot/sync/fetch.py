@@ -100,7 +100,8 @@ async def read_leaves(
 
 async def _open_revs(couch: Couch, doc_id: str, revs: list[str]) -> list[dict[str, Any]]:
     path = "/" + urllib.parse.quote(doc_id, safe=":")
-    query = urllib.parse.urlencode({"revs": "true", "open_revs": json.dumps(revs)})
+    listed = json.dumps(revs, separators=(",", ":"))
+    query = urllib.parse.urlencode({"revs": "true", "open_revs": listed})
     answer = await couch.call("GET", f"{path}?{query}", missing_ok=True)
     items = answer if isinstance(answer, list) else []
     oks = [item.get("ok") for item in items if isinstance(item, dict)]
