@@ -15,7 +15,8 @@
 4. Each thread's records are checked, merged and written in one transaction
    (:func:`~panelot.sync.apply.apply_thread`); a thread deleted on the server runs the
    store's own ``thread.delete`` through the bus (``send``), never record by record,
-   and a node or attachment of a thread deleted (here or there) is not written.
+   and a node or attachment of a thread deleted (here or there) is not written: its
+   document is deleted on the server (deleting a thread wins over an append).
    Library records merge by whole record (:func:`~panelot.sync.apply.apply_library`).
    What the server has of each document is recorded in the state, so the next push
    does not send back what was just pulled.
@@ -41,6 +42,7 @@ from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest
 from panelot.sync.merge import merge_leaves, winner
 from panelot.sync.push import replication_id
 from panelot.sync.resolve import MERGED, resolve
+from panelot.sync.revs import next_rev, revisions
 from panelot.sync.state import STATE_TABLES, read_meta, write_meta
 
 __all__ = ["MAX_PULLED_BYTES", "PullReport", "Send", "pull"]
@@ -216,7 +218,8 @@ async def pull(
             room -= length
         await _fetch_bytes(db, couch, item, report)
     report.resolved = await resolve(couch, items)
-    rows = await _apply(db, items, known, report, send, client)
+    rows, orphans = await _apply(db, items, known, report, send, client)
+    rows += await _delete_orphans(couch, orphans)
     await _record(state, rows, hlc)
     report.checkpoint = await _checkpoint(state, couch, local_id, last_seq, now, report)
     return report
@@ -237,7 +240,7 @@ async def _apply(
     report: PullReport,
     send: Send,
     client: str,
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[Incoming]]:
     rows: list[dict[str, Any]] = []
     threads: dict[str, Incoming] = {}
     owned: dict[str, tuple[list[Incoming], list[Incoming]]] = {}
@@ -264,11 +267,33 @@ async def _apply(
     for tid in sorted((set(threads) | set(owned)) - gone):
         known_thread = known.get(doc_id("threads", tid))
         if known_thread is not None and known_thread.get("deleted"):
-            continue  # deleted (here or there): its records are not written
+            gone.add(tid)  # deleted here: its records are not written
+            continue
         nodes, files = owned.get(tid, ([], []))
         applied = await apply_thread(db, tid, threads.get(tid), nodes, files, known)
         report.add(applied)
         rows += applied.rows
+    orphans = [item for tid in sorted(gone) for part in owned.get(tid, ([], [])) for item in part]
+    return rows, orphans
+
+
+async def _delete_orphans(couch: Couch, orphans: list[Incoming]) -> list[dict[str, Any]]:
+    """Delete on the server the live nodes and attachments of deleted threads.
+
+    Deleting a thread wins over a concurrent append: such a record is not written here,
+    and its document gets a deleted child (the revision a push of the deletion makes).
+    """
+    docs, rows = [], []
+    for item in orphans:
+        rev = next_rev(item.rev, True, {})
+        docs.append(
+            {"_id": item.id, "_rev": rev, "_revisions": revisions(rev, item.rev), "_deleted": True}
+        )
+        item.rev, item.deleted = rev, True
+        owner = item.record.get("threadId") if item.record is not None else None
+        rows.append(item.row(owner if isinstance(owner, str) else None))
+    if docs:
+        await couch.bulk_docs(docs)
     return rows
 
 

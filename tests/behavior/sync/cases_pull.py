@@ -298,3 +298,33 @@ async def case_attachment_bytes_come_while_the_budget_has_room_else_stay_on_the_
     assert (await push(b))["deleted"] == 0  # not here, but on the server: nothing deleted
     status, doc = await http_json(ctx, "GET", f"{server()}/{database}/attachments:{second}")
     assert status == 200 and "_deleted" not in doc, doc
+
+
+async def case_an_append_pushed_after_the_thread_was_deleted_elsewhere_is_deleted_too(
+    ctx: Ctx,
+) -> None:
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    gone = await a.create_thread("Gone")
+    await a.append(gone, "user_message", text("first"))
+    await push(a)
+    await _pull(b)
+    await a.command("thread.delete", {"threadId": gone})
+    await push(a)
+    late = (await b.append(gone, "user_message", text("pushed before B pulled")))["nodeId"]
+    await push(b)  # the thread's document now has a deleted leaf and a live one
+    report = await _pull(a)
+    assert report["refused"] == [] and report["written"] == 0, report
+    assert await _thread(a, gone) is None and await _nodes(a, gone) == {}  # deletion wins
+    status, doc = await http_json(ctx, "GET", f"{server()}/{database}/nodes:{late}")
+    assert status == 404, (status, doc)  # deleted on the server too
+    status, doc = await http_json(ctx, "GET", f"{server()}/{database}/threads:{gone}")
+    assert status == 404, (status, doc)  # its live leaf was given a deleted child
+    back = await _pull(b)
+    assert back["deleted"] == 1, back  # B's own cascade
+    assert await _thread(b, gone) is None and await _nodes(b, gone) == {}
+    await push(b)
+    await _pull(a)
+    await _assert_converged(a, b)
+    docs = await all_docs(ctx, database)
+    assert not any(gone in repr(d.get("record")) for d in docs.values()), sorted(docs)
