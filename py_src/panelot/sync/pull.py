@@ -38,7 +38,7 @@ from panelot.sync.clock import Hlc, parse_hlc
 from panelot.sync.couch import Couch
 from panelot.sync.docid import doc_id, split_doc_id
 from panelot.sync.fetch import check_leaf, read_changes, read_leaves
-from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest
+from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest, local_view
 from panelot.sync.merge import merge_leaves, winner
 from panelot.sync.push import replication_id
 from panelot.sync.resolve import MERGED, resolve
@@ -130,7 +130,7 @@ def _incoming(doc_id_: str, leaves: list[dict[str, Any]], report: PullReport) ->
     if deleted:
         return item
     body = merge_leaves(table, good)
-    item.record = body["record"]
+    item.record = local_view(table, body["record"])  # what stays on a device never comes in
     clocks = body.get("clocks")
     item.clocks = dict(clocks) if isinstance(clocks, dict) else None
     stub = (body.get("_attachments") or {}).get(ATTACHMENT)

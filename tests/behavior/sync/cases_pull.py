@@ -116,9 +116,9 @@ async def case_offline_edits_on_both_converge_and_keep_every_node(ctx: Ctx) -> N
     await a.command("thread.update", {"threadId": tid, "patch": {"title": "A's title"}})
     await b.command("thread.update", {"threadId": tid, "patch": {"title": "B's title"}})
     await push(a)
-    first = await _pull(b)
-    assert first["refused"] == [], first
-    await push(b)
+    both = await b.command("sync.now", {})  # B: pull, then push
+    assert both["pull"]["refused"] == [] and both["pull"]["written"] >= 2, both
+    assert both["push"]["pushed"] >= 2, both  # B's node and B's merged thread
     last = await _pull(a)
     assert last["refused"] == [], last
     await _assert_converged(a, b)
@@ -209,6 +209,7 @@ async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: 
         if k not in ("stats", "shown", "deleting", "deletingSince", "requestCut")
     }
     scripted.update(id="t_scripted", title=script, leafId=None)
+    scripted.update(deleting=True, deletingSince=1, requestCut={"model": "x"})  # local fields
     doc = {"_id": "threads:t_scripted", "table": "threads", "v": 1, "record": scripted}
     doc["clocks"] = {"title": "0000000000001-0000-x"}
     await _put(ctx, database, doc)
@@ -225,6 +226,8 @@ async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: 
     assert (await _nodes(b, other)).keys() == {other_node}
     written = await _thread(b, "t_scripted")  # a script is text: stored as it came, inert
     assert written is not None and written["title"] == script, written
+    assert "deleting" not in written and "requestCut" not in written, written  # never taken
+    assert written["stats"]["turns"] == 0 and written["shown"]["messages"] == 0, written
     status = await b.query("sync.status", {})
     assert {r["id"] for r in status["lastPull"]["refused"]} == wanted, status
 
