@@ -136,7 +136,8 @@ def _incoming(doc_id_: str, leaves: list[dict[str, Any]], report: PullReport) ->
     stub = (body.get("_attachments") or {}).get(ATTACHMENT)
     if isinstance(stub, dict):
         meta = {k: stub.get(k) for k in ("content_type", "digest", "length", "revpos")}
-        if isinstance(meta["digest"], str) and isinstance(meta["length"], int):
+        length = meta["length"]
+        if isinstance(meta["digest"], str) and isinstance(length, int) and length >= 0:
             item.attachment = meta
     return item
 
