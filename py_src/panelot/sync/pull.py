@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -156,13 +157,16 @@ async def _fetch_bytes(db: Database, couch: Couch, item: Incoming, report: PullR
     meta = item.attachment
     if meta is None or meta["length"] > MAX_PULLED_BYTES:
         return
-    path = "/" + item.id.replace("/", "%2F") + "/" + ATTACHMENT
+    path = "/" + urllib.parse.quote(item.id, safe="") + "/" + ATTACHMENT  # ids may hold '/'
     data = await couch.get_bytes(path, MAX_PULLED_BYTES)
     if data is None:
         return
     if attachment_digest(data) != meta["digest"] or len(data) != meta["length"]:
         report.refused.append({"id": item.id, "reason": "bytes: not the digest the server gave"})
         item.record = None
+        return
+    if item.table == "pluginAssets":  # an asset keeps its bytes as bytes, not a Blob
+        item.data = data
         return
     mime = meta.get("content_type")
     item.data = make_blob(db, data, mime if isinstance(mime, str) else "application/octet-stream")

@@ -331,3 +331,29 @@ async def case_an_append_pushed_after_the_thread_was_deleted_elsewhere_is_delete
     await _assert_converged(a, b)
     docs = await all_docs(ctx, database)
     assert not any(gone in repr(d.get("record")) for d in docs.values()), sorted(docs)
+
+
+async def case_library_records_and_plugin_asset_bytes_pull_and_follow_edits(ctx: Ctx) -> None:
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    css = b"body { color: teal }"
+    asset = {"path": "a/b.css", "kind": "style", "mime": "text/css", "dataBase64": b64(css)}
+    plugin = {"id": "p1", "name": "n", "version": "1", "manifest": {"title": "m"}}
+    await a.command("plugin.install", {"plugin": plugin, "assets": [asset]})
+    skill = {"id": "s1", "name": "n", "body": "b", "description": "d", "sourceRef": "r"}
+    await a.command("skill.put", {"skill": skill})
+    await push(a)
+    report = await _pull(b)
+    assert report["refused"] == [] and report["written"] == 3, report
+    await _assert_converged(a, b)
+    [row] = await b.db.table("pluginAssets").to_collection().to_list()
+    assert bytes(row["bytes"]) == css  # the bytes came with the record
+    await a.command("skill.put", {"skill": {**skill, "body": "changed"}})
+    await push(a)
+    await _pull(b)
+    assert (await b.db.table("skills").get("s1"))["body"] == "changed"
+    await a.command("skill.delete", {"skillId": "s1"})
+    await push(a)
+    gone = await _pull(b)
+    assert gone["written"] == 1 and await b.db.table("skills").get("s1") is None, gone
+    await _assert_converged(a, b)
