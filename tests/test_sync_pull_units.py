@@ -17,6 +17,7 @@ from typing import Any
 from loops import run_async
 from panelot.host.http import HttpRequest, HttpResponse
 from panelot.sync.apply import Incoming
+from panelot.sync.clock import Hlc
 from panelot.sync.couch import Couch
 from panelot.sync.fetch import CHANGES_LIMIT, check_leaf, read_changes, read_leaves
 from panelot.sync.merge import (
@@ -27,7 +28,7 @@ from panelot.sync.merge import (
     settle_leaf,
     winner,
 )
-from panelot.sync.pull import _since
+from panelot.sync.pull import FUTURE_MS, _see, _since
 from panelot.sync.resolve import MERGED, resolution
 from panelot.sync.revs import next_rev
 from panelot.sync.server import Target
@@ -216,3 +217,14 @@ def test_changes_are_read_page_by_page_and_other_ids_skipped() -> None:
     changed, last = run_async(read_changes(couch, 0))
     assert len(changed) == CHANGES_LIMIT and changed["nodes:n0"] == ["1-a", "1-b"]
     assert last == 999 and len(seen) == 2 and f"since={CHANGES_LIMIT}" in seen[1]
+
+
+def test_a_far_future_clock_from_the_server_does_not_take_the_device_clock_along() -> None:
+    hlc = Hlc("dev", 1_700_000_000_000, 0)
+    now = 1_700_000_000_000
+    _see(hlc, f"{now + FUTURE_MS + 1:013d}-0000-evil", now)
+    assert hlc.ms == now
+    _see(hlc, f"{now + 5:013d}-0003-peer", now)
+    assert (hlc.ms, hlc.counter) == (now + 5, 3)
+    _see(hlc, "not a clock", now)
+    assert hlc.tick(now) == f"{now + 5:013d}-0004-dev"

@@ -46,7 +46,7 @@ from panelot.sync.resolve import MERGED, resolve
 from panelot.sync.revs import next_rev, revisions
 from panelot.sync.state import STATE_TABLES, read_meta, write_meta
 
-__all__ = ["MAX_PULLED_BYTES", "PullReport", "Send", "pull"]
+__all__ = ["FUTURE_MS", "MAX_PULLED_BYTES", "PullReport", "Send", "pull"]
 
 MAX_PULLED_BYTES = 16 * 1024 * 1024
 """The largest attachment whose bytes a pull fetches (a larger one stays on the server)."""
@@ -210,7 +210,7 @@ async def pull(
         if item is not None:
             items.append(item)
             for clock in (item.clocks or {}).values():
-                _see(hlc, clock)
+                _see(hlc, clock, now)
     report.pulled = len(items)
     room = budget - await _attachments_size(db)
     for item in items:
@@ -230,12 +230,19 @@ async def pull(
     return report
 
 
-def _see(hlc: Hlc, clock: str) -> None:
+FUTURE_MS = 24 * 60 * 60 * 1000
+"""A pulled clock further ahead of the wall clock than this is not taken into the
+device's clock (a server's far-future clock would otherwise hold every later local
+clock hostage); it still merges as it is."""
+
+
+def _see(hlc: Hlc, clock: str, now: int) -> None:
     try:
-        parse_hlc(clock)
+        ms, _, _ = parse_hlc(clock)
     except ValueError:
         return
-    hlc.see(clock)
+    if ms <= now + FUTURE_MS:
+        hlc.see(clock)
 
 
 async def _apply(
