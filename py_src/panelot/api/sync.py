@@ -7,10 +7,16 @@ Commands (payload → response)::
                                             credential store; it is never echoed)
     sync.push      {} → {pushed, deleted, unchanged, batches,
                          checkpoint: {id: "_local/<replication id>", seq, at, written}}
+    sync.pull      {} → {pulled, written, refused: [{id, reason}], deleted, onServer,
+                         checkpoint: {id: "_local/<replication id>", since, at}}
+                         (a refused record is not written; a thread deleted on the
+                         server runs this store's own thread.delete, through the bus)
+    sync.now       {} → {pull: <sync.pull's report>, push: <sync.push's report>}
 
 Query::
 
-    sync.status {} → {configured, server?, database?, user?, device, documents, lastPush}
+    sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
+                      lastPull: {id, since, at, refused} | null}
 
 Each command does its work in its ``prepare`` step, outside the receipt's transaction
 (HTTP and another database, which an IndexedDB transaction must never wait on); the
@@ -21,10 +27,12 @@ docs/sync.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from panelot.bus import Call, Env, Handler, Query
 from panelot.idb import Transaction
+from panelot.idb.errors import NotFoundError
+from panelot.sync.pull import Send
 from panelot.sync.section import syncer_of
 
 __all__ = ["COMMANDS", "QUERIES"]
@@ -62,6 +70,32 @@ async def _push(env: Env, p: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).push(env.host)
 
 
+@runtime_checkable
+class _Sending(Protocol):
+    """An env that takes commands as a client of its own (the store)."""
+
+    async def send(self, command: Any) -> dict[str, Any]:
+        """Run a bus command; its envelope."""
+        ...
+
+
+async def _send_of(env: Env) -> Send:
+    if not isinstance(env, _Sending):
+        raise NotFoundError("sync: this store cannot send itself commands")
+    return env.send
+
+
+async def _pull(env: Env, p: NoArgs) -> dict[str, Any]:
+    client = getattr(env, "client_id", None)
+    send = await _send_of(env)
+    return await syncer_of(env).pull(env.host, send, client if isinstance(client, str) else "sync")
+
+
+async def _now(env: Env, p: NoArgs) -> dict[str, Any]:
+    pulled = await _pull(env, p)
+    return {"pull": pulled, "push": await syncer_of(env).push(env.host)}
+
+
 async def _status(env: Env, a: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).status()
 
@@ -71,6 +105,8 @@ COMMANDS: dict[str, Handler[Any]] = {
         payload=ConfigureArgs, tables=(), run=_handed_over, prepare=_configure
     ),
     "sync.push": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_push),
+    "sync.pull": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_pull),
+    "sync.now": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_now),
 }
 """The sync commands."""
 

@@ -129,6 +129,24 @@ class Couch:
             body["_rev"] = current["_rev"]
         await self.call("PUT", _local_path(local_id), body)
 
+    async def get_bytes(self, path: str, limit: int) -> bytes | None:
+        """``GET`` of the database's ``path`` as bytes, at most ``limit``; ``None`` on a 404."""
+        headers = {"Accept": "*/*"}
+        if self._authorization is not None:
+            headers["Authorization"] = self._authorization
+        url = self.target.url + path
+        response = await self._http(HttpRequest("GET", url, headers, None, limit=limit))
+        if response.status in (401, 403):
+            raise NetworkError(
+                f"GET {url}: {response.status}: the server refused the user or password",
+                field="password",
+            )
+        if response.status == 404:
+            return None
+        if not response.ok:
+            raise NetworkError(f"GET {url}: {response.status}")
+        return bytes(response.body)
+
 
 def _local_path(local_id: str) -> str:
     return "/_local/" + urllib.parse.quote(local_id, safe="")

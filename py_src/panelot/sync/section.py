@@ -22,6 +22,7 @@ from panelot.idb import CoreFactory, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.sync.clock import Hlc
 from panelot.sync.couch import Couch
+from panelot.sync.pull import Send, pull
 from panelot.sync.push import push
 from panelot.sync.server import (
     Target,
@@ -139,8 +140,18 @@ class Syncer:
             report = await push(self._db, await self.state(), couch, hlc, self._clock())
             return report.to_json()
 
+    async def pull(self, host: Host, send: Send, client: str) -> dict[str, Any]:
+        """One pull (:func:`panelot.sync.pull.pull`); its report."""
+        async with self._running:
+            couch = await self._couch(host)
+            hlc = await self._device()
+            state = await self.state()
+            budget = host.storage.budget
+            report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
+            return report.to_json()
+
     async def status(self) -> dict[str, Any]:
-        """``{configured, server?, database?, user?, device?, documents, lastPush}``."""
+        """``{configured, server?, database?, user?, device?, documents, lastPush, lastPull}``."""
         state = await self.state()
 
         async def read(tx: Transaction) -> dict[str, Any]:
@@ -151,6 +162,7 @@ class Syncer:
             out["device"] = await read_meta(tx, "device")
             out["documents"] = await tx.table("docs").count()
             out["lastPush"] = await read_meta(tx, "push")
+            out["lastPull"] = await read_meta(tx, "pull")
             return out
 
         return await state.transaction("r", list(STATE_TABLES), read)

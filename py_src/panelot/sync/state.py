@@ -10,12 +10,15 @@ Tables (Dexie syntax)::
     docs: "id, table, threadId"
           {id: "<table>:<key>", table, threadId?, rev, digest, deleted?,
            attachment?: {digest, length, content_type, revpos},
-           fields?: {...}, clocks?: {...}}        (what the server last had of a record)
+           fields?: {...}, clocks?: {...},
+           onServer?: true}                       (what the server last had of a record;
+                                                   onServer: pulled without its bytes)
     meta: "key"
           {key: "device", value: "<random id>"}
           {key: "clock", value: "<last HLC>"}
           {key: "config", value: {server, database, user?, ref?}}
           {key: "push", value: {id: "_local/<replication id>", seq, at, pushed}}
+          {key: "pull", value: {id: "_local/<replication id>", since, at, refused}}
 
 ``config.ref`` names the password in the encrypted credential store; the password
 itself is never here.

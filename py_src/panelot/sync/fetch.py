@@ -1,0 +1,134 @@
+"""What a pull reads from the server (docs/sync.md "The protocol", pull steps 2-3).
+
+* :func:`read_changes` — ``GET /db/_changes?since=…&style=all_docs&limit=…``, page by
+  page, every leaf revision of each changed document;
+* :func:`read_leaves` — ``POST /db/_bulk_get?revs=true&attachments=false`` for the
+  revisions the state does not know (``GET /db/<id>?revs=true&open_revs=[…]`` when the
+  server has no ``_bulk_get``);
+* :func:`check_leaf` — a leaf's shape (``{table, v, record, clocks?}`` under the
+  document's id) before any rule reads it: a problem is a reason, never a crash.
+
+Every answer goes through :meth:`~panelot.sync.couch.Couch.call`, so its size is
+bounded by :data:`~panelot.sync.couch.MAX_RESPONSE`.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from typing import Any
+
+from panelot.errors import NetworkError
+from panelot.sync.couch import Couch
+from panelot.sync.docid import split_doc_id
+from panelot.sync.mapping import FORMAT, LIBRARY_TABLES
+from panelot.sync.revs import rev_number
+
+__all__ = ["CHANGES_LIMIT", "GET_CHUNK", "check_leaf", "read_changes", "read_leaves"]
+
+CHANGES_LIMIT = 200
+"""Changes asked for per ``_changes`` page."""
+
+GET_CHUNK = 100
+"""Revisions asked for per ``_bulk_get``."""
+
+_MAX_LEAVES = 32
+
+
+async def read_changes(couch: Couch, since: Any) -> tuple[dict[str, list[str]], Any]:
+    """Every synced document changed after ``since``: ``({id: [leaf revs]}, last_seq)``.
+
+    Ids of no synced table (design documents, anything else) are skipped.
+    """
+    changed: dict[str, list[str]] = {}
+    where = f"GET {couch.target.url}/_changes"
+    while True:
+        query = urllib.parse.urlencode(
+            {"since": since, "style": "all_docs", "limit": CHANGES_LIMIT}
+        )
+        answer = await couch.call("GET", "/_changes?" + query)
+        results = answer.get("results") if isinstance(answer, dict) else None
+        if not isinstance(results, list):
+            raise NetworkError(f"{where}: not a changes feed")
+        for change in results:
+            doc_id = change.get("id") if isinstance(change, dict) else None
+            revs = change.get("changes") if isinstance(change, dict) else None
+            if not isinstance(doc_id, str) or not isinstance(revs, list):
+                continue
+            try:
+                split_doc_id(doc_id)
+            except ValueError:
+                continue
+            named = [r.get("rev") for r in revs if isinstance(r, dict)]
+            leaves = [rev for rev in named if isinstance(rev, str)]
+            if leaves:
+                changed[doc_id] = leaves[:_MAX_LEAVES]
+        last = answer.get("last_seq")
+        if last is None or last == since or len(results) < CHANGES_LIMIT:
+            return changed, since if last is None else last
+        since = last
+
+
+async def read_leaves(
+    couch: Couch, wanted: dict[str, list[str]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The leaf revisions ``wanted`` (``{id: [revs]}``), by id (what the server lacks: none)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    pairs = [(doc_id, rev) for doc_id, revs in sorted(wanted.items()) for rev in revs]
+    for start in range(0, len(pairs), GET_CHUNK):
+        chunk = pairs[start : start + GET_CHUNK]
+        body = {"docs": [{"id": doc_id, "rev": rev} for doc_id, rev in chunk]}
+        answer = await couch.call(
+            "POST", "/_bulk_get?revs=true&attachments=false", body, missing_ok=True
+        )
+        if answer is None:  # no _bulk_get on this server: one GET per document
+            for one in dict.fromkeys(d for d, _ in chunk):
+                found[one] = await _open_revs(couch, one, wanted[one])
+            continue
+        results = answer.get("results") if isinstance(answer, dict) else None
+        for result in results if isinstance(results, list) else []:
+            named = result.get("id") if isinstance(result, dict) else None
+            docs = result.get("docs") if isinstance(result, dict) else None
+            if not isinstance(named, str) or named not in wanted or not isinstance(docs, list):
+                continue
+            for item in docs:
+                ok = item.get("ok") if isinstance(item, dict) else None
+                if isinstance(ok, dict):
+                    found.setdefault(named, []).append(ok)
+    return found
+
+
+async def _open_revs(couch: Couch, doc_id: str, revs: list[str]) -> list[dict[str, Any]]:
+    path = "/" + urllib.parse.quote(doc_id, safe=":")
+    listed = json.dumps(revs, separators=(",", ":"))
+    query = urllib.parse.urlencode({"revs": "true", "open_revs": listed})
+    answer = await couch.call("GET", f"{path}?{query}", missing_ok=True)
+    items = answer if isinstance(answer, list) else []
+    oks = [item.get("ok") for item in items if isinstance(item, dict)]
+    return [ok for ok in oks if isinstance(ok, dict)]
+
+
+def check_leaf(doc_id: str, leaf: dict[str, Any]) -> str | None:
+    """What is wrong with a leaf's shape (``None``: nothing)."""
+    table, key = split_doc_id(doc_id)
+    if leaf.get("_id") != doc_id or not isinstance(leaf.get("_rev"), str):
+        return "the document's _id or _rev is not the one asked for"
+    try:
+        rev_number(leaf["_rev"])
+    except ValueError:
+        return "_rev: not a revision id"
+    if leaf.get("_deleted") is True:
+        return None
+    if leaf.get("table") != table or leaf.get("v") != FORMAT:
+        return f"table, v: must be {table!r} and {FORMAT}"
+    record = leaf.get("record")
+    if not isinstance(record, dict) or record.get("id") != key:
+        return "record: must be an object whose id is the document's key"
+    clocks = leaf.get("clocks")
+    if clocks is not None and (
+        not isinstance(clocks, dict) or not all(isinstance(v, str) for v in clocks.values())
+    ):
+        return "clocks: must be an object of clock strings"
+    if table in LIBRARY_TABLES and not isinstance((clocks or {}).get("record"), str):
+        return "clocks.record: a library record needs its clock"
+    return None
