@@ -41,8 +41,13 @@ FORMAT = 1
 ATTACHMENT = "bytes"
 """The name of a document's one CouchDB attachment, and of the record field it holds."""
 
-LOCAL_THREAD_FIELDS = ("deleting", "deletingSince", "shown", "stats", "requestCut")
-"""A thread's fields that stay on the device."""
+LOCAL_THREAD_FIELDS = ("deleting", "deletingSince", "shown", "stats", "requestCut", "scopeOrigins")
+"""A thread's fields that stay on the device.
+
+``scopeOrigins`` (the origins the user approved for this thread's page tools) is a grant
+of this device's user, as an import treats it (``panelot.tree.transfer``): a server, or
+another device, cannot approve an origin here.
+"""
 
 CLOCKED_THREAD_FIELDS = ("title", "pinned", "archived", "folderId", "tags", "preset", "leafId")
 """A thread's fields that merge field by field, each with its own clock."""

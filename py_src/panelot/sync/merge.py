@@ -129,7 +129,9 @@ def merge_thread(
     thread's ``updatedAt`` is newer than every clock of the server's document.
     """
     if local is None:
-        return copy.deepcopy(remote)
+        fresh = copy.deepcopy(remote)
+        fresh["scopeOrigins"] = []  # approved on no device but this one (a local field)
+        return fresh
     merged = dict(local)
     fields = known.get("fields") if known is not None and not known.get("deleted") else None
     newer_here = _number(local.get("updatedAt")) and local["updatedAt"] > _newest_ms(remote_clocks)

@@ -357,3 +357,27 @@ async def case_library_records_and_plugin_asset_bytes_pull_and_follow_edits(ctx:
     gone = await _pull(b)
     assert gone["written"] == 1 and await b.db.table("skills").get("s1") is None, gone
     await _assert_converged(a, b)
+
+
+async def case_approved_origins_stay_on_their_device_whatever_the_server_says(ctx: Ctx) -> None:
+    # scopeOrigins is a grant of this device's user: never pushed, never taken from a pull.
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    tid = await a.create_thread("Reading a page")
+    await a.command(
+        "thread.update", {"threadId": tid, "patch": {"scopeOrigins": ["https://a.example"]}}
+    )
+    await push(a)
+    pushed = (await all_docs(ctx, database))[f"threads:{tid}"]
+    assert "scopeOrigins" not in pushed["record"], pushed
+    # A hostile server grants an origin in the thread's document: B does not take it.
+    pushed["record"]["scopeOrigins"] = ["https://evil.example"]
+    url = f"{server()}/{database}/threads:{tid}"
+    status, said = await http_json(ctx, "PUT", url, pushed)
+    assert status == 201, (status, said)
+    report = await _pull(b)
+    assert report["refused"] == [], report
+    assert (await _thread(b, tid))["scopeOrigins"] == []
+    # And A, pulling the same document back, keeps its own grant.
+    await _pull(a)
+    assert (await _thread(a, tid))["scopeOrigins"] == ["https://a.example"]
