@@ -19,7 +19,10 @@ export function painting() {
   return document.body.dataset.live === "0";
 }
 
-/** Let the composer take a message for `threadId` while the store starts. */
+/**
+ * Let the composer take a message for `threadId` while the store starts (`null`: a new
+ * conversation, made once the store is ready, the message sent into it).
+ */
 export function holdSends(threadId) {
   if (bound) return;
   bound = true;

@@ -107,7 +107,10 @@ navBack.addEventListener("click", () => {
   }
 });
 document.getElementById("nav-settings").addEventListener("click", () => showView("settings"));
-document.getElementById("nav-new").addEventListener("click", () => newThread());
+document.getElementById("nav-new").addEventListener("click", () => {
+  // Before the panel is live, the first paint's own (sidepanel_paint.mjs paintNewChat).
+  if (document.body.dataset.live !== "0") newThread();
+});
 
 /** Open an empty conversation: the newest empty "New chat" when there is one, else a new one. */
 async function newThread() {
@@ -431,7 +434,9 @@ async function reopenLast() {
 async function sendEarly() {
   const early = takeEarlySend();
   if (!early) return;
-  if (app.chat.threadId !== early.threadId) {
+  // Pressed in the painted new conversation (threadId null): the one made at ready.
+  const threadId = early.threadId ?? (painted.newChat ? app.chat.threadId : null);
+  if (!threadId || app.chat.threadId !== threadId) {
     toast("Your message was not sent: its conversation is no longer there. It is still in the message box.", 6000);
     return;
   }
@@ -449,6 +454,7 @@ function goneLive() {
   if (document.body.dataset.live !== "0") return;
   delete document.body.dataset.live;
   for (const id of HELD_BACK) document.getElementById(id).inert = false;
+  document.getElementById("nav-new").inert = false; // held once a painted new chat opened
   document.getElementById("starting").hidden = true;
 }
 
@@ -488,13 +494,15 @@ try {
   const listed = refreshThreads();
   await app.chat.loadProvider();
   showApp(true);
-  if (!painted.threadId) showView("threads"); // else the painted conversation stays: reopenLast
+  // Else the painted conversation stays (reopenLast), or the painted new one (newThread).
+  if (!painted.threadId && !painted.newChat) showView("threads");
   watchSchema();
   await listed;
-  if (!painted.threadId) goneLive(); // else once the conversation is live, below
+  if (!painted.threadId && !painted.newChat) goneLive(); // else once the conversation is, below
   if (window.__firstPaintAt !== undefined) panelot.marks.first_paint = window.__firstPaintAt;
   requestAnimationFrame(() => panelot.mark("live"));
-  await reopenLast();
+  if (painted.newChat) await newThread(); // "New chat" pressed on the painted list
+  else await reopenLast();
   goneLive();
   document.body.dataset.ready = "1";
   sendEarly(); // not awaited: it waits for the reply

@@ -17,10 +17,12 @@ import { reopenThreadId } from "./presence.mjs";
 import { holdSends } from "./panel_early_send.mjs";
 import { paintedNodes, storedWindow } from "./panel_paint_thread.mjs";
 
-/** What acts on the painted list, held back until the live list takes over. */
+/**
+ * What acts on the painted list, held back until the live list takes over. ("New chat"
+ * is not: on the painted list it opens a painted new conversation, see paintNewChat.)
+ */
 export const HELD_BACK = [
   "thread-list",
-  "nav-new",
   "nav-settings",
   "nav-back",
   "filter-archived",
@@ -34,9 +36,11 @@ export const HELD_BACK = [
  * The painted rows, by thread id: `{key, el}` (panel_rows.mjs rowKey), which the live
  * list starts from, so a row whose thread is unchanged keeps its element; and `actions`,
  * what their buttons do once it has taken over (nothing before: the rows are inert);
- * `threadId`, the conversation painted open (the one the panel reopens), or null.
+ * `threadId`, the conversation painted open (the one the panel reopens), or null;
+ * `newChat`, whether "New chat" was pressed on the painted list (a new conversation is
+ * painted open, empty, and made once the store is ready).
  */
-export const painted = { rows: new Map(), actions: null, threadId: null };
+export const painted = { rows: new Map(), actions: null, threadId: null, newChat: false };
 
 const LATER = Object.fromEntries(
   ["open", "patch", "edit", "remove"].map((name) => [name, (...args) => painted.actions?.[name](...args)]),
@@ -60,6 +64,7 @@ async function paint() {
   for (const t of threads) painted.rows.set(t.id, { key: rowKey(t, false), el: threadItem(t, false, LATER) });
   document.getElementById("thread-list").replaceChildren(...[...painted.rows.values()].map((row) => row.el));
   if (open) paintThread(open, branch);
+  else document.getElementById("nav-new").addEventListener("click", paintNewChat);
   applyIcons(document.getElementById("app"));
   document.getElementById("starting").hidden = false;
   document.getElementById("boot").hidden = true;
@@ -75,13 +80,7 @@ async function paint() {
  */
 function paintThread(record, branch) {
   painted.threadId = record.id;
-  document.body.dataset.view = "chat";
-  document.getElementById("view-threads").hidden = true;
-  document.getElementById("view-chat").hidden = false;
-  document.getElementById("view-title").textContent = record.title || "New chat";
-  document.getElementById("nav-back").dataset.icon = "back";
-  document.getElementById("chat-pin").hidden = !record.pinned;
-  document.getElementById("chat-archived").hidden = !record.archived;
+  showChat(record.title || "New chat", record);
   document.getElementById("starting").textContent =
     "Starting the local store… The conversation shows in a moment; you can type meanwhile.";
   if (branch) {
@@ -90,6 +89,36 @@ function paintThread(record, branch) {
     requestAnimationFrame(() => (box.scrollTop = box.scrollHeight));
   }
   holdSends(record.id);
+}
+
+/**
+ * "New chat" pressed on the painted list, before the store is ready: an empty
+ * conversation painted open, its composer usable. Nothing is written now; once the store
+ * is ready the panel makes the conversation (as "New chat" does) and sends what was
+ * pressed meanwhile into it (sidepanel.mjs). Ignored once the panel is live (the live
+ * "New chat" is sidepanel.mjs's).
+ */
+function paintNewChat() {
+  if (document.body.dataset.live !== "0" || painted.newChat) return;
+  painted.newChat = true;
+  document.getElementById("nav-new").inert = true; // one new conversation
+  showChat("New chat", null);
+  document.getElementById("messages").replaceChildren();
+  document.getElementById("starting").textContent =
+    "Starting the local store… You can type meanwhile; the conversation is made in a moment.";
+  holdSends(null);
+  document.getElementById("input").focus();
+}
+
+/** The chat view shown with `title`; `record`: the stored thread (its badges), or null. */
+function showChat(title, record) {
+  document.body.dataset.view = "chat";
+  document.getElementById("view-threads").hidden = true;
+  document.getElementById("view-chat").hidden = false;
+  document.getElementById("view-title").textContent = title;
+  document.getElementById("nav-back").dataset.icon = "back";
+  document.getElementById("chat-pin").hidden = !record?.pinned;
+  document.getElementById("chat-archived").hidden = !record?.archived;
 }
 
 paint();

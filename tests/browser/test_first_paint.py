@@ -90,7 +90,8 @@ BOTH = """async () => {
 TITLES = (
     "() => [...document.querySelectorAll('#thread-list .thread-title')].map((e) => e.textContent)"
 )
-HELD = """() => ["thread-list", "nav-new", "nav-settings"].map((id) => document.getElementById(id).inert)"""
+#: What acts on the painted list (held back until it is live), then "New chat" (never).
+HELD = """() => ["thread-list", "nav-settings", "nav-new"].map((id) => document.getElementById(id).inert)"""
 
 
 def test_the_first_paint_lists_as_thread_list_does(
@@ -137,7 +138,7 @@ def test_the_stored_list_shows_before_the_store_is_ready(
     assert page.evaluate(TITLES) == expected
     assert page.evaluate("() => document.body.dataset.live") == "0"
     assert page.is_visible("#starting")
-    assert page.evaluate(HELD) == [True, True, True]
+    assert page.evaluate(HELD) == [True, True, False]  # a new conversation can start
 
     held.release()
     page.wait_for_function("() => document.body.dataset.ready === '1'")
@@ -464,3 +465,49 @@ def test_a_painted_conversation_gone_meanwhile_gives_way_to_the_list(
     assert page.evaluate(MESSAGES, True) == []  # the painted messages went with it
     assert page.input_value("#input") == "Never sent"
     assert page.evaluate("() => window.panelotApp.chat.threadId") is None
+
+
+def test_a_new_conversation_started_before_ready_is_made_once_with_its_message(
+    panelot_context: ExtensionContext, panelot_stub: StubProvider
+) -> None:
+    first = panelot_context.open_panel()
+    configure_provider(first, panelot_stub.base_url)
+    store = PageStore(first)
+    store.send("thread.create", {"title": "Already there"})
+    first.evaluate(REOPEN, None)  # the panel opens on the list
+    before = {t["id"] for t in store.raw("threads")}
+
+    page, held = _open_held(panelot_context)
+    page.wait_for_selector("body[data-first-paint='stored']")
+    page.click("#nav-new")
+    page.wait_for_selector("body[data-view='chat']")
+    assert page.inner_text("#view-title") == "New chat"
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its start is held
+    page.fill("#input", "A new question before ready")
+    page.press("#input", "Enter")
+    page.click("#send")  # pressed twice: it is sent once
+    page.wait_for_selector("body[data-send-waiting='1']")
+    assert page.inner_text("#composer-hint") == "Sends when ready: the local store is starting."
+    page.click("#nav-new", force=True)  # a second press makes no second conversation
+    assert {t["id"] for t in store.raw("threads")} == before  # nothing written before ready
+
+    held.release()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    thread_id = page.evaluate("() => window.panelotApp.chat.threadId")
+    assert isinstance(thread_id, str) and thread_id not in before
+    stored = wait_query(
+        page,
+        "thread.snapshot",
+        {"threadId": thread_id},
+        lambda s: [n["type"] for n in s["nodes"]] == ["user_message", "assistant_message"],
+    )
+    assert stored["nodes"][0]["payload"]["content"] == [
+        {"type": "text", "text": "A new question before ready"}
+    ]
+    made = {t["id"] for t in store.raw("threads")} - before
+    assert made == {thread_id}  # one new conversation
+    users = [n for n in store.raw_nodes(thread_id) if n["type"] == "user_message"]
+    assert len(users) == 1
+    page.wait_for_selector(".msg.assistant")
+    assert page.evaluate("() => document.body.dataset.view") == "chat"
+    assert page.evaluate("() => document.getElementById('nav-new').inert") is False
