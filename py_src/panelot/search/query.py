@@ -5,10 +5,12 @@ term (the last word as a prefix: any of up to ``rank.MAX_EXPANSIONS`` terms it
 starts), ordered by the engine's BM25 over the stored counts (lengths not read).
 They are read back from ``panelot_v1`` in one transaction, best first, in windows of
 twice the limit (at least 20), until the limit is reached or :data:`MAX_CHECKED` were
-read; ``total`` is the candidates less those found false. A hit is returned only if
-its node exists, is not a tombstone, its thread exists and is not being deleted, the
-thread passes the filters, and the text as it is NOW holds the query (terms, prefix,
-phrases): an index that lags can miss a hit, never show a false one. Hits are ranked
+read; ``total`` is the candidates less those found false and those folded into another
+hit of the same message (its attached file matching too: one hit per message). A hit
+is returned only if its node exists, is not a tombstone, its thread exists and is not
+being deleted, the thread passes the filters, and the text as it is NOW holds the query
+(terms, prefix, phrases): an index that lags can miss a hit, never show a false one.
+Hits are ranked
 by BM25 over the current text (its ``index_terms``, from :data:`_MEMO`; ``rank.Bm25``)
 with the index's document frequencies, and the top ones get ``snippet.snippet``.
 
@@ -168,22 +170,24 @@ async def search(
     asked = _Asked(query, filters, found, memo.watcher())
 
     async def verify(tx: Transaction) -> dict[str, Any]:
-        hits: list[_Hit] = []
+        kept = _OnePerNode()
         threads: dict[str, Any] = {}
         rejected = at = 0
         step = max(2 * limit, 20)
-        while len(hits) < limit and at < len(checked):
+        while len(kept) < limit and at < len(checked):
             window = checked[at : at + step]
             at += step
             found_hits = await _verify(tx, window, threads, asked, memo)
-            hits.extend(found_hits)
+            for hit in found_hits:
+                kept.add(hit)
             rejected += len(window) - len(found_hits)
+        hits = kept.hits()
         hits.sort(key=lambda h: (-h.score, -(h.hit["ts"] or 0)))
         top = hits[:limit]
         for h in top:
             h.hit.update(snippet(h.text, query))
         await _mark_visible(tx, [h.hit for h in top], threads, memo, asked.watch)
-        return {"hits": [h.hit for h in top], "total": found.total - rejected}
+        return {"hits": [h.hit for h in top], "total": found.total - rejected - kept.merged}
 
     return await db.transaction("r", ["threads", "nodes", "attachments"], verify), found.formatted
 
@@ -225,6 +229,41 @@ class _Hit:
     score: float
     hit: dict[str, Any]
     text: str
+
+
+@dataclass(slots=True)
+class _OnePerNode:
+    """The verified hits, one per message.
+
+    A message whose own text and attached file both match is one hit, the better scoring
+    (its snippet from that text); ``merged`` counts the hits folded so, which ``total``
+    leaves out. A thread's hit (its title or tags, no ``nodeId``) is its own.
+    """
+
+    by_node: dict[str, _Hit] = field(default_factory=dict)
+    threads: list[_Hit] = field(default_factory=list)
+    merged: int = 0
+
+    def add(self, hit: _Hit) -> None:
+        """Keep ``hit``, or fold it with the hit already kept for its message."""
+        node = hit.hit["nodeId"]
+        if node is None:
+            self.threads.append(hit)
+            return
+        held = self.by_node.get(node)
+        if held is None:
+            self.by_node[node] = hit
+            return
+        self.merged += 1
+        if (hit.score, hit.text) > (held.score, held.text):  # the same choice in any order
+            self.by_node[node] = hit
+
+    def hits(self) -> list[_Hit]:
+        """Every hit kept."""
+        return [*self.by_node.values(), *self.threads]
+
+    def __len__(self) -> int:
+        return len(self.by_node) + len(self.threads)
 
 
 async def _verify(

@@ -170,3 +170,24 @@ async def case_attachments_written_while_closed_are_caught_up(ctx: Ctx) -> None:
     ctx.stores.append(again)
     await settled(again)
     assert node_ids(await find(again, "okapi")) == [sent["nodeId"]]
+
+
+async def case_a_message_and_its_attached_file_both_matching_are_one_hit(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("Boats")
+    sent = await send_files(
+        store,
+        tid,
+        "the kayak plan is attached",
+        [("plan.txt", "text/plain", b"Day one: kayak to the island, kayak back.\n")],
+        "sub-both",
+    )
+    other = await store.append(tid, "user_message", text("a second kayak, borrowed"))
+    await settled(store)
+    found = await find(store, "kayak")
+    ids = node_ids(found)
+    assert sorted(ids) == sorted([sent["nodeId"], other["nodeId"]]), found
+    assert found["total"] == 2, found
+    # Its snippet is the better matching text's: the file says kayak twice.
+    hit = next(h for h in found["hits"] if h["nodeId"] == sent["nodeId"])
+    assert "island" in hit["snippet"], hit
