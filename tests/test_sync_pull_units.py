@@ -107,7 +107,8 @@ def test_thread_fields_merge_by_clock_and_a_local_change_wins() -> None:
     assert merged["pinned"] is False  # unchanged here: the server's
     assert merged["createdAt"] == 1 and merged["updatedAt"] == 9
     assert merged["stats"] == {"turns": 1}  # local fields stay (recomputed by the caller)
-    assert merge_thread(None, None, remote, {}) == remote
+    # A thread new here is the server's, with no origin approved (scopeOrigins is local).
+    assert merge_thread(None, None, remote, {}) == {**remote, "scopeOrigins": []}
 
 
 def test_without_a_sync_state_the_newer_side_wins() -> None:
