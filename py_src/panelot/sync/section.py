@@ -150,6 +150,47 @@ class Syncer:
             report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
             return report.to_json()
 
+    async def test(self, host: Host) -> dict[str, Any]:
+        """Check the saved configuration against the server, writing nothing.
+
+        ``GET /db`` with the saved credentials: ``{ok: True, server, database, user?,
+        documents}`` when the database answers; otherwise a ``NetworkError`` naming what is
+        wrong (``field`` ``password``: a 401 or 403; ``database``: no such database; none:
+        the server could not be reached or answered something else), never the password.
+        """
+        couch = await self._couch(host)
+        info = await couch.info()
+        config = await self._meta("config")
+        out: dict[str, Any] = {"ok": True, "server": couch.target.server}
+        out["database"] = couch.target.database
+        if isinstance(config, dict) and isinstance(config.get("user"), str):
+            out["user"] = config["user"]
+        count = info.get("doc_count")
+        out["documents"] = count if isinstance(count, int) else None
+        return out
+
+    async def forget(self, host: Host) -> dict[str, Any]:
+        """Forget the configuration and delete its password from the credential store.
+
+        What the state knows of the server's documents stays (so syncing with the same
+        database again compares instead of pushing everything anew). ``{forgotten}``:
+        whether there was a configuration.
+        """
+        async with self._running:  # not under a push or pull that reads the config
+            config = await self._meta("config")
+            ref = config.get("ref") if isinstance(config, dict) else None
+            if isinstance(ref, str):
+                try:
+                    await host.services.credentials.delete(ref)
+                except NotFoundError:
+                    pass
+
+            async def drop(tx: Transaction) -> None:
+                await tx.table("meta").delete("config")
+
+            await (await self.state()).transaction("rw", ["meta"], drop)
+            return {"forgotten": isinstance(config, dict)}
+
     async def status(self) -> dict[str, Any]:
         """``{configured, server?, database?, user?, device?, documents, lastPush, lastPull}``."""
         state = await self.state()
