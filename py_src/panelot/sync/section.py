@@ -115,10 +115,17 @@ class Syncer:
             except NotFoundError:
                 pass
 
+        moved = isinstance(old, dict) and (old.get("server"), old.get("database")) != (
+            config["server"],
+            config["database"],
+        )
+
         async def save(tx: Transaction) -> None:
             await write_meta(tx, "config", config)
+            if moved:  # what the state knows is of the other database
+                await _forget_server(tx)
 
-        await (await self.state()).transaction("rw", ["meta"], save)
+        await (await self.state()).transaction("rw", list(STATE_TABLES), save)
         return config
 
     async def _couch(self, host: Host) -> Couch:
@@ -172,8 +179,10 @@ class Syncer:
     async def forget(self, host: Host) -> dict[str, Any]:
         """Forget the configuration and delete its password from the credential store.
 
-        What the state knows of the server's documents stays (so syncing with the same
-        database again compares instead of pushing everything anew). ``{forgotten}``:
+        What the state knows of the server's documents and the checkpoints go too: the
+        next configuration may name another database, which a stale state would make a
+        push skip. The device's id and clock stay. Syncing with the same database again
+        costs one full comparison (as a lost state does), never data. ``{forgotten}``:
         whether there was a configuration.
         """
         async with self._running:  # not under a push or pull that reads the config
@@ -187,8 +196,9 @@ class Syncer:
 
             async def drop(tx: Transaction) -> None:
                 await tx.table("meta").delete("config")
+                await _forget_server(tx)
 
-            await (await self.state()).transaction("rw", ["meta"], drop)
+            await (await self.state()).transaction("rw", list(STATE_TABLES), drop)
             return {"forgotten": isinstance(config, dict)}
 
     async def status(self) -> dict[str, Any]:
@@ -213,6 +223,13 @@ class Syncer:
         if self._state is not None:
             self._state.close()
             self._state = None
+
+
+async def _forget_server(tx: Transaction) -> None:
+    """Drop what the state knows of a server's database: its documents and checkpoints."""
+    await tx.table("docs").clear()
+    for key in ("push", "pull"):
+        await tx.table("meta").delete(key)
 
 
 @runtime_checkable

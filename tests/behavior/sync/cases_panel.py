@@ -9,7 +9,7 @@ import base64
 
 from behavior import Ctx, raises
 from behavior.payloads import text
-from behavior.sync import AUTH_PASSWORD, AUTH_USER, all_docs, server, synced_store
+from behavior.sync import AUTH_PASSWORD, AUTH_USER, all_docs, new_database, server, synced_store
 from panelot.errors import NetworkError
 from panelot.idb.errors import NotFoundError
 
@@ -82,9 +82,29 @@ async def case_sync_forget_deletes_the_configuration_and_its_password(ctx: Ctx) 
     assert await store.command("sync.forget", {}) == {"forgotten": True}
     status = await store.query("sync.status")
     assert status["configured"] is False and "server" not in status, status
-    assert "user" not in status and status["documents"] == 2, status  # the state stays
+    assert "user" not in status and status["documents"] == 0, status  # the state too
+    assert status["lastPush"] is None and status["lastPull"] is None, status
+    assert status["device"], status  # the device's id stays
     assert (await store.query("credential.status", {"ref": ref}))["exists"] is False
     await raises(NotFoundError, store.command("sync.push", {}))
     assert await store.command("sync.forget", {}) == {"forgotten": False}
     # The server keeps what it had.
     assert f"threads:{tid}" in await all_docs(ctx, database, auth=True)
+
+
+async def case_a_new_database_gets_everything_though_the_old_one_had_it(ctx: Ctx) -> None:
+    store, first = await synced_store(ctx)
+    tid = await store.create_thread("Moved to another database")
+    await store.append(tid, "user_message", text("hello"))
+    assert (await store.command("sync.push", {}))["pushed"] == 2
+    second = await new_database(ctx)
+    await store.command("sync.configure", {"server": server(), "database": second})
+    status = await store.query("sync.status")
+    assert status["documents"] == 0 and status["lastPush"] is None, status
+    assert (await store.command("sync.push", {}))["pushed"] == 2
+    assert f"threads:{tid}" in await all_docs(ctx, second)
+    # The same database configured again: the state stays.
+    await store.command("sync.configure", {"server": server(), "database": second})
+    assert (await store.query("sync.status"))["documents"] == 2
+    assert (await store.command("sync.push", {}))["pushed"] == 0
+    assert f"threads:{tid}" in await all_docs(ctx, first)
