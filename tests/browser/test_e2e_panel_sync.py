@@ -12,6 +12,8 @@ profile, with ``panelot.query`` and the profile's own storage.
   says when it synced.
 * Stop syncing forgets the configuration and its stored password; the server keeps
   what it had.
+* A document the pull refuses is named on the status line by its id, as text: a
+  hostile id with markup stays inert.
 
 Measured here (docs/sync.md, "The panel"): in this Chromium under Playwright,
 ``chrome.permissions.request`` from the click opens Chrome's prompt, which nobody
@@ -24,6 +26,8 @@ from __future__ import annotations
 
 import base64
 import json
+import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from typing import Any
@@ -39,12 +43,13 @@ from panelot.testing import new_thread
 WRONG = "wrong-Pässword-e2e-4b7a"
 
 
-def _http(method: str, url: str, *, auth: bool = False) -> tuple[int, Any]:
-    headers = {"Accept": "application/json"}
+def _http(method: str, url: str, *, auth: bool = False, body: Any = None) -> tuple[int, Any]:
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
     if auth:
         token = base64.b64encode(f"{AUTH_USER}:{AUTH_PASSWORD}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    request = urllib.request.Request(url, method=method, headers=headers)  # noqa: S310 - loopback
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, method=method, headers=headers)  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
             return response.status, json.loads(response.read())
@@ -187,3 +192,26 @@ def test_stop_syncing_forgets_the_configuration_and_its_password(
     # The server keeps what it had.
     status, _ = _http("GET", f"{server}/{database}/threads:{thread_id}", auth=True)
     assert status == 200
+
+
+def test_a_refused_document_is_named_as_text(panel: Page, couch_servers: dict[str, str]) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    hostile = 'memories:<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+    doc = {"table": "memories", "v": 1, "record": {"id": hostile.split(":", 1)[1]}}  # no clock
+    status, answer = _http(
+        "PUT", f"{server}/{database}/{urllib.parse.quote(hostile, safe='')}", body=doc
+    )
+    assert status in (201, 202), (status, answer)
+    count = _to_sync_settings(panel)
+    _fill(panel, server, database)
+    count = _press(panel, "#sync-now", count)
+    refused = panel.inner_text("#sync-refused")
+    assert refused.startswith("1 document(s) from the server were refused and not written: "), (
+        refused
+    )
+    assert hostile in refused, refused
+    assert panel.query_selector("#sync-status img, #sync-status script") is None
+    assert panel.evaluate("() => window.__pwned") is None
+    pulled = query(panel, "sync.status", {})["lastPull"]["refused"]
+    assert [r["id"] for r in pulled] == [hostile], pulled
