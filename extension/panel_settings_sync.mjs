@@ -80,7 +80,7 @@ async function showStatus(line) {
     statusError(line, error, "Sync status is unavailable:", explainSyncError);
     return null;
   }
-  const parts = statusParts(status).map((p) => h("span", { class: `status-part ${p.kind}`, id: p.id, text: `${p.text} ` }));
+  const parts = statusParts(status).map((p) => h("span", { class: `status-part ${p.kind}`, id: p.id, text: p.text }));
   if (lastError) {
     const { text, detail } = explainSyncError(lastError.error);
     parts.push(
@@ -137,13 +137,20 @@ function syncForm() {
   };
 }
 
+/** What follows the saved configuration whatever was typed: the password's placeholder, Stop. */
+function follow(form, status) {
+  form.password.placeholder = status?.user ? PASSWORD_STORED : "password";
+  form.stop.disabled = !status?.configured;
+}
+
+/** The form's values from `status` (after a success: what is saved is what shows). */
 function fill(form, status) {
+  follow(form, status);
   if (!status?.configured) return;
   form.server.value = status.server ?? "";
   form.database.value = status.database ?? "";
   form.user.value = status.user ?? "";
   form.password.value = "";
-  form.password.placeholder = status.user ? PASSWORD_STORED : "password";
 }
 
 /**
@@ -179,7 +186,7 @@ function action(form, button, lead, run) {
         lastError = null;
         const status = await showStatus(form.state);
         fill(form, status);
-        if (note) form.state.prepend(h("span", { class: "status-part ok", id: "sync-note", text: `${note} ` }));
+        if (note) form.state.prepend(h("span", { class: "status-part ok", id: "sync-note", text: note }));
       } catch (error) {
         const unreached = error?.name === "NetworkError" && !error.field;
         const allow =
@@ -187,7 +194,7 @@ function action(form, button, lead, run) {
             ? ` (If Chrome asked to allow ${asked.origin}, allow it and try again.)`
             : "";
         lastError = { error, lead, allow };
-        await showStatus(form.state);
+        follow(form, await showStatus(form.state)); // the typed values stay
       } finally {
         button.disabled = false;
         actions += 1;
@@ -203,12 +210,12 @@ export function syncSection(app, rerender) {
   const save = h("button", { id: "sync-save", type: "button", class: "primary", text: "Save" });
   const test = h("button", { id: "sync-test", type: "button", text: "Test connection" });
   const now = h("button", { id: "sync-now", type: "button", text: "Sync now" });
-  const stop = h("button", { id: "sync-stop", type: "button", class: "danger", text: "Stop syncing" });
+  const stop = h("button", { id: "sync-stop", type: "button", class: "danger", text: "Stop syncing", disabled: true });
+  form.stop = stop;
   let current = null;
   const refresh = async () => {
     current = await showStatus(form.state);
     fill(form, current);
-    stop.disabled = !current?.configured;
   };
   save.addEventListener(
     "click",
