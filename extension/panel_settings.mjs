@@ -1,10 +1,11 @@
-// The settings view: provider connection, storage, data (backup and restore, in
+// The settings view: provider connection, sync (panel_settings_sync.mjs), storage, data (backup and restore, in
 // panel_backup.mjs; export/import), retention.
 import { h, replace, bytes, plural } from "./panel_dom.mjs";
 import { cmd, q, live } from "./panel_store.mjs";
 import { errorView, openDialog, setStatus as status, statusError, toast, toastError } from "./panel_ui.mjs";
 import { sparedThreadIds } from "./presence.mjs";
 import { providerSection } from "./panel_settings_provider.mjs";
+import { syncSection } from "./panel_settings_sync.mjs";
 import { backupPart, forgetBackup } from "./panel_backup.mjs";
 
 /** The live queries of the open settings view (stopped by stopLive). */
@@ -33,7 +34,8 @@ export async function renderSettings(app, root) {
   const storage = h("section", { id: "settings-storage" }, h("h2", { text: "Storage" }), h("p", { class: "note", text: "Reading…" }));
   const data = dataSection(app, rerender);
   const retention = retentionSection(app);
-  replace(root, provider, storage, data, retention, aboutSection());
+  const sync = syncSection(app, rerender);
+  replace(root, provider, sync, storage, data, retention, aboutSection());
   fillStorage(app, storage);
 }
 

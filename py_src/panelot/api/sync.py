@@ -12,11 +12,18 @@ Commands (payload → response)::
                          (a refused record is not written; a thread deleted on the
                          server runs this store's own thread.delete, through the bus)
     sync.now       {} → {pull: <sync.pull's report>, push: <sync.push's report>}
+    sync.forget    {} → {forgotten}        (the configuration and its password in the
+                                            credential store are deleted; what the
+                                            state knows of the server's documents stays)
 
 Query::
 
     sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
                       lastPull: {id, since, at, refused} | null}
+    sync.test   {} → {ok: true, server, database, user?, documents}
+                     (``GET /db`` with the saved configuration, writing nothing; a
+                     NetworkError on ``password`` (401/403) or ``database`` (404) or
+                     none (unreachable) otherwise)
 
 Each command does its work in its ``prepare`` step, outside the receipt's transaction
 (HTTP and another database, which an IndexedDB transaction must never wait on); the
@@ -96,6 +103,14 @@ async def _now(env: Env, p: NoArgs) -> dict[str, Any]:
     return {"pull": pulled, "push": await syncer_of(env).push(env.host)}
 
 
+async def _forget(env: Env, p: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).forget(env.host)
+
+
+async def _test(env: Env, a: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).test(env.host)
+
+
 async def _status(env: Env, a: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).status()
 
@@ -107,10 +122,12 @@ COMMANDS: dict[str, Handler[Any]] = {
     "sync.push": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_push),
     "sync.pull": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_pull),
     "sync.now": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_now),
+    "sync.forget": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_forget),
 }
 """The sync commands."""
 
 QUERIES: dict[str, Query[Any]] = {
     "sync.status": Query(args=NoArgs, run=_status),
+    "sync.test": Query(args=NoArgs, run=_test),
 }
-"""The sync query."""
+"""The sync queries."""

@@ -115,10 +115,17 @@ class Syncer:
             except NotFoundError:
                 pass
 
+        moved = isinstance(old, dict) and (old.get("server"), old.get("database")) != (
+            config["server"],
+            config["database"],
+        )
+
         async def save(tx: Transaction) -> None:
             await write_meta(tx, "config", config)
+            if moved:  # what the state knows is of the other database
+                await _forget_server(tx)
 
-        await (await self.state()).transaction("rw", ["meta"], save)
+        await (await self.state()).transaction("rw", list(STATE_TABLES), save)
         return config
 
     async def _couch(self, host: Host) -> Couch:
@@ -150,6 +157,50 @@ class Syncer:
             report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
             return report.to_json()
 
+    async def test(self, host: Host) -> dict[str, Any]:
+        """Check the saved configuration against the server, writing nothing.
+
+        ``GET /db`` with the saved credentials: ``{ok: True, server, database, user?,
+        documents}`` when the database answers; otherwise a ``NetworkError`` naming what is
+        wrong (``field`` ``password``: a 401 or 403; ``database``: no such database; none:
+        the server could not be reached or answered something else), never the password.
+        """
+        couch = await self._couch(host)
+        info = await couch.info()
+        config = await self._meta("config")
+        out: dict[str, Any] = {"ok": True, "server": couch.target.server}
+        out["database"] = couch.target.database
+        if isinstance(config, dict) and isinstance(config.get("user"), str):
+            out["user"] = config["user"]
+        count = info.get("doc_count")
+        out["documents"] = count if isinstance(count, int) else None
+        return out
+
+    async def forget(self, host: Host) -> dict[str, Any]:
+        """Forget the configuration and delete its password from the credential store.
+
+        What the state knows of the server's documents and the checkpoints go too: the
+        next configuration may name another database, which a stale state would make a
+        push skip. The device's id and clock stay. Syncing with the same database again
+        costs one full comparison (as a lost state does), never data. ``{forgotten}``:
+        whether there was a configuration.
+        """
+        async with self._running:  # not under a push or pull that reads the config
+            config = await self._meta("config")
+            ref = config.get("ref") if isinstance(config, dict) else None
+            if isinstance(ref, str):
+                try:
+                    await host.services.credentials.delete(ref)
+                except NotFoundError:
+                    pass
+
+            async def drop(tx: Transaction) -> None:
+                await tx.table("meta").delete("config")
+                await _forget_server(tx)
+
+            await (await self.state()).transaction("rw", list(STATE_TABLES), drop)
+            return {"forgotten": isinstance(config, dict)}
+
     async def status(self) -> dict[str, Any]:
         """``{configured, server?, database?, user?, device?, documents, lastPush, lastPull}``."""
         state = await self.state()
@@ -172,6 +223,13 @@ class Syncer:
         if self._state is not None:
             self._state.close()
             self._state = None
+
+
+async def _forget_server(tx: Transaction) -> None:
+    """Drop what the state knows of a server's database: its documents and checkpoints."""
+    await tx.table("docs").clear()
+    for key in ("push", "pull"):
+        await tx.table("meta").delete(key)
 
 
 @runtime_checkable

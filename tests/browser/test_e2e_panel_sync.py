@@ -1,0 +1,217 @@
+"""End-to-end tests of Settings → Sync, in the real extension against the test servers.
+
+The servers are tests/support/couch_server.cjs (express-pouchdb in memory on 127.0.0.1,
+one open, one with Basic auth), started by the ``couch_servers`` fixture. What a test
+asserts as on the server it reads with plain HTTP from Python; what is stored in the
+profile, with ``panelot.query`` and the profile's own storage.
+
+* Test connection with the right password says the connection works; with a wrong one,
+  "Wrong user or password"; and the password is never in the DOM after saving, nor in
+  ``chrome.storage.local`` or any IndexedDB database of the extension in clear or encoded.
+* Sync now pushes the open thread (its document is on the server) and the status line
+  says when it synced.
+* Stop syncing forgets the configuration and its stored password; the server keeps
+  what it had.
+* A document the pull refuses is named on the status line by its id, as text: a
+  hostile id with markup stays inert.
+
+Measured here (docs/sync.md, "The panel"): in this Chromium under Playwright,
+``chrome.permissions.request`` from the click opens Chrome's prompt, which nobody
+answers (its promise stays pending), and the side panel fetches the loopback test
+server without the host permission, because the server answers with CORS headers.
+The panel therefore asks in the click and does not wait for the answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from typing import Any
+
+from playwright.sync_api import Page
+
+from behavior.sync import AUTH_ENV, AUTH_PASSWORD, AUTH_USER, OPEN_ENV
+from browser_harness import query
+from e2e_support import confirm, wait_query
+from leak_scan import DUMP_IDB, secret_forms
+from panelot.testing import new_thread
+
+WRONG = "wrong-Pässword-e2e-4b7a"
+
+
+def _http(method: str, url: str, *, auth: bool = False, body: Any = None) -> tuple[int, Any]:
+    headers = {"Accept": "application/json", "Content-Type": "application/json"}
+    if auth:
+        token = base64.b64encode(f"{AUTH_USER}:{AUTH_PASSWORD}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, method=method, headers=headers)  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def _new_database(server: str, *, auth: bool = False) -> str:
+    name = f"panelot-e2e-{uuid.uuid4().hex[:10]}"
+    status, answer = _http("PUT", f"{server}/{name}", auth=auth)
+    assert status in (201, 202), (status, answer)
+    return name
+
+
+def _to_sync_settings(page: Page) -> int:
+    """Settings, freshly drawn; the status line's count of finished actions."""
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.click("#nav-settings")
+    status = page.wait_for_selector("#sync-status[data-action-count]")
+    assert status is not None
+    # The status line is drawn from sync.status once it answers.
+    page.wait_for_selector("#sync-status .status-part")
+    return int(status.get_attribute("data-action-count") or "0")
+
+
+def _press(page: Page, button: str, count: int) -> int:
+    """Click ``button`` and wait until *this* press has finished; the new count."""
+    page.click(button)
+    page.wait_for_selector(f"#sync-status[data-action-count='{count + 1}']")
+    return count + 1
+
+
+def _fill(page: Page, server: str, database: str, user: str = "", password: str = "") -> None:
+    page.fill("#sync-server", server)
+    page.fill("#sync-database", database)
+    page.fill("#sync-user", user)
+    page.fill("#sync-password", password)
+
+
+def _assert_nowhere(page: Page, secret: str) -> None:
+    """``secret`` is in no DOM, chrome.storage.local or IndexedDB value, in any form."""
+    dom = page.content() + json.dumps(
+        page.evaluate("() => [...document.querySelectorAll('input')].map((i) => i.value)")
+    )
+    stored = json.dumps(page.evaluate("() => chrome.storage.local.get(null)"), ensure_ascii=False)
+    idb = json.dumps(page.evaluate(DUMP_IDB), ensure_ascii=False)
+    for form in secret_forms(secret):
+        assert form not in dom, f"{form!r} in the DOM"
+        assert form not in stored, f"{form!r} in chrome.storage.local"
+        assert form not in idb, f"{form!r} in IndexedDB"
+
+
+def test_test_connection_says_it_works_and_names_a_wrong_password(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[AUTH_ENV]
+    database = _new_database(server, auth=True)
+    count = _to_sync_settings(panel)
+    assert panel.inner_text("#sync-status").startswith("Not set up"), panel.inner_text(
+        "#sync-status"
+    )
+    _fill(panel, server, database, AUTH_USER, AUTH_PASSWORD)
+    count = _press(panel, "#sync-test", count)
+    shown = panel.inner_text("#sync-status")
+    assert f"Connection works: the database {database} answered (0 documents" in shown, shown
+    assert panel.query_selector("#sync-error") is None
+    assert panel.input_value("#sync-password") == ""
+    assert "stored" in (panel.get_attribute("#sync-password", "placeholder") or "")
+    status = query(panel, "sync.status", {})
+    assert status["configured"] and status["user"] == AUTH_USER and status["database"] == database
+    assert status["lastPush"] is None  # a test writes nothing
+    _, docs = _http("GET", f"{server}/{database}/_all_docs", auth=True)
+    assert docs["rows"] == [], docs
+    _assert_nowhere(panel, AUTH_PASSWORD)
+
+    # A wrong password, typed and tested: saved, refused by the server, said plainly.
+    panel.fill("#sync-password", WRONG)
+    count = _press(panel, "#sync-test", count)
+    error = panel.inner_text("#sync-error")
+    assert error.startswith("Connection failed: Wrong user or password"), error
+    assert 'class="status error"' in panel.eval_on_selector("#sync-status", "e => e.outerHTML")
+    _assert_nowhere(panel, WRONG)
+    _assert_nowhere(panel, AUTH_PASSWORD)
+
+    # The right one again: works, and the error is gone.
+    panel.fill("#sync-password", AUTH_PASSWORD)
+    count = _press(panel, "#sync-test", count)
+    assert "Connection works" in panel.inner_text("#sync-status")
+    assert panel.query_selector("#sync-error") is None
+    _assert_nowhere(panel, AUTH_PASSWORD)
+
+
+def test_sync_now_pushes_the_thread_and_says_when(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    thread_id = new_thread(panel)
+    count = _to_sync_settings(panel)
+    _fill(panel, server, database)
+    count = _press(panel, "#sync-now", count)
+    shown = panel.inner_text("#sync-status")
+    assert panel.query_selector("#sync-error") is None, shown
+    assert "Synced: " in shown and "Last synced " in shown, shown
+    status, doc = _http("GET", f"{server}/{database}/threads:{thread_id}")
+    assert status == 200 and doc["record"]["id"] == thread_id, (status, doc)
+    stored = query(panel, "sync.status", {})
+    assert stored["lastPush"]["at"] > 0 and stored["database"] == database, stored
+    assert panel.inner_text("#sync-last") == f"Last synced {_local_time(panel, stored)}."
+
+
+def _local_time(page: Page, status: dict[str, Any]) -> str:
+    last = max(status["lastPush"]["at"], (status["lastPull"] or {}).get("at", 0))
+    return str(page.evaluate("(ms) => new Date(ms).toLocaleString()", last))
+
+
+def test_stop_syncing_forgets_the_configuration_and_its_password(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[AUTH_ENV]
+    database = _new_database(server, auth=True)
+    thread_id = new_thread(panel)
+    count = _to_sync_settings(panel)
+    _fill(panel, server, database, AUTH_USER, AUTH_PASSWORD)
+    count = _press(panel, "#sync-now", count)
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+    refs = query(panel, "credential.list", {})
+    panel.click("#sync-stop")
+    confirm(panel)
+    panel.wait_for_selector(f"#sync-status[data-action-count='{count + 1}']")
+    wait_query(panel, "sync.status", {}, lambda s: s["configured"] is False)
+    panel.wait_for_selector("#sync-status .status-part")
+    assert panel.inner_text("#sync-status").startswith("Not set up")
+    assert panel.input_value("#sync-server") == "" and panel.input_value("#sync-user") == ""
+    assert panel.is_disabled("#sync-stop")
+    after = query(panel, "credential.list", {})
+    assert len(after) == len(refs) - 1, (refs, after)
+    _assert_nowhere(panel, AUTH_PASSWORD)
+    # The server keeps what it had.
+    status, _ = _http("GET", f"{server}/{database}/threads:{thread_id}", auth=True)
+    assert status == 200
+
+
+def test_a_refused_document_is_named_as_text(panel: Page, couch_servers: dict[str, str]) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    hostile = 'memories:<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+    doc = {"table": "memories", "v": 1, "record": {"id": hostile.split(":", 1)[1]}}  # no clock
+    status, answer = _http(
+        "PUT", f"{server}/{database}/{urllib.parse.quote(hostile, safe='')}", body=doc
+    )
+    assert status in (201, 202), (status, answer)
+    count = _to_sync_settings(panel)
+    _fill(panel, server, database)
+    count = _press(panel, "#sync-now", count)
+    refused = panel.inner_text("#sync-refused")
+    assert refused.startswith("1 document(s) from the server were refused and not written: "), (
+        refused
+    )
+    assert hostile in refused, refused
+    assert panel.query_selector("#sync-status img, #sync-status script") is None
+    assert panel.evaluate("() => window.__pwned") is None
+    pulled = query(panel, "sync.status", {})["lastPull"]["refused"]
+    assert [r["id"] for r in pulled] == [hostile], pulled
