@@ -183,8 +183,16 @@ TAG_ROWS = """() => {
 ROWS = """() => [...document.querySelectorAll("#thread-list > li")].map((li) =>
   [li.dataset.threadId, li.__painted ?? null, li.querySelector(".thread-title").textContent])"""
 
-#: Change a thread's title in panelot_v1 directly (as Dexie code would), its record kept.
-RETITLE = """async ([id, title]) => {
+
+def _threads_directly(change: str) -> str:
+    """A page function that changes ``panelot_v1``'s threads with IndexedDB itself.
+
+    As Dexie code or another program would: it opens the database, runs ``change`` on its
+    ``threads`` store (``store``; the page function's argument is ``arg``) in one
+    read-write transaction, and closes it.
+    """
+    return (
+        """async (arg) => {
   const db = await new Promise((resolve, reject) => {
     const request = indexedDB.open("panelot_v1");
     request.onsuccess = () => resolve(request.result);
@@ -192,13 +200,23 @@ RETITLE = """async ([id, title]) => {
   });
   const tx = db.transaction("threads", "readwrite");
   const store = tx.objectStore("threads");
-  store.get(id).onsuccess = (event) => store.put({ ...event.target.result, title });
+  """
+        + change
+        + """
   await new Promise((resolve, reject) => {
     tx.oncomplete = resolve;
     tx.onerror = () => reject(tx.error);
   });
   db.close();
 }"""
+    )
+
+
+#: Change a thread's title directly (``[id, title]``), the rest of its record kept.
+RETITLE = _threads_directly(
+    "const [id, title] = arg;\n"
+    "  store.get(id).onsuccess = (event) => store.put({ ...event.target.result, title });"
+)
 
 
 def test_the_live_list_takes_over_keeping_the_unchanged_rows(
@@ -422,21 +440,8 @@ def test_a_message_sent_before_ready_without_a_provider_stays_in_the_box(
     assert store.raw_nodes(thread_id) == []
 
 
-#: Delete a thread's record from panelot_v1 directly (as another program might).
-DROP_THREAD = """async (id) => {
-  const db = await new Promise((resolve, reject) => {
-    const request = indexedDB.open("panelot_v1");
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-  const tx = db.transaction("threads", "readwrite");
-  tx.objectStore("threads").delete(id);
-  await new Promise((resolve, reject) => {
-    tx.oncomplete = resolve;
-    tx.onerror = () => reject(tx.error);
-  });
-  db.close();
-}"""
+#: Delete a thread's record directly (``id``), as another program might.
+DROP_THREAD = _threads_directly("store.delete(arg);")
 
 
 def test_a_painted_conversation_gone_meanwhile_gives_way_to_the_list(
