@@ -23,7 +23,10 @@ sync_workloads.py) in the bench's browser context, and kills the server at the e
   return on A to the node in B's live query. Python only.
 
 Each run uses fresh databases on both sides and deletes its server databases after
-the check. The store always goes first in a run: PouchDB's source is what it pushed.
+the check. PouchDB's local source is built once, in the first run, from what the store
+pushed (its revisions are content-derived, the same every run, which the check
+proves); so the store goes first in the first run, then the order alternates from run
+to run (pull's as push's).
 """
 
 from __future__ import annotations
@@ -144,17 +147,31 @@ def measure_sync(
                 py_db, pouch_db = f"bench_push_py_{run}", f"bench_push_pouch_{run}"
                 for db in (py_db, pouch_db):
                     _create_db(f"{server}/{db}")
-                push = page.evaluate(
-                    "([n, s, d]) => window.syncBench.pyPush(n, s, d)", [STORE, server, py_db]
-                )
-                page.evaluate(
-                    "([u, l]) => window.syncBench.pouchSource(u, l)",
-                    [f"{server}/{py_db}", POUCH_SOURCE],
-                )
-                pouch_push = page.evaluate(
-                    "([s, t]) => window.syncBench.pouchReplicate(s, t)",
-                    [POUCH_SOURCE, f"{server}/{pouch_db}"],
-                )
+
+                def py_push(db: str = py_db) -> Any:
+                    return page.evaluate(
+                        "([n, s, d]) => window.syncBench.pyPush(n, s, d)", [STORE, server, db]
+                    )
+
+                def pouch_push_(db: str = pouch_db) -> Any:
+                    return page.evaluate(
+                        "([s, t]) => window.syncBench.pouchReplicate(s, t)",
+                        [POUCH_SOURCE, f"{server}/{db}"],
+                    )
+
+                python_first = run % 2 == 0
+                if run == 0:  # PouchDB's source: what the store pushed (the same every run)
+                    push = py_push()
+                    page.evaluate(
+                        "([u, l]) => window.syncBench.pouchSource(u, l)",
+                        [f"{server}/{py_db}", POUCH_SOURCE],
+                    )
+                    pouch_push = pouch_push_()
+                elif python_first:
+                    push, pouch_push = py_push(), pouch_push_()
+                else:
+                    pouch_push = pouch_push_()
+                    push = py_push()
                 push_check = _same(
                     "sync_push",
                     page.evaluate("(u) => window.syncBench.serverHolds(u)", f"{server}/{py_db}"),
@@ -162,18 +179,29 @@ def measure_sync(
                     page.evaluate("(l) => window.syncBench.pouchHolds(l)", POUCH_SOURCE),
                     page.evaluate("(n) => window.syncBench.pyHolds(n)", STORE),
                 )
+                first = "python first" if python_first or run == 0 else "pouchdb first"
                 progress(
                     f"{label} sync_push  python {push['ms']:9.1f} ms, pouchdb "
-                    f"{pouch_push['ms']:9.1f} ms ({push_check['count']:,} documents)"
+                    f"{pouch_push['ms']:9.1f} ms ({push_check['count']:,} documents, {first})"
                 )
-                pull = page.evaluate(
-                    "([n, s, d]) => window.syncBench.pyPull(n, s, d)", [PULLED, server, py_db]
-                )
-                page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_PULLED)
-                pouch_pull = page.evaluate(
-                    "([s, t]) => window.syncBench.pouchReplicate(s, t)",
-                    [f"{server}/{py_db}", POUCH_PULLED],
-                )
+
+                def py_pull(db: str = py_db) -> Any:
+                    return page.evaluate(
+                        "([n, s, d]) => window.syncBench.pyPull(n, s, d)", [PULLED, server, db]
+                    )
+
+                def pouch_pull_(db: str = py_db) -> Any:
+                    page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_PULLED)
+                    return page.evaluate(
+                        "([s, t]) => window.syncBench.pouchReplicate(s, t)",
+                        [f"{server}/{db}", POUCH_PULLED],
+                    )
+
+                if python_first:
+                    pull, pouch_pull = py_pull(), pouch_pull_()
+                else:
+                    pouch_pull = pouch_pull_()
+                    pull = py_pull()
                 pulled = page.evaluate("(n) => window.syncBench.pyHolds(n)", PULLED)
                 pull_check = _same(
                     "sync_pull",
@@ -187,7 +215,7 @@ def measure_sync(
                     raise RuntimeError(f"sync_pull: not all pulled: {pull['report']}")
                 progress(
                     f"{label} sync_pull  python {pull['ms']:9.1f} ms, pouchdb "
-                    f"{pouch_pull['ms']:9.1f} ms ({pull_check['count']:,} documents)"
+                    f"{pouch_pull['ms']:9.1f} ms ({pull_check['count']:,} documents, {first})"
                 )
                 if run >= warmup:
                     out["push"]["python"].append(push["ms"])
@@ -197,10 +225,10 @@ def measure_sync(
                     out["checks"].append({"seeded": seeded, "push": push_check, "pull": pull_check})
                 for name in (STORE, PULLED):
                     page.evaluate("(n) => window.syncBench.deleteStore(n)", name)
-                for local in (POUCH_SOURCE, POUCH_PULLED):
-                    page.evaluate("(l) => window.syncBench.pouchDestroy(l)", local)
+                page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_PULLED)
                 for db in (py_db, pouch_db):
                     _delete_db(f"{server}/{db}")
+            page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_SOURCE)
             commits = LATENCY_COMMITS[scale]
             _create_db(f"{server}/bench_latency")
             latency = page.evaluate(
