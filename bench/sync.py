@@ -23,10 +23,9 @@ sync_workloads.py) in the bench's browser context, and kills the server at the e
   return on A to the node in B's live query. Python only.
 
 Each run uses fresh databases on both sides and deletes its server databases after
-the check. PouchDB's local source is built once, in the first run, from what the store
-pushed (its revisions are content-derived, the same every run, which the check
-proves); so the store goes first in the first run, then the order alternates from run
-to run (pull's as push's).
+the check. PouchDB's local source is what the store pushed in the same run (the
+attachments' records carry their put time, so the revisions differ from run to run):
+the store's push goes first; the pull's order alternates from run to run.
 """
 
 from __future__ import annotations
@@ -159,19 +158,15 @@ def measure_sync(
                         [POUCH_SOURCE, f"{server}/{db}"],
                     )
 
-                python_first = run % 2 == 0
-                if run == 0:  # PouchDB's source: what the store pushed (the same every run)
-                    push = py_push()
-                    page.evaluate(
-                        "([u, l]) => window.syncBench.pouchSource(u, l)",
-                        [f"{server}/{py_db}", POUCH_SOURCE],
-                    )
-                    pouch_push = pouch_push_()
-                elif python_first:
-                    push, pouch_push = py_push(), pouch_push_()
-                else:
-                    pouch_push = pouch_push_()
-                    push = py_push()
+                python_first = run % 2 == 0  # the pull's order
+                # PouchDB's source: what the store pushed (its attachments' records carry
+                # their put time, so each run's revisions differ): the store goes first.
+                push = py_push()
+                page.evaluate(
+                    "([u, l]) => window.syncBench.pouchSource(u, l)",
+                    [f"{server}/{py_db}", POUCH_SOURCE],
+                )
+                pouch_push = pouch_push_()
                 push_check = _same(
                     "sync_push",
                     page.evaluate("(u) => window.syncBench.serverHolds(u)", f"{server}/{py_db}"),
@@ -179,10 +174,9 @@ def measure_sync(
                     page.evaluate("(l) => window.syncBench.pouchHolds(l)", POUCH_SOURCE),
                     page.evaluate("(n) => window.syncBench.pyHolds(n)", STORE),
                 )
-                first = "python first" if python_first or run == 0 else "pouchdb first"
                 progress(
                     f"{label} sync_push  python {push['ms']:9.1f} ms, pouchdb "
-                    f"{pouch_push['ms']:9.1f} ms ({push_check['count']:,} documents, {first})"
+                    f"{pouch_push['ms']:9.1f} ms ({push_check['count']:,} documents)"
                 )
 
                 def py_pull(db: str = py_db) -> Any:
@@ -215,7 +209,8 @@ def measure_sync(
                     raise RuntimeError(f"sync_pull: not all pulled: {pull['report']}")
                 progress(
                     f"{label} sync_pull  python {pull['ms']:9.1f} ms, pouchdb "
-                    f"{pouch_pull['ms']:9.1f} ms ({pull_check['count']:,} documents, {first})"
+                    f"{pouch_pull['ms']:9.1f} ms ({pull_check['count']:,} documents, "
+                    f"{'python' if python_first else 'pouchdb'} first)"
                 )
                 if run >= warmup:
                     out["push"]["python"].append(push["ms"])
@@ -225,10 +220,10 @@ def measure_sync(
                     out["checks"].append({"seeded": seeded, "push": push_check, "pull": pull_check})
                 for name in (STORE, PULLED):
                     page.evaluate("(n) => window.syncBench.deleteStore(n)", name)
-                page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_PULLED)
+                for local in (POUCH_SOURCE, POUCH_PULLED):
+                    page.evaluate("(l) => window.syncBench.pouchDestroy(l)", local)
                 for db in (py_db, pouch_db):
                     _delete_db(f"{server}/{db}")
-            page.evaluate("(l) => window.syncBench.pouchDestroy(l)", POUCH_SOURCE)
             commits = LATENCY_COMMITS[scale]
             _create_db(f"{server}/bench_latency")
             latency = page.evaluate(
