@@ -31,6 +31,9 @@ bench/panel_turn.py). ``search`` (issue 38): the runtime's full-text search agai
 MiniSearch on one corpus, ``search_build``, ``search_query`` cold and warm and
 ``search_catch_up`` (see bench/search.py; Python's figures are "not available" while the
 runtime has no ``search.messages``).
+``sync`` (issue 39): the store's ``sync.push`` and ``sync.pull`` against PouchDB's
+replication with the test server (tests/support/couch_server.cjs, started with node),
+``sync_push``, ``sync_pull`` and ``sync_latency`` (see bench/sync.py).
 
 Usage::
 
@@ -69,6 +72,7 @@ from bench.panel_turn import measure_panel_turn, summarize_panel_turn
 from bench.report import chart, markdown
 from bench.search import measure_search, search_markdown, summarize_search
 from bench.startup import measure_startup, summarize_startup
+from bench.sync import measure_sync, summarize_sync, sync_markdown
 from panelot.testing.panel import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,7 +84,7 @@ RESULTS_DIR = ROOT / "bench" / "results"
 PAGE_ARGS = ["--js-flags=--expose-gc", "--enable-precise-memory-info"]
 IMPLS = ("python", "dexie", "raw")
 #: --only names that are not page workloads.
-SPECIAL = ["startup", "memory", "live_notify", "panel_turn", "search"]
+SPECIAL = ["startup", "memory", "live_notify", "panel_turn", "search", "sync"]
 #: live_notify's readers: Python's live query at its default interval and at 0, and Dexie's.
 LIVE_IMPLS = ("python", "python_i0", "dexie")
 LIVE_INTERVALS = {"python": 0.05, "python_i0": 0.0, "dexie": 0.0}
@@ -360,6 +364,10 @@ def measure_all(
             if not only or "search" in only:
                 progress("search: the runtime's full-text search against MiniSearch")
                 search = measure_search(context, base_url, runs, quick, progress)
+            sync = None
+            if not only or "sync" in only:
+                progress("sync: the store's push and pull against PouchDB's replication")
+                sync = measure_sync(context, base_url, runs, warmup, quick, progress)
             context.close()
             startup = None
             if not only or "startup" in only:
@@ -407,6 +415,7 @@ def measure_all(
         "startup": startup,
         "panel_turn": turn,
         "search": search,
+        "sync": sync,
     }
 
 
@@ -588,7 +597,8 @@ def main(argv: list[str] | None = None) -> None:
         action="append",
         metavar="WORKLOAD",
         help=(
-            "run only this workload (repeatable; also 'startup', 'memory', 'panel_turn', 'search')"
+            "run only this workload (repeatable; also 'startup', 'memory', 'panel_turn',"
+            " 'search', 'sync')"
         ),
     )
     parser.add_argument(
@@ -619,6 +629,7 @@ def main(argv: list[str] | None = None) -> None:
         not (DIST_WEB / "runtime.mjs").is_file()
         or not (DIST_WEB / "vendor" / "dexie.mjs").is_file()
         or not (DIST_WEB / "vendor" / "minisearch.mjs").is_file()
+        or not (DIST_WEB / "vendor" / "pouchdb.min.js").is_file()
         or not (ROOT / "dist" / "extension" / "sidepanel.html").is_file()
     ):
         sys.exit("[bench] dist/ is missing or incomplete: run `python3 build.py build` first")
@@ -656,6 +667,9 @@ def main(argv: list[str] | None = None) -> None:
     if measured["search"] is not None:
         results["search"] = summarize_search(measured["search"])
         table += search_markdown(results["search"])
+    if measured["sync"] is not None:
+        results["sync"] = summarize_sync(measured["sync"])
+        table += sync_markdown(results["sync"])
     progress(f"done in {time.monotonic() - started:.0f} s")
 
     if args.out is not None:
