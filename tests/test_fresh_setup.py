@@ -164,9 +164,27 @@ def test_the_pinned_node_satisfies_every_engines_field() -> None:
         wanted = entry.get("engines", {}).get("node")
         if wanted is None:
             continue
-        # Only ">=X[.Y.Z]" (marked writes ">= 20") is understood here; another form needs a
-        # look by hand.
-        lower = re.fullmatch(r">=\s*(\d+(?:\.\d+){0,2})", wanted)
-        assert lower, (name, wanted)
-        floor = [int(p) for p in lower[1].split(".")]
-        assert floor + [0] * (3 - len(floor)) <= [build.NODE_MAJOR, 0, 0], (name, wanted)
+        assert _node_satisfies(wanted, build.NODE_MAJOR), (name, wanted)
+
+
+def _node_satisfies(wanted: str, major: int) -> bool:
+    """Whether Node ``major``.0.0 meets an ``engines.node`` range.
+
+    Only these forms are understood, alone or joined by ``||``: ``*``, ``>=X[.Y.Z]``
+    (marked writes ">= 20") and ``N.x``; another form fails, for a look by hand.
+    """
+    for alternative in (part.strip() for part in wanted.split("||")):
+        if alternative == "*":
+            return True
+        lower = re.fullmatch(r">=\s*(\d+(?:\.\d+){0,2})", alternative)
+        exact = re.fullmatch(r"(\d+)\.x", alternative)
+        if lower:
+            floor = [int(p) for p in lower[1].split(".")]
+            if floor + [0] * (3 - len(floor)) <= [major, 0, 0]:
+                return True
+        elif exact:
+            if int(exact[1]) == major:
+                return True
+        else:
+            raise AssertionError(f"engines.node {wanted!r}: {alternative!r} is not understood")
+    return False

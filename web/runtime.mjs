@@ -27,10 +27,10 @@ const JS_MODULES = {
  * Load Pyodide with the panelot package; return `{py, rt, snapshot, source, keepCopy}`
  * with `rt` the (not yet started) `panelot.runtime` module and `snapshot` how the start
  * went: "restored" (from the build's memory snapshot), "off", or why it was not used
- * ("absent", "stale: …", "failed: …"; a normal load followed). `source` says where a
- * restored snapshot was read from ("copy" or "file"), and `keepCopy()` stores the file
- * as the local copy for the next start (local_copy.mjs; nothing to do after a copy). Shared by the pages (bootRuntime) and the
- * service worker, which passes `createPyodideModule` (the default export of
+ * ("absent", "stale: …", "failed: …"; a normal load followed). `source` names where a
+ * restored snapshot's bytes came from, "copy" or "file", and `keepCopy()` stores the
+ * file as the local copy for the next start (local_copy.mjs; nothing to do after a
+ * copy). Shared by the pages (bootRuntime) and the service worker, which passes `createPyodideModule` (the default export of
  * pyodide/pyodide.asm.mjs, imported statically) because `import()` is banned there.
  *
  * @param {object} options
