@@ -12,11 +12,16 @@ Commands (payload → response)::
                          (a refused record is not written; a thread deleted on the
                          server runs this store's own thread.delete, through the bus)
     sync.now       {} → {pull: <sync.pull's report>, push: <sync.push's report>}
+    sync.start     {} → <sync.status>     (starts continuous sync in this store:
+                                            pushes from the change feed's outbox, a
+                                            long-poll pulls; idempotent)
+    sync.stop      {} → <sync.status>     (stops it; a push under way is cut short)
 
 Query::
 
     sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
-                      lastPull: {id, since, at, refused} | null}
+                      lastPull: {id, since, at, refused} | null,
+                      running, syncing, waiting, lastError, nextTry}
 
 Each command does its work in its ``prepare`` step, outside the receipt's transaction
 (HTTP and another database, which an IndexedDB transaction must never wait on); the
@@ -96,6 +101,16 @@ async def _now(env: Env, p: NoArgs) -> dict[str, Any]:
     return {"pull": pulled, "push": await syncer_of(env).push(env.host)}
 
 
+async def _start(env: Env, p: NoArgs) -> dict[str, Any]:
+    client = getattr(env, "client_id", None)
+    send = await _send_of(env)
+    return await syncer_of(env).start(env.host, send, client if isinstance(client, str) else "sync")
+
+
+async def _stop(env: Env, p: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).stop()
+
+
 async def _status(env: Env, a: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).status()
 
@@ -107,6 +122,8 @@ COMMANDS: dict[str, Handler[Any]] = {
     "sync.push": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_push),
     "sync.pull": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_pull),
     "sync.now": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_now),
+    "sync.start": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_start),
+    "sync.stop": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_stop),
 }
 """The sync commands."""
 
