@@ -123,6 +123,8 @@ class Live:
         """Pushes the loop made (for tests and diagnostics)."""
         self.pulls = 0
         """Pulls the loop made."""
+        self.last_push: Any = None
+        """The report of the loop's last push."""
         self._pending: set[str] = set()
         self._lost = False
         self._noting: asyncio.Task[None] | None = None
@@ -215,7 +217,7 @@ class Live:
                 rows = await taken(self._state)
                 if full or self._lost or rows:
                     whole, self._lost = full or self._lost, False
-                    await self._push({**rows, WIDE: ""} if whole else rows)
+                    self.last_push = await self._push({**rows, WIDE: ""} if whole else rows)
                     self.pushes += 1
                     full = False
                 self._succeeded()
