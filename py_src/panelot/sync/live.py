@@ -137,8 +137,8 @@ class Live:
     # -- hearing changes: cheap, synchronous, on the committing context's turn ----------
 
     def _heard(self, changes: ObsSet) -> None:
-        if not self.running:
-            return
+        if not self.running or not self.syncing:
+            return  # queued behind another context: it hears the same commits
         ids = changed_ids(changes, self._db.name)
         if not ids:
             return
