@@ -47,6 +47,41 @@ app.use((req, res, next) => {
   next();
 });
 
+// express-pouchdb ignores a long-poll's `timeout` (it sends a heartbeat every 6 s and
+// holds the request until a change): this answers `feed=longpoll` as CouchDB does, with
+// the first change after `since`, or no change once `timeout` ms have passed.
+const Memory = PouchDB.defaults({ adapter: "memory" });
+app.get("/:db/_changes", (req, res, next) => {
+  if (req.query.feed !== "longpoll") {
+    next();
+    return;
+  }
+  const db = new Memory(req.params.db);
+  const since = req.query.since ?? 0;
+  const deadline = Date.now() + Math.min(Number(req.query.timeout ?? 60000) || 0, 60000);
+  let gone = false;
+  req.on("close", () => {
+    gone = true;
+  });
+  const poll = () => {
+    if (gone) return;
+    db.changes({ since, limit: Number(req.query.limit ?? 1) || 1, style: "all_docs" }).then(
+      (answer) => {
+        if (gone) return;
+        if (answer.results.length || Date.now() >= deadline) {
+          res.json({ results: answer.results, last_seq: answer.last_seq });
+        } else {
+          setTimeout(poll, 50);
+        }
+      },
+      (error) => {
+        if (!gone) res.status(error.status ?? 500).json({ error: error.name, reason: error.message });
+      },
+    );
+  };
+  poll();
+});
+
 app.use(
   "/",
   require("express-pouchdb")(PouchDB.defaults({ adapter: "memory" }), {

@@ -12,14 +12,20 @@ Commands (payload → response)::
                          (a refused record is not written; a thread deleted on the
                          server runs this store's own thread.delete, through the bus)
     sync.now       {} → {pull: <sync.pull's report>, push: <sync.push's report>}
-    sync.forget    {} → {forgotten}        (the configuration and its password in the
-                                            credential store are deleted; what the
-                                            state knows of the server's documents stays)
+    sync.forget    {} → {forgotten}        (continuous sync stops; the configuration,
+                                            its password in the credential store and
+                                            what the state knew of the server's
+                                            documents are deleted)
+    sync.start     {} → <sync.status>     (starts continuous sync in this store:
+                                            pushes from the change feed's outbox, a
+                                            long-poll pulls; idempotent)
+    sync.stop      {} → <sync.status>     (stops it; a push under way is cut short)
 
 Query::
 
     sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
-                      lastPull: {id, since, at, refused} | null}
+                      lastPull: {id, since, at, refused} | null,
+                      running, syncing, waiting, lastError, nextTry}
     sync.test   {} → {ok: true, server, database, user?, documents}
                      (``GET /db`` with the saved configuration, writing nothing; a
                      NetworkError on ``password`` (401/403) or ``database`` (404) or
@@ -111,6 +117,16 @@ async def _test(env: Env, a: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).test(env.host)
 
 
+async def _start(env: Env, p: NoArgs) -> dict[str, Any]:
+    client = getattr(env, "client_id", None)
+    send = await _send_of(env)
+    return await syncer_of(env).start(env.host, send, client if isinstance(client, str) else "sync")
+
+
+async def _stop(env: Env, p: NoArgs) -> dict[str, Any]:
+    return await syncer_of(env).stop()
+
+
 async def _status(env: Env, a: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).status()
 
@@ -123,6 +139,8 @@ COMMANDS: dict[str, Handler[Any]] = {
     "sync.pull": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_pull),
     "sync.now": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_now),
     "sync.forget": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_forget),
+    "sync.start": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_start),
+    "sync.stop": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_stop),
 }
 """The sync commands."""
 

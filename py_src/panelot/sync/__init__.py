@@ -1,4 +1,4 @@
-"""Sync with the user's own CouchDB-compatible server (docs/sync.md), step 1: push.
+"""Sync with the user's own CouchDB-compatible server (docs/sync.md), steps 1-3.
 
 The section speaks CouchDB's replication protocol as a client, through the host's one
 HTTP call (``Host.http``); nothing in the domain knows it exists.
@@ -14,5 +14,8 @@ HTTP call (``Host.http``); nothing in the domain knows it exists.
   last had of each document, the push checkpoint (never in a backup);
 * :mod:`.push` — one push: compare the synced tables with what the server last had and
   send what differs;
+* :mod:`.fetch`, :mod:`.merge`, :mod:`.apply`, :mod:`.resolve`, :mod:`.pull` — one pull;
+* :mod:`.outbox` — the outbox: what the change feed named since the last push;
+* :mod:`.live` — :class:`~panelot.sync.live.Live`, the continuous loop (``sync.start``);
 * :mod:`.section` — :class:`Syncer`, the store's sync section, and :func:`syncer_of`.
 """

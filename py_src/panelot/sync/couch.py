@@ -49,11 +49,18 @@ class Couch:
         return f"Couch({self.target.url})"
 
     async def call(
-        self, method: str, path: str, body: Any = None, *, missing_ok: bool = False
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        missing_ok: bool = False,
+        timeout: float | None = None,
     ) -> Any:
         """``method`` on the database's ``path`` with a JSON ``body``; the JSON answer.
 
-        ``missing_ok``: a 404 answers ``None`` instead of raising.
+        ``missing_ok``: a 404 answers ``None`` instead of raising. ``timeout``: seconds
+        (default: the host's).
         """
         headers = {"Accept": "application/json"}
         if self._authorization is not None:
@@ -64,6 +71,8 @@ class Couch:
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         url = self.target.url + path
         req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE)
+        if timeout is not None:
+            req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE, timeout=timeout)
         response = await self._http(req)
         where = f"{method} {url}"
         if response.status in (401, 403):

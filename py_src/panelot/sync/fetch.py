@@ -5,6 +5,9 @@
 * :func:`read_leaves` — ``POST /db/_bulk_get?revs=true&attachments=false`` for the
   revisions the state does not know (``GET /db/<id>?revs=true&open_revs=[…]`` when the
   server has no ``_bulk_get``);
+* :func:`wait_changes` — ``GET /db/_changes?feed=longpoll&since=…&timeout=…``: the
+  long-poll of continuous sync, answering once the server has a change after ``since``
+  (or after the timeout);
 * :func:`check_leaf` — a leaf's shape (``{table, v, record, clocks?}`` under the
   document's id) before any rule reads it: a problem is a reason, never a crash.
 
@@ -24,7 +27,14 @@ from panelot.sync.docid import split_doc_id
 from panelot.sync.mapping import FORMAT, LIBRARY_TABLES
 from panelot.sync.revs import rev_number
 
-__all__ = ["CHANGES_LIMIT", "GET_CHUNK", "check_leaf", "read_changes", "read_leaves"]
+__all__ = [
+    "CHANGES_LIMIT",
+    "GET_CHUNK",
+    "check_leaf",
+    "read_changes",
+    "read_leaves",
+    "wait_changes",
+]
 
 CHANGES_LIMIT = 200
 """Changes asked for per ``_changes`` page."""
@@ -67,6 +77,18 @@ async def read_changes(couch: Couch, since: Any) -> tuple[dict[str, list[str]], 
         if last is None or last == since or len(results) < CHANGES_LIMIT:
             return changed, since if last is None else last
         since = last
+
+
+async def wait_changes(couch: Couch, since: Any, seconds: float) -> bool:
+    """Wait (at most ``seconds``) for a change after ``since``; whether one came."""
+    query = urllib.parse.urlencode(
+        {"feed": "longpoll", "since": since, "timeout": int(seconds * 1000), "limit": 1}
+    )
+    answer = await couch.call("GET", "/_changes?" + query, timeout=seconds + 10)
+    results = answer.get("results") if isinstance(answer, dict) else None
+    if not isinstance(results, list):
+        raise NetworkError(f"GET {couch.target.url}/_changes: not a changes feed")
+    return bool(results)
 
 
 async def read_leaves(

@@ -17,8 +17,12 @@
 4. Write the push checkpoint, ``_local/<replication id>`` on the server and in the
    state.
 
-This step compares everything with what the server last had (the start-up comparison
-of docs/sync.md "Continuous"); an outbox fed by the change feed comes later.
+Without an outbox (``sync.push``, the start of the continuous loop) step 1 compares
+everything with what the server last had (the start-up comparison of docs/sync.md
+"Continuous"). Given the outbox's rows (:mod:`panelot.sync.outbox`), it reads only
+those records (and the threads they belong to) and compares only them; an outbox that
+holds :data:`~panelot.sync.outbox.WIDE` compares everything. Once the server has what
+was sent, the rows taken are cleared, except those of a thread being deleted here.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from panelot.sync.mapping import (
     local_view,
     thread_clocks,
 )
+from panelot.sync.outbox import WIDE, clear
 from panelot.sync.revs import next_rev, revisions
 from panelot.sync.state import STATE_TABLES, read_meta, write_meta
 
@@ -112,6 +117,43 @@ async def _read_known(state: Database) -> dict[str, dict[str, Any]]:
     return {row["id"]: row for row in await state.transaction("r", ["docs"], read)}
 
 
+async def _read_known_of(state: Database, ids: list[str]) -> dict[str, dict[str, Any]]:
+    async def read(tx: Transaction) -> list[Any]:
+        return await tx.table("docs").bulk_get(ids)
+
+    rows = await state.transaction("r", ["docs"], read)
+    return {row["id"]: row for row in rows if isinstance(row, dict)}
+
+
+async def _read_some(
+    db: Database, ids: list[str], known: dict[str, dict[str, Any]]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """The records of ``ids`` by table, and the threads they belong to.
+
+    The threads of what the server had of them too; one read-only transaction.
+    """
+    keys: dict[str, list[str]] = {t: [] for t in SYNCED_TABLES}
+    for did in ids:
+        table, key = split_doc_id(did)
+        keys[table].append(key)
+
+    async def read(
+        tx: Transaction,
+    ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
+        local: dict[str, list[dict[str, Any]]] = {}
+        for table, wanted in keys.items():
+            found = await tx.table(table).bulk_get(wanted) if wanted else []
+            local[table] = [r for r in found if isinstance(r, dict)]
+        owners = {r.get("threadId") for t in _THREADED for r in local[t]}
+        owners |= {row.get("threadId") for row in known.values()}
+        owners |= {r.get("id") for r in local["threads"]}
+        named = sorted(o for o in owners if isinstance(o, str))
+        threads = await tx.table("threads").bulk_get(named) if named else []
+        return local, {t["id"]: t for t in threads if isinstance(t, dict)}
+
+    return await db.transaction("r", list(SYNCED_TABLES), read)
+
+
 class _Builder:
     """Builds the documents of one push from the local records and the known rows."""
 
@@ -120,6 +162,8 @@ class _Builder:
         self.tick = tick
         self.out: list[Outgoing] = []
         self.unchanged = 0
+        self.waiting: set[str] = set()
+        """Document ids left for a thread's cascade (they stay in the outbox)."""
 
     async def record(self, table: str, record: dict[str, Any], thread_id: str | None) -> None:
         key = record["id"]
@@ -224,10 +268,20 @@ class _Builder:
 
 
 async def _build(
-    local: dict[str, list[dict[str, Any]]], known: dict[str, dict[str, Any]], hlc: Hlc, now: int
+    local: dict[str, list[dict[str, Any]]],
+    known: dict[str, dict[str, Any]],
+    hlc: Hlc,
+    now: int,
+    threads: dict[str, dict[str, Any]] | None = None,
 ) -> _Builder:
+    """The documents to send.
+
+    ``threads``: every thread ``local``'s records belong to (default: ``local``'s
+    threads, when ``local`` holds every record).
+    """
     builder = _Builder(known, lambda: hlc.tick(now))
-    threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
+    if threads is None:
+        threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
     waiting = {tid for tid, t in threads.items() if t.get("deleting")}
     present: set[str] = set()
     for table in SYNCED_TABLES:
@@ -238,8 +292,11 @@ async def _build(
             present.add(doc_id(table, key))
             thread_id = key if table == "threads" else record.get("threadId")
             if table in _THREADED and (thread_id not in threads or thread_id in waiting):
+                if thread_id in waiting:
+                    builder.waiting.add(doc_id(table, key))
                 continue  # being deleted here (or an orphan): its cascade decides
             if table == "threads" and key in waiting:
+                builder.waiting.add(doc_id(table, key))
                 continue
             owner = thread_id if table in _THREADED and isinstance(thread_id, str) else None
             await builder.record(table, record, owner)
@@ -280,12 +337,30 @@ async def _record(state: Database, rows: list[dict[str, Any]], hlc: Hlc) -> None
     await state.transaction("rw", list(STATE_TABLES), write)
 
 
-async def push(db: Database, state: Database, couch: Couch, hlc: Hlc, now: int) -> PushReport:
-    """Push what the server lacks of ``db``; ``state`` records what it then has."""
+async def push(
+    db: Database,
+    state: Database,
+    couch: Couch,
+    hlc: Hlc,
+    now: int,
+    outbox: dict[str, str] | None = None,
+) -> PushReport:
+    """Push what the server lacks of ``db``; ``state`` records what it then has.
+
+    ``outbox``: the outbox's rows (``{id: mark}``) this push answers: only their
+    records are compared (all, when it holds :data:`~panelot.sync.outbox.WIDE`), and
+    they are cleared once the server has what was sent.
+    """
     report = PushReport()
     await couch.info()  # the database is there and the credentials are accepted
-    local = await _read_local(db)
-    builder = await _build(local, await _read_known(state), hlc, now)
+    if outbox is None or WIDE in outbox:
+        local = await _read_local(db)
+        builder = await _build(local, await _read_known(state), hlc, now)
+    else:
+        ids = sorted(outbox)
+        known = await _read_known_of(state, ids)
+        local, threads = await _read_some(db, ids, known)
+        builder = await _build(local, known, hlc, now, threads)
     report.unchanged = builder.unchanged
     wanted: list[Outgoing] = []
     on_server: list[dict[str, Any]] = []
@@ -310,6 +385,8 @@ async def push(db: Database, state: Database, couch: Couch, hlc: Hlc, now: int) 
             else:
                 report.pushed += 1
     report.checkpoint = await _checkpoint(state, couch, hlc, now, report)
+    if outbox is not None:
+        await clear(state, {k: v for k, v in outbox.items() if k not in builder.waiting})
     return report
 
 

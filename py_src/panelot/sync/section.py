@@ -2,7 +2,9 @@
 
 A store opened by :meth:`~panelot.store.PanelotStore.open` has one. Its state database
 (:mod:`panelot.sync.state`) is opened on first use, on the store's core factory, and
-closed with the store. One push runs at a time per store (an ``asyncio.Lock``).
+closed with the store. One push or pull runs at a time per store (an ``asyncio.Lock``).
+:meth:`Syncer.start` runs the continuous loop (:class:`~panelot.sync.live.Live`) until
+:meth:`Syncer.stop` or the store closes; its pushes and pulls take the same lock.
 
 The configuration (server, database, user, and the reference of the password in the
 host's encrypted credential store) is kept in the state database, never in a backup;
@@ -22,6 +24,9 @@ from panelot.idb import CoreFactory, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.sync.clock import Hlc
 from panelot.sync.couch import Couch
+from panelot.sync.fetch import wait_changes
+from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
+from panelot.sync.outbox import WIDE, size
 from panelot.sync.pull import Send, pull
 from panelot.sync.push import push
 from panelot.sync.server import (
@@ -51,6 +56,14 @@ class Syncer:
         self._state: Database | None = None
         self._opening = asyncio.Lock()
         self._running = asyncio.Lock()
+        self.live: Live | None = None
+        """The continuous loop while started (:meth:`start`), else ``None``."""
+        self.sleep: Sleep = asyncio.sleep
+        """How the loop waits out a failure's backoff (a test injects its own)."""
+        self.poll_seconds = POLL_SECONDS
+        """The loop's long-poll timeout, in seconds."""
+        self.debounce = DEBOUNCE
+        """Seconds from a change heard to the loop's push."""
 
     @property
     def state_name(self) -> str:
@@ -185,6 +198,7 @@ class Syncer:
         costs one full comparison (as a lost state does), never data. ``{forgotten}``:
         whether there was a configuration.
         """
+        await self.stop()  # no loop syncs with what is forgotten
         async with self._running:  # not under a push or pull that reads the config
             config = await self._meta("config")
             ref = config.get("ref") if isinstance(config, dict) else None
@@ -201,8 +215,61 @@ class Syncer:
             await (await self.state()).transaction("rw", list(STATE_TABLES), drop)
             return {"forgotten": isinstance(config, dict)}
 
+    async def start(self, host: Host, send: Send, client: str) -> dict[str, Any]:
+        """Start the continuous loop (idempotent); the status.
+
+        ``NotFoundError`` when sync is not configured. In a page the loop syncs once it
+        holds the profile's lock (the host's Web Locks, ``search_lock``, under
+        :func:`~panelot.sync.live.lock_name`).
+        """
+        await self._couch(host)  # configured, and the password is there
+        if self.live is None or not self.live.running:
+            state = await self.state()
+
+            async def push_rows(rows: dict[str, str]) -> dict[str, Any]:
+                async with self._running:
+                    couch = await self._couch(host)
+                    hlc = await self._device()
+                    report = await push(self._db, state, couch, hlc, self._clock(), rows)
+                    return report.to_json()
+
+            async def pull_all() -> dict[str, Any]:
+                return await self.pull(host, send, client)
+
+            async def wait(seconds: float) -> bool:
+                couch = await self._couch(host)
+                last = await self._meta("pull")
+                since = last.get("since", 0) if isinstance(last, dict) else 0
+                return await wait_changes(couch, since, seconds)
+
+            self.live = Live(
+                self._db,
+                state,
+                push=push_rows,
+                pull=pull_all,
+                wait=wait,
+                clock=self._clock,
+                sleep=self.sleep,
+                locks=host.search_lock,
+                poll_seconds=self.poll_seconds,
+                debounce=self.debounce,
+            )
+            self.live.start()
+        return await self.status()
+
+    async def stop(self) -> dict[str, Any]:
+        """Stop the continuous loop (waiting until it has stopped); the status."""
+        live, self.live = self.live, None
+        if live is not None:
+            await live.stop()
+        return await self.status()
+
     async def status(self) -> dict[str, Any]:
-        """``{configured, server?, database?, user?, device?, documents, lastPush, lastPull}``."""
+        """The configuration, the state's figures and the loop's.
+
+        ``{configured, server?, database?, user?, device?, documents, lastPush, lastPull,
+        running, syncing, waiting, lastError, nextTry}``: ``waiting`` is the outbox's size.
+        """
         state = await self.state()
 
         async def read(tx: Transaction) -> dict[str, Any]:
@@ -216,20 +283,36 @@ class Syncer:
             out["lastPull"] = await read_meta(tx, "pull")
             return out
 
-        return await state.transaction("r", list(STATE_TABLES), read)
+        out = await state.transaction("r", list(STATE_TABLES), read)
+        live = self.live
+        out["running"] = live is not None and live.running
+        out["syncing"] = live is not None and live.syncing
+        out["waiting"] = await size(state)
+        out["lastError"] = None if live is None else live.last_error
+        out["nextTry"] = None if live is None else live.next_try
+        return out
 
     def close(self) -> None:
-        """Close the state database (if it was opened)."""
+        """Stop the loop, close the state database (if it was opened)."""
+        if self.live is not None:
+            self.live.close()
+            self.live = None
         if self._state is not None:
             self._state.close()
             self._state = None
 
 
 async def _forget_server(tx: Transaction) -> None:
-    """Drop what the state knows of a server's database: its documents and checkpoints."""
+    """Drop what the state knows of a server's database: its documents and checkpoints.
+
+    The outbox then holds only :data:`~panelot.sync.outbox.WIDE`: the next push, the
+    continuous loop's too, compares everything with the (new) database.
+    """
     await tx.table("docs").clear()
     for key in ("push", "pull"):
         await tx.table("meta").delete(key)
+    await tx.table("outbox").clear()
+    await tx.table("outbox").put({"id": WIDE, "n": uuid.uuid4().hex})
 
 
 @runtime_checkable

@@ -13,6 +13,10 @@ Tables (Dexie syntax)::
            fields?: {...}, clocks?: {...},
            onServer?: true}                       (what the server last had of a record;
                                                    onServer: pulled without its bytes)
+    outbox: "id"                                   (version 2)
+          {id: "<table>:<key>", n: "<random>"}   (changed here since the last push;
+                                                   id "*": a change of unknown keys,
+                                                   the next push compares everything)
     meta: "key"
           {key: "device", value: "<random id>"}
           {key: "clock", value: "<last HLC>"}
@@ -33,6 +37,7 @@ from panelot.schema import DB_NAME
 
 __all__ = [
     "STATE_NAME",
+    "STATE_OUTBOX",
     "STATE_STORES",
     "STATE_TABLES",
     "read_meta",
@@ -47,7 +52,10 @@ STATE_NAME = "panelot_sync_v1"
 STATE_STORES: dict[str, str | None] = {"docs": "id, table, threadId", "meta": "key"}
 """``db.version(1).stores({...})`` of the state database."""
 
-STATE_TABLES = ("docs", "meta")
+STATE_OUTBOX: dict[str, str | None] = {"outbox": "id"}
+"""``db.version(2).stores({...})``: the outbox of continuous sync."""
+
+STATE_TABLES = ("docs", "meta", "outbox")
 
 
 def state_name(db_name: str) -> str:
@@ -57,7 +65,8 @@ def state_name(db_name: str) -> str:
 
 def state_database(db_name: str) -> Database:
     """An unopened state database for the store database ``db_name``."""
-    return Database(state_name(db_name), [SchemaVersion(1, STATE_STORES)])
+    versions = [SchemaVersion(1, STATE_STORES), SchemaVersion(2, STATE_OUTBOX)]
+    return Database(state_name(db_name), versions)
 
 
 async def read_meta(tx: Transaction, key: str) -> Any:
