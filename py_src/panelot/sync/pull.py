@@ -44,7 +44,7 @@ from panelot.sync.merge import merge_leaves, winner
 from panelot.sync.push import replication_id
 from panelot.sync.resolve import MERGED, resolve
 from panelot.sync.revs import next_rev, revisions
-from panelot.sync.state import STATE_TABLES, read_meta, write_meta
+from panelot.sync.state import read_meta, record_docs, write_meta
 
 __all__ = ["FUTURE_MS", "MAX_PULLED_BYTES", "PullReport", "Send", "pull"]
 
@@ -225,7 +225,7 @@ async def pull(
     report.resolved = await resolve(couch, items)
     rows, orphans = await _apply(db, items, known, report, send, client)
     rows += await _delete_orphans(couch, orphans)
-    await _record(state, rows, hlc)
+    await record_docs(state, rows, str(hlc))
     report.checkpoint = await _checkpoint(state, couch, local_id, last_seq, now, report)
     return report
 
@@ -330,15 +330,6 @@ async def _delete_thread(
         report.refused.append({"id": doc_id("threads", tid), "reason": f"thread.delete: {said}"})
         return 0
     return 1
-
-
-async def _record(state: Database, rows: list[dict[str, Any]], hlc: Hlc) -> None:
-    async def write(tx: Transaction) -> None:
-        if rows:
-            await tx.table("docs").bulk_put(rows)
-        await write_meta(tx, "clock", str(hlc))
-
-    await state.transaction("rw", list(STATE_TABLES), write)
 
 
 async def _checkpoint(

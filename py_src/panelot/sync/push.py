@@ -53,7 +53,7 @@ from panelot.sync.mapping import (
 )
 from panelot.sync.outbox import WIDE, clear
 from panelot.sync.revs import next_rev, revisions
-from panelot.sync.state import STATE_TABLES, read_meta, write_meta
+from panelot.sync.state import read_meta, record_docs, write_meta
 
 __all__ = ["BATCH_BYTES", "BATCH_DOCS", "Outgoing", "PushReport", "push", "replication_id"]
 
@@ -328,15 +328,6 @@ def _batches(out: list[Outgoing]) -> list[list[Outgoing]]:
     return batches
 
 
-async def _record(state: Database, rows: list[dict[str, Any]], hlc: Hlc) -> None:
-    async def write(tx: Transaction) -> None:
-        if rows:
-            await tx.table("docs").bulk_put(rows)
-        await write_meta(tx, "clock", str(hlc))
-
-    await state.transaction("rw", list(STATE_TABLES), write)
-
-
 async def push(
     db: Database,
     state: Database,
@@ -374,10 +365,10 @@ async def push(
                 on_server.append(item.row)  # the server has this revision already
     report.unchanged += len(on_server)
     if on_server:
-        await _record(state, on_server, hlc)
+        await record_docs(state, on_server, str(hlc))
     for batch in _batches(wanted):
         await couch.bulk_docs([item.doc for item in batch])
-        await _record(state, [item.row for item in batch], hlc)
+        await record_docs(state, [item.row for item in batch], str(hlc))
         report.batches += 1
         for item in batch:
             if item.doc.get("_deleted"):

@@ -41,6 +41,7 @@ __all__ = [
     "STATE_STORES",
     "STATE_TABLES",
     "read_meta",
+    "record_docs",
     "state_database",
     "state_name",
     "write_meta",
@@ -78,3 +79,14 @@ async def read_meta(tx: Transaction, key: str) -> Any:
 async def write_meta(tx: Transaction, key: str, value: Any) -> None:
     """Set meta ``key`` to ``value``."""
     await tx.table("meta").put({"key": key, "value": value})
+
+
+async def record_docs(state: Database, rows: list[dict[str, Any]], clock: str) -> None:
+    """Record what the server now has (``docs`` rows) and the device's last clock, at once."""
+
+    async def write(tx: Transaction) -> None:
+        if rows:
+            await tx.table("docs").bulk_put(rows)
+        await write_meta(tx, "clock", clock)
+
+    await state.transaction("rw", list(STATE_TABLES), write)
