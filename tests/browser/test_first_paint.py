@@ -120,6 +120,20 @@ def _open_held(ctx: ExtensionContext) -> tuple[Page, HeldRoutes]:
     return page, held
 
 
+def _sent_once(page: Page, store: PageStore, thread_id: str, text: str) -> None:
+    """After the start is released: ``text`` is stored in the thread once, and replied to."""
+    stored = wait_query(
+        page,
+        "thread.snapshot",
+        {"threadId": thread_id},
+        lambda s: [n["type"] for n in s["nodes"]] == ["user_message", "assistant_message"],
+    )
+    assert stored["nodes"][0]["payload"]["content"] == [{"type": "text", "text": text}]
+    users = [n for n in store.raw_nodes(thread_id) if n["type"] == "user_message"]
+    assert len(users) == 1  # once, however often Send was pressed
+    page.wait_for_selector(".msg.assistant")
+
+
 def test_the_stored_list_shows_before_the_store_is_ready(
     panelot_context: ExtensionContext,
 ) -> None:
@@ -316,18 +330,7 @@ def test_a_message_sent_before_the_store_is_ready_is_sent_once_when_it_is(
 
     held.release()
     page.wait_for_function("() => document.body.dataset.ready === '1'")
-    stored = wait_query(
-        page,
-        "thread.snapshot",
-        {"threadId": thread_id},
-        lambda s: [n["type"] for n in s["nodes"]] == ["user_message", "assistant_message"],
-    )
-    assert stored["nodes"][0]["payload"]["content"] == [
-        {"type": "text", "text": "Typed before ready"}
-    ]
-    users = [n for n in store.raw_nodes(thread_id) if n["type"] == "user_message"]
-    assert len(users) == 1  # once, however often Send was pressed
-    page.wait_for_selector(".msg.assistant")
+    _sent_once(page, store, thread_id, "Typed before ready")
     shown = [t.strip() for t in page.locator(".msg.user .msg-body").all_inner_texts()]
     assert shown == ["Typed before ready"]
     assert page.input_value("#input") == "" and page.is_hidden("#composer-hint")
@@ -500,19 +503,8 @@ def test_a_new_conversation_started_before_ready_is_made_once_with_its_message(
     page.wait_for_function("() => document.body.dataset.ready === '1'")
     thread_id = page.evaluate("() => window.panelotApp.chat.threadId")
     assert isinstance(thread_id, str) and thread_id not in before
-    stored = wait_query(
-        page,
-        "thread.snapshot",
-        {"threadId": thread_id},
-        lambda s: [n["type"] for n in s["nodes"]] == ["user_message", "assistant_message"],
-    )
-    assert stored["nodes"][0]["payload"]["content"] == [
-        {"type": "text", "text": "A new question before ready"}
-    ]
+    _sent_once(page, store, thread_id, "A new question before ready")
     made = {t["id"] for t in store.raw("threads")} - before
     assert made == {thread_id}  # one new conversation
-    users = [n for n in store.raw_nodes(thread_id) if n["type"] == "user_message"]
-    assert len(users) == 1
-    page.wait_for_selector(".msg.assistant")
     assert page.evaluate("() => document.body.dataset.view") == "chat"
     assert page.evaluate("() => document.getElementById('nav-new').inert") is False
