@@ -71,12 +71,15 @@ def stub(panelot_stub: StubProvider) -> Iterator[StubProvider]:
     panelot_stub.errors.clear()
 
 
-def seed_log(store: PageStore, thread_id: str) -> str:
-    """A user message with ``server.log`` (text, ~40 KB) and its reply; the attachment's id."""
+def seed_log(store: PageStore, thread_id: str) -> tuple[str, str]:
+    """A user message with ``server.log`` (text, ~40 KB) and its reply.
+
+    Returns the attachment's id and the reply's node id.
+    """
     attachment_id = store.seed_attachment(
         thread_id, LOG.encode(), name="server.log", mime="text/plain", kind="file"
     )
-    store.send(
+    reply = store.send(
         "message.append",
         {
             "threadId": thread_id,
@@ -88,7 +91,7 @@ def seed_log(store: PageStore, thread_id: str) -> str:
             },
         },
     )
-    return attachment_id
+    return attachment_id, str(reply["nodeId"])
 
 
 def thread_rows(store: PageStore, table: str, thread_id: str) -> list[dict[str, Any]]:
@@ -101,11 +104,26 @@ def thread_record(store: PageStore, thread_id: str) -> dict[str, Any]:
     return next(r for r in store.raw("threads") if r["id"] == thread_id)
 
 
+#: True once the panel shows the node ``id`` as its last message, from its live snapshot.
+_SHOWN_LAST = """(id) => {
+  const last = document.querySelector('#messages .msg:last-child');
+  const shown = window.panelotApp?.chat?.snapshot?.nodes ?? [];
+  return last?.dataset.nodeId === id && shown.some((node) => node.id === id);
+}"""
+
+
 def thread_with_log(page: Page, store: PageStore) -> tuple[str, str]:
-    """A new thread whose first message carries the large log, its chip shown: both ids."""
+    """A new thread whose first message carries the large log and its reply: both ids.
+
+    Waits until the panel shows the seeded reply as its last message. The chip alone is
+    not enough: the reply may land in a later live update, and a send before it would
+    go under the user message (and ``send_message`` would take the seeded reply, shown
+    late, for its own).
+    """
     thread_id = new_thread(page)
-    attachment_id = seed_log(store, thread_id)
+    attachment_id, reply_id = seed_log(store, thread_id)
     page.wait_for_selector(f".file-chip[data-attachment-id='{attachment_id}']")
+    page.wait_for_function(_SHOWN_LAST, arg=reply_id)
     return thread_id, attachment_id
 
 
