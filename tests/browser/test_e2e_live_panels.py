@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from browser_harness import query
-from e2e_support import tiny_png
+from e2e_support import tiny_png, wait_shown_last
 from panelot.testing import (
     ExtensionContext,
     PageStore,
@@ -205,7 +205,12 @@ def test_an_edit_in_a_shows_in_b(pair: tuple[Page, Page]) -> None:
     original = [p[0] for p in positions(b)]
     edited = edit_message(a, "Version two")
     assert edited not in original
-    expect(b.locator(f"{node(edited)} .branch-pos")).to_have_text("2/2", timeout=LIVE_MS)
+    # The edit and its reply are two writes: B may show the edited message (2/2) in one
+    # live update and the reply in a later one, so wait for the last one, the reply.
+    reply = last_id(a)
+    assert reply is not None
+    wait_shown_last(b, reply, timeout_ms=LIVE_MS)
+    expect(b.locator(f"{node(edited)} .branch-pos")).to_have_text("2/2")
     assert [p[0] for p in positions(b)] == [p[0] for p in positions(a)]
 
 

@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import Page
 
 from browser_harness import query
-from e2e_support import shot, show_thread
+from e2e_support import shot, show_thread, wait_shown_last
 from panelot.testing import PageStore, StubProvider, new_thread, send_message, wait_reply
 from panelot.testing.stub_provider import openai_error, overflow_error
 
@@ -104,14 +104,6 @@ def thread_record(store: PageStore, thread_id: str) -> dict[str, Any]:
     return next(r for r in store.raw("threads") if r["id"] == thread_id)
 
 
-#: True once the panel shows the node ``id`` as its last message, from its live snapshot.
-_SHOWN_LAST = """(id) => {
-  const last = document.querySelector('#messages .msg:last-child');
-  const shown = window.panelotApp?.chat?.snapshot?.nodes ?? [];
-  return last?.dataset.nodeId === id && shown.some((node) => node.id === id);
-}"""
-
-
 def thread_with_log(page: Page, store: PageStore) -> tuple[str, str]:
     """A new thread whose first message carries the large log and its reply: both ids.
 
@@ -123,7 +115,7 @@ def thread_with_log(page: Page, store: PageStore) -> tuple[str, str]:
     thread_id = new_thread(page)
     attachment_id, reply_id = seed_log(store, thread_id)
     page.wait_for_selector(f".file-chip[data-attachment-id='{attachment_id}']")
-    page.wait_for_function(_SHOWN_LAST, arg=reply_id)
+    wait_shown_last(page, reply_id)
     return thread_id, attachment_id
 
 

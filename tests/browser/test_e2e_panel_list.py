@@ -61,18 +61,28 @@ def test_the_list_counts_the_turns_the_branch_shows(panel: Page, store: PageStor
     for _ in range(2):  # two more versions of the reply, as the user makes them
         before = page.locator(".msg.assistant").last.get_attribute("data-node-id")
         page.locator(".msg.assistant").last.locator("[data-action=regenerate]").click()
-        wait_reply(page, before)
+        last = wait_reply(page, before)
     page.wait_for_selector(".msg.assistant [data-branch='3/3']")
-    # The header counts the two messages shown.
-    page.wait_for_function(
-        "() => document.getElementById('chat-meta').textContent.startsWith('2 messages ·')"
-    )
     stats = store.query("thread.get", {"threadId": thread_id})["stats"]
     assert stats["turns"] == 3  # the stored statistics count every reply written
+    # The header counts the two messages shown, once the chat's thread record is the one
+    # the last regenerate wrote (before the regenerates it said "2 messages" too).
+    page.wait_for_function(
+        "(leaf) => window.panelotApp.chat.thread?.leafId === leaf"
+        " && document.getElementById('chat-meta').textContent.startsWith('2 messages ·')",
+        arg=last,
+    )
     to_list(page)
     sub = f"{ROW.format(thread_id)} .thread-sub"
+    # Likewise the row said "1 turn" before the regenerates: wait until the list holds
+    # the record they left (three replies written), then the row must still say 1 turn.
     page.wait_for_function(
-        "(sel) => document.querySelector(sel)?.textContent === 'now · 1 turn'", arg=sub
+        """([id, sel]) => {
+          const listed = (window.panelotApp.threads ?? []).find((t) => t.id === id);
+          return listed?.stats?.turns === 3
+            && document.querySelector(sel)?.textContent === 'now · 1 turn';
+        }""",
+        arg=[thread_id, sub],
     )
     # One more turn: the list follows.
     open_thread(page, thread_id)

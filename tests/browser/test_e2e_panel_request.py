@@ -199,9 +199,12 @@ def test_the_history_budget_sends_only_the_newest_turns(
     try:
         page.click("#nav-settings")
         for bad in ("-3", "1.5"):
+            # The line counts finished saves: the second refusal shows the same words
+            # and class as the first, so only the count tells that this press landed.
+            saves = int(page.get_attribute("#provider-status", "data-save-count") or "0")
             page.fill("#provider-history", bad)
             page.click("#provider-save")
-            page.wait_for_selector("#provider-status.error")
+            page.wait_for_selector(f"#provider-status.error[data-save-count='{saves + 1}']")
             assert "whole number of characters" in page.inner_text("#provider-status")
         assert stored_budget(page) == DEFAULT_CONTEXT_BUDGET  # nothing was stored
         page.click("#nav-back")

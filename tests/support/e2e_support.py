@@ -26,6 +26,7 @@ __all__ = [
     "show_thread",
     "tiny_png",
     "wait_query",
+    "wait_shown_last",
 ]
 
 SHOTS = ROOT / "test-results"
@@ -84,6 +85,25 @@ def show_thread(page: Page, thread_id: str) -> None:
     """
     page.evaluate("(id) => window.panelotApp.openThread(id)", thread_id)
     wait_thread_shown(page, thread_id)
+
+
+#: True once the panel shows the node ``id`` as its last message, from its live snapshot.
+_SHOWN_LAST = """(id) => {
+  const last = document.querySelector('#messages .msg:last-child');
+  const shown = window.panelotApp?.chat?.snapshot?.nodes ?? [];
+  return last?.dataset.nodeId === id && shown.some((node) => node.id === id);
+}"""
+
+
+def wait_shown_last(page: Page, node_id: str, timeout_ms: float = 30_000) -> None:
+    """Wait until the panel shows ``node_id`` as its last message, from its live snapshot.
+
+    For nodes written from outside the panel (the store, another panel): the open
+    thread's live view may show them over several updates, so a test waits for the last
+    one written before it acts in the panel (sends, edits, reads ``last_id``) or compares
+    what is shown.
+    """
+    page.wait_for_function(_SHOWN_LAST, arg=node_id, timeout=timeout_ms)
 
 
 def tiny_png(size: int = 16) -> bytes:
