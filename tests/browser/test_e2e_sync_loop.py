@@ -186,13 +186,17 @@ def test_an_open_panel_syncs_without_a_click(
 def test_one_panel_syncs_the_others_queue_and_take_over(
     panelot_module_context: ExtensionContext, couch_servers: dict[str, str]
 ) -> None:
-    # The module's profile is configured by the test above: every panel starts the loop.
     server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    setup = panelot_module_context.open_panel()  # configured by a command: no loop starts
+    _send(setup, "sync.configure", {"server": server, "database": database})
+    setup.close()
+    # Every panel opened while sync is configured starts the loop; the first syncs.
     first = panelot_module_context.open_panel()
     second: Page | None = None
     try:
         configured = wait_query(first, "sync.status", {}, _syncing)
-        database = configured["database"]
+        assert configured["database"] == database, configured
         second = panelot_module_context.open_panel()
         queued = wait_query(second, "sync.status", {}, lambda s: s["running"])
         assert queued["syncing"] is False, queued  # the first holds the lock
