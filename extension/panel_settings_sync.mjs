@@ -6,6 +6,7 @@ import { h, replace } from "./panel_dom.mjs";
 import { cmd, q } from "./panel_store.mjs";
 import { confirmDialog, setStatus, statusError, toast } from "./panel_ui.mjs";
 import { explainError } from "./panel_errors.mjs";
+import { startSyncLoop } from "./panel_sync_loop.mjs";
 
 const PASSWORD_STORED = "•••••••• stored (leave empty to keep)";
 /** How many refused documents the status line names (the rest are counted). */
@@ -54,6 +55,19 @@ function statusParts(status) {
     parts.push({ text: `Last synced ${when(last)}.`, kind: "ok", id: "sync-last" });
   } else {
     parts.push({ text: "Not synced yet: Sync now sends this browser's conversations and brings the server's.", kind: "" });
+  }
+  if (status.running && status.syncing) {
+    parts.push({ text: "Syncing continuously while a panel is open.", kind: "ok", id: "sync-loop" });
+  } else if (status.running) {
+    parts.push({
+      text: "Another panel (or the background sync) is syncing this browser; this panel takes over when it closes.",
+      kind: "",
+      id: "sync-loop",
+    });
+  }
+  if (status.lastError) {
+    const next = status.nextTry ? ` Next try at ${new Date(status.nextTry).toLocaleTimeString()}.` : "";
+    parts.push({ text: `The last continuous sync failed: ${status.lastError}.${next}`, kind: "warn", id: "sync-loop-error" });
   }
   const refused = Array.isArray(pull?.refused) ? pull.refused : [];
   if (refused.length) {
@@ -222,6 +236,7 @@ export function syncSection(app, rerender) {
     action(form, save, "Could not save:", async () => {
       current = await q("sync.status");
       await saveIfChanged(form, current);
+      await startSyncLoop(); // continuous sync from now on (panel_sync_loop.mjs)
       return "Saved. Test connection checks it.";
     }),
   );

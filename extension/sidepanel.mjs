@@ -18,6 +18,7 @@ import { markdownReady } from "./panel_markdown.mjs";
 import { setupSearch } from "./panel_search.mjs";
 import { HELD_BACK, painted } from "./sidepanel_paint.mjs";
 import { takeEarlySend } from "./panel_early_send.mjs";
+import { startSyncLoop } from "./panel_sync_loop.mjs";
 
 /** When this page's modules were loaded and evaluated (ms since navigation). */
 const MODULES_AT = Math.round(performance.now() * 10) / 10;
@@ -507,6 +508,7 @@ try {
   document.body.dataset.ready = "1";
   sendEarly(); // not awaited: it waits for the reply
   countShown(); // not awaited: counts missing from older records, after the list shows
+  startSyncLoop(); // not awaited: continuous sync when configured (panel_sync_loop.mjs)
 } catch (error) {
   dropPainted();
   showApp(false); // the failure and its Retry are on the boot screen

@@ -1,17 +1,19 @@
 // Module service worker: opens the side panel from the toolbar action, and runs the
-// daily retention pass (a chrome.alarms alarm) with Pyodide and the panelot wheel.
+// daily retention pass and, with no panel syncing, a sync every few minutes (chrome.alarms
+// alarms) with Pyodide and the panelot wheel.
 //
 // import() is banned in a service worker, so Pyodide's module factory is imported
 // statically and handed to loadPyodide (see loadRuntime in runtime.mjs). The worker
-// loses its state when idle, so each alarm that finds retention on starts Python again
-// (from the memory snapshot when it restores); when the setting is off it returns
-// before loading anything.
+// loses its state when idle, so each alarm that finds retention on (or sync configured,
+// and no panel holding the sync lock) starts Python again (from the memory snapshot when
+// it restores); otherwise it returns before loading anything.
 //
 // runtime.mjs and presence.mjs are links to web/, and pyodide/ is built next to them
 // (build.py: extension/ and web/ share the root of dist/extension).
 import createPyodideModule from "./pyodide/pyodide.asm.mjs";
 import { loadRuntime } from "./runtime.mjs";
 import { sparedThreadIds } from "./presence.mjs";
+import { syncConfigured } from "./sync_config.mjs";
 
 const RETENTION_ALARM = "panelot.retention";
 const DAY_MINUTES = 24 * 60;
@@ -19,6 +21,13 @@ const DAY_MINUTES = 24 * 60;
 // here only to decide whether to load Pyodide; Python reads it again and decides.
 const RETENTION_SETTING_KEY = "settings.retention";
 const DB_NAME = "panelot_v1";
+const SYNC_ALARM = "panelot.sync";
+// Every 5 minutes (chrome.alarms allows 0.5): a background sync costs starting Python,
+// and an open panel syncs continuously anyway; see docs/sync.md, "The service worker".
+const SYNC_MINUTES = 5;
+// The Web Lock of the profile's sync (py_src/panelot/sync/live.py, LOCK_NAME): a panel's
+// continuous loop holds it while it syncs.
+const SYNC_LOCK = "panelot-sync";
 
 chrome.sidePanel
   .setPanelBehavior({ openPanelOnActionClick: true })
@@ -32,8 +41,20 @@ async function ensureRetentionAlarm() {
   }
 }
 
-chrome.runtime.onInstalled.addListener(() => ensureRetentionAlarm());
-chrome.runtime.onStartup.addListener(() => ensureRetentionAlarm());
+/** Create the sync alarm unless it exists with that period. */
+async function ensureSyncAlarm() {
+  const alarm = await chrome.alarms.get(SYNC_ALARM);
+  if (alarm?.periodInMinutes !== SYNC_MINUTES) {
+    await chrome.alarms.create(SYNC_ALARM, { periodInMinutes: SYNC_MINUTES });
+  }
+}
+
+function ensureAlarms() {
+  return Promise.all([ensureRetentionAlarm(), ensureSyncAlarm()]);
+}
+
+chrome.runtime.onInstalled.addListener(() => ensureAlarms());
+chrome.runtime.onStartup.addListener(() => ensureAlarms());
 
 let loading = null; // the runtime for this worker's lifetime
 
@@ -70,10 +91,31 @@ async function runRetention() {
   return { ran: true, snapshot, spared, ...JSON.parse(await rt.run_retention(JSON.stringify(spared))) };
 }
 
-// Alarms cannot be fired on demand, so tests (and the debugging console) call this.
+/**
+ * One background sync (`sync.now`: pull, then push) when sync is configured and no
+ * panel holds the sync lock (its continuous loop syncs). Resolves to `{ran: false,
+ * reason}` ("not configured", or "a panel is syncing" when the lock is held), else to
+ * `{ran: true, snapshot, configured, ok, pull, push}` or `{ran: true, snapshot,
+ * configured, ok: false, error}` (panelot.runtime.run_sync), holding the lock until done.
+ */
+async function runSync() {
+  if (!(await syncConfigured())) return { ran: false, reason: "not configured" };
+  return navigator.locks.request(SYNC_LOCK, { ifAvailable: true }, async (lock) => {
+    if (!lock) return { ran: false, reason: "a panel is syncing" };
+    const { rt, snapshot } = await runtime();
+    await rt.start(DB_NAME, JSON.stringify(await sparedThreadIds()), false); // (the budget's)
+    return { ran: true, snapshot, ...JSON.parse(await rt.run_sync()) };
+  });
+}
+
+// Alarms cannot be fired on demand, so tests (and the debugging console) call these.
 self.panelotRunRetention = runRetention;
+self.panelotRunSync = runSync;
 
 chrome.alarms.onAlarm.addListener((alarm) => {
-  if (alarm.name !== RETENTION_ALARM) return;
-  runRetention().catch((error) => console.error("retention pass failed:", error));
+  if (alarm.name === RETENTION_ALARM) {
+    runRetention().catch((error) => console.error("retention pass failed:", error));
+  } else if (alarm.name === SYNC_ALARM) {
+    runSync().catch((error) => console.error("background sync failed:", error));
+  }
 });

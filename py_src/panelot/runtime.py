@@ -3,7 +3,8 @@
 ``start(db_name, spared_json)`` opens the store through the browser core, on the page's
 host (:func:`panelot.host.browser_host`, built here once), with start-up retention per
 the ``retention`` setting; ``run_retention(spared_json)`` runs a
-retention pass (the service worker's daily alarm). ``spared_json`` is a JSON list of
+retention pass (the service worker's daily alarm); ``run_sync()`` one background sync
+(its sync alarm, under the Web Lock it took). ``spared_json`` is a JSON list of
 the thread ids retention and the attachment budget leave alone: what open panels show
 and what a panel will reopen (``web/presence.mjs`` gathers them; Python does not ask).
 ``query(name, args_json)`` answers a read query with a JSON envelope ``{"ok": true,
@@ -34,6 +35,7 @@ from panelot.idb.observe import LiveQuery
 from panelot.lifecycle.retention import configured_days, run_configured
 from panelot.schema import DB_NAME
 from panelot.store import PanelotStore
+from panelot.sync.background import sync_once
 
 __all__ = [
     "export_backup",
@@ -43,6 +45,7 @@ __all__ = [
     "query",
     "restore_backup",
     "run_retention",
+    "run_sync",
     "send",
     "start",
     "store",
@@ -104,6 +107,21 @@ async def run_retention(spared_json: str | None = None) -> str:
         opened.db, opened.services.settings, frozenset(_spared(spared_json))
     )
     return json.dumps({"days": days, "archived": [r["threadId"] for r in archived]})
+
+
+async def run_sync() -> str:
+    """One background sync (:func:`panelot.sync.background.sync_once`): the worker's alarm.
+
+    The worker calls it holding the profile's ``panelot-sync`` Web Lock (no panel's
+    continuous loop syncs meanwhile). Returns JSON ``{configured: false}`` when sync is
+    not configured, else ``{configured: true, ok: true, pull, push}`` (``sync.now``'s
+    report) or ``{configured: true, ok: false, error}``; never raises into JavaScript.
+    """
+    try:
+        result = await sync_once(store())
+    except Exception as exc:  # an envelope, never a JS throw
+        result = {"configured": True, "ok": False, "error": _error(exc)}
+    return _json(result)
 
 
 async def web_lock(name: str) -> Callable[[], None]:
