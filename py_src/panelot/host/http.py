@@ -4,7 +4,8 @@ A call is an :class:`HttpRequest` (method, URL, headers, a body of bytes, a resp
 size limit, a timeout) answered by an :class:`HttpResponse` (status, headers, body).
 Any status is an answer: deciding what a 401 or a 500 means is the caller's. What is
 not an answer raises :class:`~panelot.errors.NetworkError`: no connection, a timeout,
-a response larger than its limit. No redirect is followed (a 3xx is an answer),
+a response larger than its limit, a body cut short (shorter than its
+``Content-Length``, or a chunked body that stops). No redirect is followed (a 3xx is an answer),
 so headers only ever go to the URL asked. Its message names the method and the URL, never a
 header (so never an ``Authorization``), and a URL with credentials in it is refused
 before anything is sent.
@@ -129,14 +130,21 @@ def _send(req: HttpRequest) -> HttpResponse:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise NetworkError(f"{req.where}: {type(exc).__name__}: {reason}") from None
+    import http.client
+
     with response:
         headers = {k.lower(): v for k, v in response.headers.items()}
         try:
             body = response.read(req.limit + 1)
-        except (OSError, ValueError) as exc:
-            raise NetworkError(f"{req.where}: reading the response: {exc}") from None
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            raise NetworkError(f"{req.where}: reading the response: {exc!r}") from None
         if len(body) > req.limit:
             raise over_limit(req, len(body))
+        length = headers.get("content-length", "")
+        if length.isdigit() and len(body) < int(length):  # urllib returns a cut body as is
+            raise NetworkError(
+                f"{req.where}: the response was cut short ({len(body)} of {length} bytes)"
+            )
         return HttpResponse(int(response.status), headers, body)
 
 
