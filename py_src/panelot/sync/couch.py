@@ -11,7 +11,9 @@ bytes and every call gives up after :attr:`Couch.timeout` seconds (the host's
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
@@ -20,12 +22,28 @@ from panelot.errors import NetworkError
 from panelot.host.http import DEFAULT_TIMEOUT, Http, HttpRequest
 from panelot.sync.server import Target
 
-__all__ = ["MAX_RESPONSE", "Couch"]
+__all__ = ["MAX_ANSWER_DEPTH", "MAX_RESPONSE", "Couch", "nesting"]
 
 MAX_RESPONSE = 16 * 1024 * 1024
 """The size limit of a response (a ``_revs_diff`` of 100 ids is far under it)."""
 
+MAX_ANSWER_DEPTH = 256
+"""The deepest nesting of an answer parsed (a ``_bulk_get`` answer wraps each
+document in six levels, and a document deeper than
+:data:`~panelot.sync.fetch.MAX_DOC_DEPTH` is then refused by id). It is checked on
+the bytes before ``json.loads``: Pyodide's parser must never recurse as deep as a
+hostile server nests."""
+
 _REASON = 200
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = bytes(range(256)).translate(None, b"[]{}")
+_SIGNS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
+
+
+def nesting(body: bytes) -> int:
+    """How deep the JSON text ``body`` nests (its brackets outside strings), in C loops."""
+    signs = _STRING.sub(b"", body).translate(_SIGNS, _BRACKETS)
+    return max(itertools.accumulate(memoryview(signs).cast("b")), default=0)
 
 
 def _reason(body: bytes) -> str:
@@ -98,6 +116,8 @@ class Couch:
         if not response.ok:
             said = _reason(response.body)
             raise NetworkError(f"{where}: {response.status}{': ' + said if said else ''}")
+        if nesting(response.body) > MAX_ANSWER_DEPTH:
+            raise NetworkError(f"{where}: the answer is nested deeper than {MAX_ANSWER_DEPTH}")
         try:
             return json.loads(response.body)
         except ValueError:

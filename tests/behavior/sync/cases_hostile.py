@@ -3,7 +3,7 @@
 Store A pushes a thread; the test server's fault switch (:func:`behavior.sync.fault`)
 then serves B's pull crafted answers, the same bytes on both cores: malformed JSON,
 a ``_bulk_get`` whose documents are not the ones asked for, answers over the size
-bound or nested deeper than any bound. Documents the domain would refuse (over its
+bound or nested deeper than ``MAX_ANSWER_DEPTH`` (checked before parsing). Documents the domain would refuse (over its
 limits, bad numbers, nested too deep) are put on the server with plain HTTP. A whole
 answer that cannot be read fails the pull (``NetworkError``, nothing written, the
 checkpoint kept); a document that cannot be taken is refused by id and the pull goes on.
@@ -20,13 +20,14 @@ from behavior.payloads import answer, text
 from behavior.sync import clear_faults, fault, http_json, push, server, synced_store
 from panelot.errors import NetworkError
 from panelot.store import PanelotStore
-from panelot.sync.couch import MAX_RESPONSE
+from panelot.sync.couch import MAX_ANSWER_DEPTH, MAX_RESPONSE
 from panelot.sync.docid import SYNCED_TABLES
 from panelot.sync.fetch import MAX_DOC_DEPTH
 
-_DEEP = 500
-"""A document this deep parses, and is refused for its depth before anything walks it."""
-assert _DEEP > MAX_DOC_DEPTH
+_DEEP = 200
+"""A document this deep is parsed (its answer is within ``MAX_ANSWER_DEPTH``), and
+refused by id for its depth before anything walks it."""
+assert MAX_DOC_DEPTH < _DEEP < MAX_ANSWER_DEPTH - 10
 
 
 async def _pair(ctx: Ctx) -> tuple[PanelotStore, PanelotStore, str, str]:
@@ -91,7 +92,7 @@ async def case_malformed_answers_fail_the_pull_and_write_nothing(ctx: Ctx) -> No
     said = await _refused_whole(ctx, b, database, changes, body={"results": 5})
     assert "_changes" in said and "not a changes feed" in said, said
     said = await _refused_whole(ctx, b, database, changes, raw="[" * 100_000 + "]" * 100_000)
-    assert "_changes" in said, said
+    assert "_changes" in said and f"nested deeper than {MAX_ANSWER_DEPTH}" in said, said
     for crafted in ({"results": "nope"}, [], {"results": [{"id": 5, "docs": {}}]}):
         said = await _refused_whole(ctx, b, database, bulk, body=crafted)
         assert "_bulk_get" in said, said
