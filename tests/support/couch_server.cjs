@@ -18,6 +18,9 @@
 //            "cut"          the real answer, its headers (with the full Content-Length)
 //                           and only the first half of its body, then the connection closed;
 //            "slow"         no answer until the client gives up (closes the connection);
+//            "drip"         200 and a body of one space every 100 ms, until the client
+//                           gives up (each read is quick: only a deadline on the whole
+//                           call ends it);
 //            "body"         `status` (default 200) with the JSON `body`, or the text `raw`;
 //            "big"          200 with a JSON object of `bytes` bytes (a long string field).
 //   GET    /_panelot_fault  {faults: [...left...], hits: N} (N: faults served so far)
@@ -122,6 +125,14 @@ app.use((req, res, next) => {
       return;
     case "slow":
       return; // the client's timeout closes the connection
+    case "drip": {
+      res.status(200).type("application/json");
+      res.write(" ");
+      const timer = setInterval(() => res.write(" "), 100);
+      req.on("close", () => clearInterval(timer));
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
     case "body":
       if (typeof fault.raw === "string") {
         res.status(fault.status ?? 200).type("application/json").send(fault.raw);

@@ -304,3 +304,22 @@ async def case_a_slow_server_beyond_the_timeout_is_a_network_error(ctx: Ctx) -> 
     assert report["refused"] == [], report
     assert await _records(b) == await _records(a)
     _assert_whole_threads(await _records(b), threads)
+
+
+async def case_a_server_dripping_its_answer_is_given_up_at_the_timeout(ctx: Ctx) -> None:
+    # One byte every 100 ms: every read is quick, only the whole call's deadline ends it.
+    a, b, database, threads = await _pushed_pair(ctx)
+    assert b.sync is not None
+    b.sync.timeout = 1.0
+    await fault(ctx, f"^POST /{database}/_bulk_get", "drip")
+    try:
+        error = await raises(NetworkError, _pull(b))
+    finally:
+        await clear_faults(ctx)
+    assert "_bulk_get" in str(error) and "within 1 s" in str(error), str(error)
+    assert await _records(b) == {}
+    assert (await b.query("sync.status"))["lastPull"] is None
+    b.sync.timeout = 30.0
+    assert (await _pull(b))["refused"] == []
+    assert await _records(b) == await _records(a)
+    _assert_whole_threads(await _records(b), threads)
