@@ -13,7 +13,9 @@
    :data:`BATCH_DOCS` documents or :data:`BATCH_BYTES` bytes; an attachment's bytes go
    inline (base64) with the revision that adds them, as a stub after. Each batch's
    documents are recorded in the state when the server has taken them, so a push cut
-   short resumes where it stopped.
+   short resumes where it stopped. The clocks of a batch's threads and library records
+   are kept (meta ``sent``) until the server answers: a push after a lost answer
+   builds the same revisions (the server may have them), never sibling ones.
 4. Write the push checkpoint, ``_local/<replication id>`` on the server and in the
    state.
 
