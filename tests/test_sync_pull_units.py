@@ -15,11 +15,19 @@ import urllib.parse
 from typing import Any
 
 from loops import run_async
+from panelot.errors import NetworkError
 from panelot.host.http import HttpRequest, HttpResponse
 from panelot.sync.apply import Incoming
 from panelot.sync.clock import Hlc
-from panelot.sync.couch import Couch
-from panelot.sync.fetch import CHANGES_LIMIT, check_leaf, read_changes, read_leaves
+from panelot.sync.couch import MAX_ANSWER_DEPTH, Couch, nesting
+from panelot.sync.fetch import (
+    CHANGES_LIMIT,
+    MAX_DOC_DEPTH,
+    check_leaf,
+    json_problem,
+    read_changes,
+    read_leaves,
+)
 from panelot.sync.merge import (
     library_wins,
     merge_leaves,
@@ -169,6 +177,52 @@ def test_a_leaf_of_the_wrong_shape_is_a_reason() -> None:
               "record": {"id": "m"}}  # fmt: skip
     assert check_leaf("memories:m", memory) is not None  # a library record needs its clock
     assert check_leaf("memories:m", {**memory, "clocks": {"record": C1}}) is None
+
+
+def test_a_leaf_of_another_revision_too_deep_or_with_nan_is_a_reason() -> None:
+    good = {"_id": "nodes:n", "_rev": "1-a", "table": "nodes", "v": 1, "record": {"id": "n"}}
+    assert check_leaf("nodes:n", good, ["1-a"]) is None
+    assert "asked" in str(check_leaf("nodes:n", good, ["2-b"]))
+    deep: Any = 1
+    for _ in range(MAX_DOC_DEPTH):
+        deep = [deep]
+    assert json_problem(deep) is None  # MAX_DOC_DEPTH levels: accepted
+    assert "nested" in str(json_problem([deep]))
+    very: Any = 1
+    for _ in range(100_000):  # far deeper than Python recurses: a reason, no crash
+        very = {"x": very}
+    assert "nested" in str(check_leaf("nodes:n", {**good, "record": {"id": "n", "p": very}}))
+    assert "NaN" in str(json_problem({"a": [1.5, float("nan")]}))
+    assert "NaN" in str(json_problem({"a": float("-inf")}))
+
+
+def test_an_answer_s_nesting_is_counted_outside_strings() -> None:
+    assert nesting(b'{"a": [1, {"b": "[[[[\\"[["}], "c": {}}') == 3
+    assert nesting(b'["a\\\\", ["]]"]]') == 2  # an escaped backslash ends no string early
+    assert nesting(b"") == 0 and nesting(b"[" * 100_000 + b"]" * 100_000) == 100_000
+    deep = b"[" * (MAX_ANSWER_DEPTH + 1) + b"]" * (MAX_ANSWER_DEPTH + 1)
+
+    async def http(req: HttpRequest) -> HttpResponse:
+        return HttpResponse(200, {}, deep)
+
+    couch = Couch(http, Target("http://127.0.0.1:1", "db"), None)
+    try:
+        run_async(couch.call("GET", "/_changes"))
+    except NetworkError as exc:
+        assert f"nested deeper than {MAX_ANSWER_DEPTH}" in str(exc)
+    else:
+        raise AssertionError("no error")
+
+
+def test_a_malformed_bulk_get_answer_is_a_network_error() -> None:
+    for answer in ({"results": "x"}, [], {"results": [{"id": 5, "docs": []}]}):
+        couch = _fake_couch({"/_bulk_get": (200, answer)}, [])
+        try:
+            run_async(read_leaves(couch, {"nodes:n": ["1-a"]}))
+        except NetworkError as exc:
+            assert "_bulk_get" in str(exc)
+        else:
+            raise AssertionError(f"no error for {answer!r}")
 
 
 def test_a_pull_starts_from_the_checkpoint_both_sides_hold() -> None:

@@ -239,6 +239,7 @@ def test_the_replication_id_is_per_device_server_database_and_direction() -> Non
 def test_batches_hold_at_most_100_documents_or_8_mib() -> None:
     small = [Outgoing({"_id": f"nodes:{i}"}, {}) for i in range(250)]
     assert [len(b) for b in _batches(small)] == [100, 100, 50]
+    assert [len(b) for b in _batches(small[:5], 2)] == [2, 2, 1]  # Syncer.batch_docs
     big = [Outgoing({"_id": f"a:{i}", "data": "x" * (3 * 1024 * 1024)}, {}) for i in range(5)]
     assert [len(b) for b in _batches(big)] == [2, 2, 1]
     huge = [Outgoing({"_id": "a", "data": "x" * (9 * 1024 * 1024)}, {})]
@@ -263,6 +264,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         elif self.path == "/slow":
             self.server.release.wait(10)  # type: ignore[attr-defined]
             body = b"late"
+        elif self.path in ("/cut", "/cut-chunked"):
+            self.send_response(200)
+            if self.path == "/cut":
+                self.send_header("Content-Length", "100")
+                self.end_headers()
+                self.wfile.write(b'{"results": [')  # then the connection closes
+            else:
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.write(b'd\r\n{"results": [\r\n')  # no last chunk
+            self.close_connection = True
+            return
         else:
             body = json.dumps({"auth": self.headers.get("Authorization")}).encode()
         self.send_response(404 if self.path == "/missing" else 200)
@@ -295,6 +308,9 @@ def test_urllib_http_answers_any_status_and_bounds_the_rest(local_server: str) -
     assert moved.status == 302  # not followed: headers never go elsewhere
     with pytest.raises(NetworkError, match="over its limit"):
         run_async(urllib_http(HttpRequest("GET", local_server + "/big", limit=4096)))
+    for cut in ("/cut", "/cut-chunked"):  # a body cut short is no answer
+        with pytest.raises(NetworkError, match="cut short|reading the response"):
+            run_async(urllib_http(HttpRequest("GET", local_server + cut)))
     with pytest.raises(NetworkError) as slow:
         req = HttpRequest("GET", local_server + "/slow", {"Authorization": secret}, timeout=0.3)
         run_async(urllib_http(req))

@@ -3,8 +3,10 @@
 A call is an :class:`HttpRequest` (method, URL, headers, a body of bytes, a response
 size limit, a timeout) answered by an :class:`HttpResponse` (status, headers, body).
 Any status is an answer: deciding what a 401 or a 500 means is the caller's. What is
-not an answer raises :class:`~panelot.errors.NetworkError`: no connection, a timeout,
-a response larger than its limit. No redirect is followed (a 3xx is an answer),
+not an answer raises :class:`~panelot.errors.NetworkError`: no connection, a timeout
+(of the whole call: a body still coming after it is given up),
+a response larger than its limit, a body cut short (shorter than its
+``Content-Length``, or a chunked body that stops). No redirect is followed (a 3xx is an answer),
 so headers only ever go to the URL asked. Its message names the method and the URL, never a
 header (so never an ``Authorization``), and a URL with credentials in it is refused
 before anything is sent.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -114,11 +117,35 @@ def _opener() -> Any:
     return urllib.request.build_opener(NoRedirect())
 
 
+_CHUNK = 64 * 1024
+
+
+def _read_by(response: Any, req: HttpRequest, deadline: float) -> bytes:
+    """The body, read in chunks up to ``req.limit`` bytes and until ``deadline``.
+
+    ``urllib``'s timeout is per socket read: a server sending a byte at a time would
+    never reach it.
+    """
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise NetworkError(f"{req.where}: no answer within {req.timeout:g} s")
+        chunk = response.read1(min(_CHUNK, req.limit + 1 - size))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        size += len(chunk)
+        if size > req.limit:
+            raise over_limit(req, size)
+
+
 def _send(req: HttpRequest) -> HttpResponse:
     """The blocking request (run in a worker thread)."""
     import urllib.error
     import urllib.request
 
+    deadline = time.monotonic() + req.timeout
     request = urllib.request.Request(
         req.url, data=req.body, headers=dict(req.headers), method=req.method
     )
@@ -129,14 +156,19 @@ def _send(req: HttpRequest) -> HttpResponse:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise NetworkError(f"{req.where}: {type(exc).__name__}: {reason}") from None
+    import http.client
+
     with response:
         headers = {k.lower(): v for k, v in response.headers.items()}
         try:
-            body = response.read(req.limit + 1)
-        except (OSError, ValueError) as exc:
-            raise NetworkError(f"{req.where}: reading the response: {exc}") from None
-        if len(body) > req.limit:
-            raise over_limit(req, len(body))
+            body = _read_by(response, req, deadline)
+        except (OSError, ValueError, http.client.HTTPException) as exc:
+            raise NetworkError(f"{req.where}: reading the response: {exc!r}") from None
+        length = headers.get("content-length", "")
+        if length.isdigit() and len(body) < int(length):  # urllib returns a cut body as is
+            raise NetworkError(
+                f"{req.where}: the response was cut short ({len(body)} of {length} bytes)"
+            )
         return HttpResponse(int(response.status), headers, body)
 
 

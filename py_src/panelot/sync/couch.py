@@ -3,26 +3,47 @@
 Every call sends and reads JSON. What is not a success raises
 :class:`~panelot.errors.NetworkError` naming the call and what the server said: a
 401 or 403 says the user or password was refused (never the password, never the
-header), a 404 of the database says it does not exist, a body that is no JSON says so.
+header), a 404 of the database says it does not exist, a body that is no JSON (or is
+nested deeper than Python parses) says so. Every answer is at most :data:`MAX_RESPONSE`
+bytes and every call gives up after :attr:`Couch.timeout` seconds (the host's
+``NetworkError``).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
 from panelot.errors import NetworkError
-from panelot.host.http import Http, HttpRequest
+from panelot.host.http import DEFAULT_TIMEOUT, Http, HttpRequest
 from panelot.sync.server import Target
 
-__all__ = ["MAX_RESPONSE", "Couch"]
+__all__ = ["MAX_ANSWER_DEPTH", "MAX_RESPONSE", "Couch", "nesting"]
 
 MAX_RESPONSE = 16 * 1024 * 1024
 """The size limit of a response (a ``_revs_diff`` of 100 ids is far under it)."""
 
+MAX_ANSWER_DEPTH = 256
+"""The deepest nesting of an answer parsed (a ``_bulk_get`` answer wraps each
+document in six levels, and a document deeper than
+:data:`~panelot.sync.fetch.MAX_DOC_DEPTH` is then refused by id). It is checked on
+the bytes before ``json.loads``: Pyodide's parser must never recurse as deep as a
+hostile server nests."""
+
 _REASON = 200
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = bytes(range(256)).translate(None, b"[]{}")
+_SIGNS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
+
+
+def nesting(body: bytes) -> int:
+    """How deep the JSON text ``body`` nests (its brackets outside strings), in C loops."""
+    signs = _STRING.sub(b"", body).translate(_SIGNS, _BRACKETS)
+    return max(itertools.accumulate(memoryview(signs).cast("b")), default=0)
 
 
 def _reason(body: bytes) -> str:
@@ -40,10 +61,18 @@ def _reason(body: bytes) -> str:
 class Couch:
     """One database on one server, as the sync section calls it."""
 
-    def __init__(self, http: Http, target: Target, authorization: str | None) -> None:
+    def __init__(
+        self,
+        http: Http,
+        target: Target,
+        authorization: str | None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
         self._http = http
         self.target = target
         self._authorization = authorization
+        self.timeout = timeout
+        """Seconds a call may take unless it says otherwise (the long-poll does)."""
 
     def __repr__(self) -> str:  # the header stays out of every repr
         return f"Couch({self.target.url})"
@@ -60,7 +89,7 @@ class Couch:
         """``method`` on the database's ``path`` with a JSON ``body``; the JSON answer.
 
         ``missing_ok``: a 404 answers ``None`` instead of raising. ``timeout``: seconds
-        (default: the host's).
+        (default: :attr:`timeout`).
         """
         headers = {"Accept": "application/json"}
         if self._authorization is not None:
@@ -70,9 +99,8 @@ class Couch:
             headers["Content-Type"] = "application/json"
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
         url = self.target.url + path
-        req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE)
-        if timeout is not None:
-            req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE, timeout=timeout)
+        seconds = self.timeout if timeout is None else timeout
+        req = HttpRequest(method, url, headers, data, limit=MAX_RESPONSE, timeout=seconds)
         response = await self._http(req)
         where = f"{method} {url}"
         if response.status in (401, 403):
@@ -88,10 +116,14 @@ class Couch:
         if not response.ok:
             said = _reason(response.body)
             raise NetworkError(f"{where}: {response.status}{': ' + said if said else ''}")
+        if nesting(response.body) > MAX_ANSWER_DEPTH:
+            raise NetworkError(f"{where}: the answer is nested deeper than {MAX_ANSWER_DEPTH}")
         try:
             return json.loads(response.body)
         except ValueError:
             raise NetworkError(f"{where}: the answer is not JSON") from None
+        except RecursionError:  # nested deeper than Python parses: never a crash
+            raise NetworkError(f"{where}: the answer is nested too deep to read") from None
 
     async def info(self) -> dict[str, Any]:
         """``GET /db``: the database exists and the credentials are accepted."""
@@ -144,7 +176,8 @@ class Couch:
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
         url = self.target.url + path
-        response = await self._http(HttpRequest("GET", url, headers, None, limit=limit))
+        req = HttpRequest("GET", url, headers, None, limit=limit, timeout=self.timeout)
+        response = await self._http(req)
         if response.status in (401, 403):
             raise NetworkError(
                 f"GET {url}: {response.status}: the server refused the user or password",

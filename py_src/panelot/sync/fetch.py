@@ -9,7 +9,13 @@
   long-poll of continuous sync, answering once the server has a change after ``since``
   (or after the timeout);
 * :func:`check_leaf` — a leaf's shape (``{table, v, record, clocks?}`` under the
-  document's id) before any rule reads it: a problem is a reason, never a crash.
+  document's id and a revision asked for, nested at most :data:`MAX_DOC_DEPTH` deep,
+  no NaN or infinity) before any rule reads it: a problem is a reason, never a crash.
+
+An answer that is not what the protocol says (no ``results`` list, an entry without
+an id or documents) raises :class:`~panelot.errors.NetworkError`: the pull writes
+nothing and keeps its checkpoint. A document asked for and left out of a
+``_bulk_get`` answer comes back as a refusal (:data:`NOT_ANSWERED`).
 
 Every answer goes through :meth:`~panelot.sync.couch.Couch.call`, so its size is
 bounded by :data:`~panelot.sync.couch.MAX_RESPONSE`.
@@ -18,9 +24,11 @@ bounded by :data:`~panelot.sync.couch.MAX_RESPONSE`.
 from __future__ import annotations
 
 import json
+import math
 import urllib.parse
 from typing import Any
 
+from panelot.codec import MAX_JSON_DEPTH
 from panelot.errors import NetworkError
 from panelot.sync.couch import Couch
 from panelot.sync.docid import split_doc_id
@@ -30,7 +38,10 @@ from panelot.sync.revs import rev_number
 __all__ = [
     "CHANGES_LIMIT",
     "GET_CHUNK",
+    "MAX_DOC_DEPTH",
+    "NOT_ANSWERED",
     "check_leaf",
+    "json_problem",
     "read_changes",
     "read_leaves",
     "wait_changes",
@@ -43,6 +54,13 @@ GET_CHUNK = 100
 """Revisions asked for per ``_bulk_get``."""
 
 _MAX_LEAVES = 32
+
+MAX_DOC_DEPTH = MAX_JSON_DEPTH + 8
+"""The deepest nesting of a pulled document (its record's free-form fields are bounded
+at :data:`~panelot.codec.MAX_JSON_DEPTH`; the document wraps them in a few levels)."""
+
+NOT_ANSWERED = "the server did not send any revision asked for"
+"""The refusal of a document asked for and missing from the answer."""
 
 
 async def read_changes(couch: Couch, since: Any) -> tuple[dict[str, list[str]], Any]:
@@ -108,10 +126,14 @@ async def read_leaves(
                 found[one] = await _open_revs(couch, one, wanted[one])
             continue
         results = answer.get("results") if isinstance(answer, dict) else None
-        for result in results if isinstance(results, list) else []:
+        if not isinstance(results, list):
+            raise NetworkError(f"POST {couch.target.url}/_bulk_get: not a _bulk_get answer")
+        for result in results:
             named = result.get("id") if isinstance(result, dict) else None
             docs = result.get("docs") if isinstance(result, dict) else None
-            if not isinstance(named, str) or named not in wanted or not isinstance(docs, list):
+            if not isinstance(named, str) or not isinstance(docs, list):
+                raise NetworkError(f"POST {couch.target.url}/_bulk_get: not a _bulk_get answer")
+            if named not in wanted:
                 continue
             for item in docs:
                 ok = item.get("ok") if isinstance(item, dict) else None
@@ -130,15 +152,23 @@ async def _open_revs(couch: Couch, doc_id: str, revs: list[str]) -> list[dict[st
     return [ok for ok in oks if isinstance(ok, dict)]
 
 
-def check_leaf(doc_id: str, leaf: dict[str, Any]) -> str | None:
-    """What is wrong with a leaf's shape (``None``: nothing)."""
+def check_leaf(doc_id: str, leaf: dict[str, Any], asked: list[str] | None = None) -> str | None:
+    """What is wrong with a leaf's shape (``None``: nothing).
+
+    ``asked``: the revisions asked for (a leaf of another one is refused).
+    """
     table, key = split_doc_id(doc_id)
     if leaf.get("_id") != doc_id or not isinstance(leaf.get("_rev"), str):
         return "the document's _id or _rev is not the one asked for"
+    if asked is not None and leaf["_rev"] not in asked:
+        return "_rev: not a revision asked for"
     try:
         rev_number(leaf["_rev"])
     except ValueError:
         return "_rev: not a revision id"
+    problem = json_problem(leaf)
+    if problem is not None:
+        return problem
     if leaf.get("_deleted") is True:
         return None
     if leaf.get("table") != table or leaf.get("v") != FORMAT:
@@ -153,4 +183,23 @@ def check_leaf(doc_id: str, leaf: dict[str, Any]) -> str | None:
         return "clocks: must be an object of clock strings"
     if table in LIBRARY_TABLES and not isinstance((clocks or {}).get("record"), str):
         return "clocks.record: a library record needs its clock"
+    return None
+
+
+def json_problem(value: Any) -> str | None:
+    """Whether ``value`` nests deeper than :data:`MAX_DOC_DEPTH` or holds NaN or infinity.
+
+    Iterative: a document nested deeper than Python recurses is a reason, not a crash.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "a number JSON does not have (NaN or infinity)"
+        children = item.values() if isinstance(item, dict) else item
+        if not isinstance(item, (dict, list)):
+            continue
+        if depth > MAX_DOC_DEPTH:
+            return f"the document is nested deeper than {MAX_DOC_DEPTH} levels"
+        stack.extend((child, depth + 1) for child in children)
     return None

@@ -38,7 +38,7 @@ from panelot.sync.apply import Applied, Incoming, apply_library, apply_thread
 from panelot.sync.clock import Hlc, parse_hlc
 from panelot.sync.couch import Couch
 from panelot.sync.docid import doc_id, split_doc_id
-from panelot.sync.fetch import check_leaf, read_changes, read_leaves
+from panelot.sync.fetch import NOT_ANSWERED, check_leaf, read_changes, read_leaves
 from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest, local_view
 from panelot.sync.merge import merge_leaves, winner
 from panelot.sync.push import replication_id
@@ -108,12 +108,16 @@ def _since(server: Any, local: Any) -> Any:
     return 0
 
 
-def _incoming(doc_id_: str, leaves: list[dict[str, Any]], report: PullReport) -> Incoming | None:
+def _incoming(
+    doc_id_: str, leaves: list[dict[str, Any]], asked: list[str], report: PullReport
+) -> Incoming | None:
     """One document's leaves, checked and merged (``None``: nothing usable)."""
     table, key = split_doc_id(doc_id_)
     good = []
+    if not leaves:
+        report.refused.append({"id": doc_id_, "reason": NOT_ANSWERED})
     for leaf in leaves:
-        reason = check_leaf(doc_id_, leaf)
+        reason = check_leaf(doc_id_, leaf, asked)
         if reason is None:
             good.append(leaf)
         else:
@@ -205,8 +209,8 @@ async def pull(
     }
     leaves = await read_leaves(couch, wanted)
     items: list[Incoming] = []
-    for did in sorted(leaves):
-        item = _incoming(did, leaves[did], report)
+    for did in sorted(wanted):
+        item = _incoming(did, leaves.get(did, []), wanted[did], report)
         if item is not None:
             items.append(item)
             for clock in (item.clocks or {}).values():

@@ -13,7 +13,9 @@
    :data:`BATCH_DOCS` documents or :data:`BATCH_BYTES` bytes; an attachment's bytes go
    inline (base64) with the revision that adds them, as a stub after. Each batch's
    documents are recorded in the state when the server has taken them, so a push cut
-   short resumes where it stopped.
+   short resumes where it stopped. The clocks of a batch's threads and library records
+   are kept (meta ``sent``) until the server answers: a push after a lost answer
+   builds the same revisions (the server may have them), never sibling ones.
 4. Write the push checkpoint, ``_local/<replication id>`` on the server and in the
    state.
 
@@ -80,6 +82,8 @@ class Outgoing:
     doc: dict[str, Any]
     row: dict[str, Any]
     size: int = 0
+    parent: str | None = None
+    """The revision it follows (``None``: the document's first)."""
 
 
 @dataclass(slots=True)
@@ -157,9 +161,16 @@ async def _read_some(
 class _Builder:
     """Builds the documents of one push from the local records and the known rows."""
 
-    def __init__(self, known: dict[str, dict[str, Any]], tick: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        known: dict[str, dict[str, Any]],
+        tick: Callable[[], str],
+        sent: dict[str, Any] | None = None,
+    ) -> None:
         self.known = known
         self.tick = tick
+        self.sent = sent or {}
+        """The clocks of revisions sent without an answer (:func:`_sent_entry`)."""
         self.out: list[Outgoing] = []
         self.unchanged = 0
         self.waiting: set[str] = set()
@@ -180,12 +191,23 @@ class _Builder:
         if thread_id is not None:
             row["threadId"] = thread_id
         clocks = self._clocks(table, record, last, row)
+        parent = None if last is None else last.get("rev")
+        again = self.sent.get(did)
+        if (
+            clocks is not None
+            and isinstance(again, dict)
+            and again.get("parent") == parent
+            and again.get("digest") == digest
+            and isinstance(again.get("clocks"), dict)
+        ):
+            # sent before without an answer: the same revision again, never a sibling
+            clocks = dict(again["clocks"])
+            row["clocks"] = clocks
         body = body_of(table, view, clocks)
         rev_body = dict(body)
         if att is not None:
             meta = {k: att[k] for k in ("content_type", "digest", "length")}
             rev_body["_attachments"] = {ATTACHMENT: meta}
-        parent = None if last is None else last.get("rev")
         rev = next_rev(parent, False, rev_body)
         doc: dict[str, Any] = {"_id": did, "_rev": rev, "_revisions": revisions(rev, parent)}
         doc.update(body)
@@ -196,7 +218,7 @@ class _Builder:
                 "revpos": doc["_attachments"][ATTACHMENT]["revpos"],
             }
         row["rev"] = rev
-        self.out.append(Outgoing(doc, row))
+        self.out.append(Outgoing(doc, row, parent=parent))
 
     async def _attachment(
         self, binary: tuple[Any, str] | None, last: dict[str, Any] | None
@@ -273,13 +295,14 @@ async def _build(
     hlc: Hlc,
     now: int,
     threads: dict[str, dict[str, Any]] | None = None,
+    sent: dict[str, Any] | None = None,
 ) -> _Builder:
     """The documents to send.
 
     ``threads``: every thread ``local``'s records belong to (default: ``local``'s
-    threads, when ``local`` holds every record).
+    threads, when ``local`` holds every record). ``sent``: the state's ``sent`` meta.
     """
-    builder = _Builder(known, lambda: hlc.tick(now))
+    builder = _Builder(known, lambda: hlc.tick(now), sent)
     if threads is None:
         threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
     waiting = {tid for tid, t in threads.items() if t.get("deleting")}
@@ -312,13 +335,13 @@ async def _build(
     return builder
 
 
-def _batches(out: list[Outgoing]) -> list[list[Outgoing]]:
+def _batches(out: list[Outgoing], most: int = BATCH_DOCS) -> list[list[Outgoing]]:
     batches: list[list[Outgoing]] = []
     current: list[Outgoing] = []
     size = 0
     for item in out:
         item.size = len(json.dumps(item.doc, ensure_ascii=False, separators=(",", ":")))
-        if current and (len(current) >= BATCH_DOCS or size + item.size > BATCH_BYTES):
+        if current and (len(current) >= most or size + item.size > BATCH_BYTES):
             batches.append(current)
             current, size = [], 0
         current.append(item)
@@ -335,23 +358,27 @@ async def push(
     hlc: Hlc,
     now: int,
     outbox: dict[str, str] | None = None,
+    *,
+    batch_docs: int = BATCH_DOCS,
 ) -> PushReport:
     """Push what the server lacks of ``db``; ``state`` records what it then has.
 
     ``outbox``: the outbox's rows (``{id: mark}``) this push answers: only their
     records are compared (all, when it holds :data:`~panelot.sync.outbox.WIDE`), and
-    they are cleared once the server has what was sent.
+    they are cleared once the server has what was sent. ``batch_docs``: at most this
+    many documents per ``_bulk_docs``.
     """
     report = PushReport()
     await couch.info()  # the database is there and the credentials are accepted
+    sent = await _read_sent(state)
     if outbox is None or WIDE in outbox:
         local = await _read_local(db)
-        builder = await _build(local, await _read_known(state), hlc, now)
+        builder = await _build(local, await _read_known(state), hlc, now, None, sent)
     else:
         ids = sorted(outbox)
         known = await _read_known_of(state, ids)
         local, threads = await _read_some(db, ids, known)
-        builder = await _build(local, known, hlc, now, threads)
+        builder = await _build(local, known, hlc, now, threads, sent)
     report.unchanged = builder.unchanged
     wanted: list[Outgoing] = []
     on_server: list[dict[str, Any]] = []
@@ -365,10 +392,18 @@ async def push(
                 on_server.append(item.row)  # the server has this revision already
     report.unchanged += len(on_server)
     if on_server:
-        await record_docs(state, on_server, str(hlc))
-    for batch in _batches(wanted):
+        for row in on_server:
+            sent.pop(row["id"], None)
+        await record_docs(state, on_server, str(hlc), sent)
+    for batch in _batches(wanted, batch_docs):
+        clocked = {item.doc["_id"]: _sent_entry(item) for item in batch if "clocks" in item.doc}
+        if clocked:  # kept until the server answers: a retry sends the same revisions
+            sent.update(clocked)
+            await _write_sent(state, sent)
         await couch.bulk_docs([item.doc for item in batch])
-        await record_docs(state, [item.row for item in batch], str(hlc))
+        for did in clocked:
+            sent.pop(did, None)
+        await record_docs(state, [item.row for item in batch], str(hlc), sent)
         report.batches += 1
         for item in batch:
             if item.doc.get("_deleted"):
@@ -379,6 +414,26 @@ async def push(
     if outbox is not None:
         await clear(state, {k: v for k, v in outbox.items() if k not in builder.waiting})
     return report
+
+
+def _sent_entry(item: Outgoing) -> dict[str, Any]:
+    """What makes a sent revision again: its parent, content digest and clocks."""
+    return {"parent": item.parent, "digest": item.row.get("digest"), "clocks": item.doc["clocks"]}
+
+
+async def _read_sent(state: Database) -> dict[str, Any]:
+    async def read(tx: Transaction) -> Any:
+        return await read_meta(tx, "sent")
+
+    sent = await state.transaction("r", ["meta"], read)
+    return dict(sent) if isinstance(sent, dict) else {}
+
+
+async def _write_sent(state: Database, sent: dict[str, Any]) -> None:
+    async def write(tx: Transaction) -> None:
+        await write_meta(tx, "sent", sent)
+
+    await state.transaction("rw", ["meta"], write)
 
 
 async def _checkpoint(

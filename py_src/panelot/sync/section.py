@@ -20,6 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from panelot.clock import Clock
 from panelot.host import Host
+from panelot.host.http import DEFAULT_TIMEOUT
 from panelot.idb import CoreFactory, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.sync.clock import Hlc
@@ -28,7 +29,7 @@ from panelot.sync.fetch import wait_changes
 from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
 from panelot.sync.outbox import WIDE, size
 from panelot.sync.pull import Send, pull
-from panelot.sync.push import push
+from panelot.sync.push import BATCH_DOCS, push
 from panelot.sync.server import (
     Target,
     basic_auth,
@@ -64,6 +65,10 @@ class Syncer:
         """The loop's long-poll timeout, in seconds."""
         self.debounce = DEBOUNCE
         """Seconds from a change heard to the loop's push."""
+        self.timeout = DEFAULT_TIMEOUT
+        """Seconds a call to the server may take (the long-poll's is its own)."""
+        self.batch_docs = BATCH_DOCS
+        """At most this many documents per ``_bulk_docs`` of a push."""
 
     @property
     def state_name(self) -> str:
@@ -150,14 +155,16 @@ class Syncer:
         if isinstance(config.get("ref"), str) and isinstance(config.get("user"), str):
             password = await host.services.credentials.reveal(config["ref"])
             authorization = basic_auth(config["user"], password)
-        return Couch(host.http, target, authorization)
+        return Couch(host.http, target, authorization, self.timeout)
 
     async def push(self, host: Host) -> dict[str, Any]:
         """One push (:func:`panelot.sync.push.push`); its report."""
         async with self._running:
             couch = await self._couch(host)
             hlc = await self._device()
-            report = await push(self._db, await self.state(), couch, hlc, self._clock())
+            state = await self.state()
+            now = self._clock()
+            report = await push(self._db, state, couch, hlc, now, batch_docs=self.batch_docs)
             return report.to_json()
 
     async def pull(self, host: Host, send: Send, client: str) -> dict[str, Any]:
@@ -230,7 +237,10 @@ class Syncer:
                 async with self._running:
                     couch = await self._couch(host)
                     hlc = await self._device()
-                    report = await push(self._db, state, couch, hlc, self._clock(), rows)
+                    now = self._clock()
+                    report = await push(
+                        self._db, state, couch, hlc, now, rows, batch_docs=self.batch_docs
+                    )
                     return report.to_json()
 
             async def pull_all() -> dict[str, Any]:
@@ -309,7 +319,7 @@ async def _forget_server(tx: Transaction) -> None:
     continuous loop's too, compares everything with the (new) database.
     """
     await tx.table("docs").clear()
-    for key in ("push", "pull"):
+    for key in ("push", "pull", "sent"):
         await tx.table("meta").delete(key)
     await tx.table("outbox").clear()
     await tx.table("outbox").put({"id": WIDE, "n": uuid.uuid4().hex})

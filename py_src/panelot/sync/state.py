@@ -23,6 +23,10 @@ Tables (Dexie syntax)::
           {key: "config", value: {server, database, user?, ref?}}
           {key: "push", value: {id: "_local/<replication id>", seq, at, pushed}}
           {key: "pull", value: {id: "_local/<replication id>", since, at, refused}}
+          {key: "sent", value: {"<table>:<key>": {parent, digest, clocks}}}
+                                                  (clocked revisions sent without an
+                                                   answer yet: a push after a lost answer
+                                                   sends the same revision, not a sibling)
 
 ``config.ref`` names the password in the encrypted credential store; the password
 itself is never here.
@@ -81,12 +85,19 @@ async def write_meta(tx: Transaction, key: str, value: Any) -> None:
     await tx.table("meta").put({"key": key, "value": value})
 
 
-async def record_docs(state: Database, rows: list[dict[str, Any]], clock: str) -> None:
-    """Record what the server now has (``docs`` rows) and the device's last clock, at once."""
+async def record_docs(
+    state: Database, rows: list[dict[str, Any]], clock: str, sent: dict[str, Any] | None = None
+) -> None:
+    """Record what the server now has (``docs`` rows) and the device's last clock, at once.
+
+    ``sent``: the revisions still sent without an answer (meta ``sent``), when given.
+    """
 
     async def write(tx: Transaction) -> None:
         if rows:
             await tx.table("docs").bulk_put(rows)
         await write_meta(tx, "clock", clock)
+        if sent is not None:
+            await write_meta(tx, "sent", sent)
 
     await state.transaction("rw", list(STATE_TABLES), write)

@@ -87,3 +87,27 @@ async def push(store: PanelotStore) -> dict[str, Any]:
     """``sync.push``; its report."""
     report: dict[str, Any] = await store.command("sync.push", {})
     return report
+
+
+FAULTS = "/_panelot_fault"
+"""The test server's fault switch (documented at the top of tests/support/couch_server.cjs)."""
+
+
+async def fault(ctx: Ctx, path: str, kind: str, *, auth: bool = False, **extra: Any) -> None:
+    """Inject a fault: the requests whose ``METHOD /url`` matches ``path`` get ``kind``.
+
+    ``extra``: ``method``, ``times``, ``after``, ``status``, ``body``, ``raw``, ``bytes``.
+    """
+    url = server(auth) + FAULTS
+    status, answer = await http_json(ctx, "POST", url, {"path": path, "kind": kind, **extra})
+    assert status == 200, (status, answer)
+
+
+async def clear_faults(ctx: Ctx, *, auth: bool = False) -> list[Any]:
+    """Clear every fault of the server; the faults that were left (not yet served)."""
+    status, answer = await http_json(ctx, "GET", server(auth) + FAULTS)
+    assert status == 200, (status, answer)
+    status, cleared = await http_json(ctx, "DELETE", server(auth) + FAULTS)
+    assert status == 200, (status, cleared)
+    left: list[Any] = answer["faults"]
+    return left
