@@ -25,6 +25,8 @@
 //            "big"          200 with a JSON object of `bytes` bytes (a long string field).
 //   GET    /_panelot_fault  {faults: [...left...], hits: N} (N: faults served so far)
 //   DELETE /_panelot_fault  clears every fault (the hit count stays).
+//   GET    /_panelot_polls  {open: {db: N}}: the `feed=longpoll` requests held now, by
+//          database (one whose client went away no longer counts): a test sees one end.
 // CORS preflights are never faulted.
 "use strict";
 
@@ -170,6 +172,8 @@ app.use((req, res, next) => {
 // holds the request until a change): this answers `feed=longpoll` as CouchDB does, with
 // the first change after `since`, or no change once `timeout` ms have passed.
 const Memory = PouchDB.defaults({ adapter: "memory" });
+const openPolls = {};
+app.get("/_panelot_polls", (req, res) => res.json({ open: openPolls }));
 app.get("/:db/_changes", (req, res, next) => {
   if (req.query.feed !== "longpoll") {
     next();
@@ -179,9 +183,14 @@ app.get("/:db/_changes", (req, res, next) => {
   const since = req.query.since ?? 0;
   const deadline = Date.now() + Math.min(Number(req.query.timeout ?? 60000) || 0, 60000);
   let gone = false;
-  req.on("close", () => {
+  const name = req.params.db;
+  openPolls[name] = (openPolls[name] ?? 0) + 1;
+  const ended = () => {
+    if (!gone) openPolls[name] -= 1;
     gone = true;
-  });
+  };
+  req.on("close", ended);
+  res.on("finish", ended);
   const poll = () => {
     if (gone) return;
     db.changes({ since, limit: Number(req.query.limit ?? 1) || 1, style: "all_docs" }).then(

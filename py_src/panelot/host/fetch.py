@@ -3,7 +3,8 @@
 :func:`browser_http` is what :func:`~panelot.host.browser.browser_host` gives a store
 in a page (an extension page, the test harness). It sends the request with ``fetch``
 (``redirect: "error"``: headers never go to another URL; ``credentials: "omit"``: no
-cookies), gives up after the request's timeout (an ``AbortController``), and reads the
+cookies), gives up after the request's timeout or when the awaiting task is cancelled
+(an ``AbortController``: a stopped sync loop ends its long-poll at once), and reads the
 body as a stream, giving up as soon as it passes the request's size limit (a
 ``Content-Length`` over it is refused before reading). Nothing it builds is a
 ``PyProxy``: the options are plain JS objects, the body a ``Uint8Array`` copy.
@@ -86,6 +87,9 @@ async def browser_http(req: HttpRequest) -> HttpResponse:
     except TimeoutError:
         controller.abort()
         raise NetworkError(f"{req.where}: no answer within {req.timeout:g} s") from None
+    except asyncio.CancelledError:
+        controller.abort()  # the caller gave up (a stopped sync loop): so does the request
+        raise
     except JsException as exc:
         controller.abort()
         raise NetworkError(f"{req.where}: {getattr(exc, 'name', 'Error')}: {exc}") from None
