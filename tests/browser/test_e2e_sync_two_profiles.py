@@ -17,8 +17,14 @@ syncing with the same fresh database of the open test server
 * Offline on both (``sync.stop`` in each), the same thread renamed differently and
   appended to on both; once both loops start again (``sync.start``), every synced table
   is the same on both, record by record, minus what stays on the device
-  (:func:`panelot.sync.mapping.local_view`), both show the same title, and every node
-  written on either side exists on both.
+  (:func:`panelot.sync.mapping.local_view`), both show the same title and the merged
+  leaf, the two offline questions as two versions at one place, and every node written
+  on either side exists on both.
+
+This test found the early-leaf defect (docs/sync.md "Merges", the leaf): B pulled A's
+edited thread before its nodes, kept its leaf, and pushed that leaf back with a newer
+clock, so both profiles ended on the branch before the edit (about one run in ten);
+tests/behavior/sync/cases_leaf.py pins the rule.
 
 Every wait is for the state the test's own action causes, with a generous timeout (the
 loop pushes within a second of a commit and pulls on a long-poll); a wait that times out
@@ -150,6 +156,12 @@ _SHOWS_NODE = """(id) => !!document.querySelector(`#messages [data-node-id='${id
 #: Node ``id`` shown with the version position ``pos`` (``n/m``).
 _SHOWS_AT = """([id, pos]) => document.querySelector(
   `#messages [data-node-id='${id}'] .branch-pos`)?.textContent === pos"""
+#: Node ``id`` shown with a version position ending in ``of`` (``/2``).
+_SHOWS_OF = """([id, of]) => document.querySelector(
+  `#messages [data-node-id='${id}'] .branch-pos`)?.textContent.endsWith(of) === true"""
+#: Node ``id`` shown as the last message, from the live snapshot.
+_SHOWS_LAST = """(id) => document.querySelector('#messages .msg:last-child')?.dataset.nodeId === id
+  && (window.panelotApp.chat.snapshot?.nodes ?? []).some((n) => n.id === id)"""
 _GONE = "(id) => !document.querySelector(`#messages [data-node-id='${id}']`)"
 _ROW = "(id) => !!document.querySelector(`#thread-list [data-thread-id='${id}']`)"
 _TITLE = """([id, title]) => window.panelotApp.chat.thread?.id === id
@@ -411,10 +423,22 @@ def test_offline_conflicting_edits_converge(profiles: tuple[Profile, Profile]) -
     title = a.store.query("thread.get", {"threadId": tid})["title"]
     assert title in ("Title from A", "Title from B"), title
     assert b.store.query("thread.get", {"threadId": tid})["title"] == title
-    # Both panels show the merged title, and every node is in both profiles.
+    leaf = a.store.query("thread.get", {"threadId": tid})["leafId"]
+    assert leaf in written_a | written_b, leaf
+    (offline_a,) = (n for n in written_a if _type(a, n) == "user_message")
+    (offline_b,) = (n for n in written_b if _type(b, n) == "user_message")
+    # Both panels show the merged title and the merged leaf last, the two offline
+    # questions as two versions at one place (siblings: "n/2"); every node is in both.
     for profile in (a, b):
         _wait(profile, _TITLE, [tid, title], "the merged title", (), tid)
+        _wait(profile, _SHOWS_LAST, leaf, f"the merged leaf {leaf} last", (), tid)
+        question = offline_a if offline_a in _user_ids(profile.page) else offline_b
+        _wait(profile, _SHOWS_OF, [question, "/2"], "the offline questions as 2 versions", (), tid)
         assert every <= _node_ids(profile), sorted(every - _node_ids(profile))
+
+
+def _type(profile: Profile, node_id: str) -> str:
+    return str(next(n["type"] for n in profile.store.raw("nodes") if n["id"] == node_id))
 
 
 def _difference(mine: dict[str, Any], theirs: dict[str, Any]) -> str:
