@@ -155,11 +155,14 @@ def test_the_leaf_waits_for_its_node_and_follows_pulled_nodes_down_its_branch() 
 
 def test_a_server_leaf_whose_node_is_not_here_is_early_and_the_kept_leaf_no_change() -> None:
     row = {"id": "threads:t", "rev": "2-a", "fields": {"title": "T", "leafId": "later"}}
-    assert early_leaf(row, {"a", "b"}) == "later"  # its node has not come yet
-    assert early_leaf(row, {"a", "later"}) is None
-    assert early_leaf(None, set()) is None
-    assert early_leaf({**row, "deleted": True}, set()) is None
-    assert early_leaf({**row, "fields": {"title": "T"}}, set()) is None  # no leaf named
+    assert early_leaf(row, {"a", "b"}, "b") == "later"  # its node has not come yet
+    assert early_leaf(row, {"a", "later"}, "b") is None
+    assert early_leaf(None, set(), "b") is None
+    assert early_leaf({**row, "deleted": True}, set(), "b") is None
+    assert early_leaf({**row, "fields": {"title": "T"}}, set(), "b") is None  # no leaf named
+    assert early_leaf({**row, "keptLeaf": "b"}, {"a", "b"}, "b") == "later"  # still kept
+    assert early_leaf({**row, "keptLeaf": "b"}, {"a", "b", "c"}, "c") is None  # moved here
+    assert early_leaf({**row, "keptLeaf": None}, {"a", "b"}, "b") is None  # changed here
     kept = known_with_leaf(row, "b")
     assert kept is not None and kept["fields"] == {"title": "T", "leafId": "b"}
     assert row["fields"]["leafId"] == "later"  # the state's row itself is left alone

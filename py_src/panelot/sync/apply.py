@@ -147,8 +147,8 @@ async def apply_thread(
         writes, fresh = await _merge_nodes(tx, thread_id, nodes, merged_nodes, out)
         base = local if isinstance(local, dict) else None
         local_leaf = None if base is None else base.get("leafId")
-        row = known.get(doc_id("threads", thread_id))
-        early = early_leaf(row, local_nodes)
+        row = known_row = known.get(doc_id("threads", thread_id))
+        early = early_leaf(row, local_nodes, local_leaf)
         if early is not None:  # the leaf kept meanwhile is not a change made here
             row = known_with_leaf(row, local_leaf)
         merged = (
@@ -181,8 +181,17 @@ async def apply_thread(
         if files:
             await tx.table("attachments").bulk_put(files)
         out.written += 1 + len(writes) + len(files)
+        # The state's row; while the server's leaf has no node here, with the leaf kept.
         if thread is not None and remote is not None:
-            out.rows.append(thread.row())
+            pulled = thread.row()
+            server_leaf = remote.get("leafId")
+            if isinstance(server_leaf, str) and server_leaf not in merged_nodes:
+                # The merge chose the server's leaf: it waits, this one is kept. Else a
+                # leaf changed here won (None: no leaf kept, the push sends this one).
+                pulled["keptLeaf"] = leaf if target == server_leaf else None
+            out.rows.append(pulled)
+        elif known_row is not None and early is not None and early not in merged_nodes:
+            out.rows.append({**known_row, "keptLeaf": leaf})
 
     await db.transaction("rw", _THREAD_TABLES, body)
     return out

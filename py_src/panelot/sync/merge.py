@@ -161,17 +161,23 @@ def merge_thread(
     return merged
 
 
-def early_leaf(known: dict[str, Any] | None, nodes: Container[str]) -> str | None:
+def early_leaf(known: dict[str, Any] | None, nodes: Container[str], local_leaf: Any) -> str | None:
     """The leaf the server's thread names when its node is not among ``nodes``, else none.
 
     ``known`` is the state's row of the thread's document (its ``fields`` are the
-    server's); ``nodes``, the ids of the thread's nodes here.
+    server's, its ``keptLeaf`` the leaf this device kept when it pulled them);
+    ``nodes``, the ids of the thread's nodes here; ``local_leaf``, the thread's leaf
+    here. A leaf moved here since it was kept is a change of this device: none.
     """
     if known is None or known.get("deleted"):
         return None
     fields = known.get("fields")
     leaf = fields.get("leafId") if isinstance(fields, dict) else None
-    return leaf if isinstance(leaf, str) and leaf not in nodes else None
+    if not isinstance(leaf, str) or leaf in nodes:
+        return None
+    if "keptLeaf" in known and known["keptLeaf"] != local_leaf:
+        return None
+    return leaf
 
 
 def known_with_leaf(known: dict[str, Any] | None, leaf: Any) -> dict[str, Any] | None:

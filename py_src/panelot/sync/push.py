@@ -337,7 +337,7 @@ async def _early_leaves(
         tid = thread.get("id")
         row = known.get(doc_id("threads", tid)) if isinstance(tid, str) else None
         mine = thread.get("leafId")
-        leaf = early_leaf(row, (mine,) if isinstance(mine, str) else ())
+        leaf = early_leaf(row, (mine,) if isinstance(mine, str) else (), mine)
         if isinstance(tid, str) and leaf is not None:
             wanted[tid] = leaf
     if not wanted:

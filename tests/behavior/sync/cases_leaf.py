@@ -4,8 +4,9 @@ A thread's document can come in one pull and the node its ``leafId`` names in a 
 one (a long-poll woken between two documents of another device's push). Meanwhile the
 device keeps its own leaf; that kept leaf is not a change made here: a push must not send
 it back with a newer clock (it would undo the other device's edit everywhere), and once
-the node comes the server's leaf is taken. Stores A and B are two devices syncing one
-fresh server database; the early document is put with plain HTTP.
+the node comes the server's leaf is taken. A leaf moved here meanwhile (an append) is
+this device's change: it is pushed and stays. Stores A and B are two devices syncing
+one fresh server database; the early document is put with plain HTTP.
 """
 
 from __future__ import annotations
@@ -104,3 +105,44 @@ async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_co
     for table in SYNCED_TABLES:
         mine, theirs = await _synced(a, table), await _synced(b, table)
         assert mine == theirs, (table, mine, theirs)
+
+
+async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_change(
+    ctx: Ctx,
+) -> None:
+    a, database = await synced_store(ctx)
+    b = await _second(ctx, database)
+    tid = await a.create_thread("Moved meanwhile")
+    question = (await a.append(tid, "user_message", text("Hello")))["nodeId"]
+    await a.append(tid, "assistant_message", answer("Hi"))
+    await push(a)
+    await _pull(b)
+    later = "n-early-leaf-2"
+    thread_doc = (await all_docs(ctx, database))[f"threads:{tid}"]
+    thread_doc["record"] = {**thread_doc["record"], "leafId": later}
+    await _put(ctx, database, thread_doc)
+    await _pull(b)
+
+    # B appends before the early leaf's node comes: its new leaf is its own change.
+    mine = (await b.append(tid, "user_message", text("From B meanwhile")))["nodeId"]
+    assert await _leaf(b, tid) == mine
+    assert (await push(b))["pushed"] == 2  # the node and the thread, with B's leaf
+    on_server = (await all_docs(ctx, database))[f"threads:{tid}"]
+    assert on_server["record"]["leafId"] == mine, on_server
+    node = {
+        "id": later,
+        "threadId": tid,
+        "parentId": question,
+        "seq": 3,
+        "ts": 1_764_000_000_003,
+        "type": "assistant_message",
+        "payload": answer("Another version"),
+    }
+    await _put(ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node})
+    await _pull(b)
+    assert await _leaf(b, tid) == mine  # the server's leaf is B's now: it stays
+    await _pull(a)
+    assert await _leaf(a, tid) == mine
+    for table in SYNCED_TABLES:
+        mine_rows, theirs = await _synced(a, table), await _synced(b, table)
+        assert mine_rows == theirs, (table, mine_rows, theirs)
