@@ -65,6 +65,7 @@ BATCH_BYTES = 8 * 1024 * 1024
 """At most this many bytes of JSON per ``_bulk_docs`` (a larger document goes alone)."""
 
 _THREADED = ("nodes", "attachments")
+_NOT_EARLY = object()
 _DIFF_CHUNK = 100
 
 
@@ -175,8 +176,10 @@ class _Builder:
 
     async def record(self, table: str, record: dict[str, Any], thread_id: str | None) -> None:
         key = record["id"]
+        kept = _NOT_EARLY
         if table == "threads" and key in self.early:
-            record = {**record, "leafId": self.early[key]}  # the leaf kept meanwhile stays here
+            kept = record.get("leafId")  # the leaf kept meanwhile stays here
+            record = {**record, "leafId": self.early[key]}
         did = doc_id(table, key)
         last = self.known.get(did)
         view = local_view(table, record)
@@ -190,6 +193,8 @@ class _Builder:
         if thread_id is not None:
             row["threadId"] = thread_id
         clocks = self._clocks(table, record, last, row)
+        if kept is not _NOT_EARLY:
+            row["keptLeaf"] = kept  # still waiting for the server's leaf
         body = body_of(table, view, clocks)
         rev_body = dict(body)
         if att is not None:

@@ -14,7 +14,8 @@ Tables (Dexie syntax)::
            onServer?: true}                       (what the server last had of a record;
                                                    onServer: pulled without its bytes;
                                                    keptLeaf: the leaf a thread kept here
-                                                   while the server's leaf had no node)
+                                                   while the server's leaf had no node,
+                                                   written by a pull and by a push)
     outbox: "id"                                   (version 2)
           {id: "<table>:<key>", n: "<random>"}   (changed here since the last push;
                                                    id "*": a change of unknown keys,

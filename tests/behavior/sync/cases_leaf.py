@@ -123,6 +123,10 @@ async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_chan
     await _put(ctx, database, thread_doc)
     await _pull(b)
 
+    # A pin of B's goes with the server's leaf; the leaf B keeps is still not its change.
+    await b.command("thread.update", {"threadId": tid, "patch": {"pinned": True}})
+    assert (await push(b))["pushed"] == 1
+    assert (await all_docs(ctx, database))[f"threads:{tid}"]["record"]["leafId"] == later
     # B appends before the early leaf's node comes: its new leaf is its own change.
     mine = (await b.append(tid, "user_message", text("From B meanwhile")))["nodeId"]
     assert await _leaf(b, tid) == mine
