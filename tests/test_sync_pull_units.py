@@ -29,6 +29,8 @@ from panelot.sync.fetch import (
     read_leaves,
 )
 from panelot.sync.merge import (
+    early_leaf,
+    known_with_leaf,
     library_wins,
     merge_leaves,
     merge_node,
@@ -157,6 +159,26 @@ def test_the_leaf_waits_for_its_node_and_follows_pulled_nodes_down_its_branch() 
     assert settle_leaf(index, "b", "a", ["c"]) == "c"  # pulled c extends b's branch
     assert settle_leaf(index, "x", "b", ["c"]) == "x"  # x is on another branch
     assert settle_leaf(index, None, None, []) in {"c", "x"}
+
+
+def test_a_server_leaf_whose_node_is_not_here_is_early_and_the_kept_leaf_no_change() -> None:
+    row = {"id": "threads:t", "rev": "2-a", "fields": {"title": "T", "leafId": "later"}}
+    assert early_leaf(row, {"a", "b"}, "b") == "later"  # its node has not come yet
+    assert early_leaf(row, {"a", "later"}, "b") is None
+    assert early_leaf(None, set(), "b") is None
+    assert early_leaf({**row, "deleted": True}, set(), "b") is None
+    assert early_leaf({**row, "fields": {"title": "T"}}, set(), "b") is None  # no leaf named
+    assert early_leaf({**row, "keptLeaf": "b"}, {"a", "b"}, "b") == "later"  # still kept
+    assert early_leaf({**row, "keptLeaf": "b"}, {"a", "b", "c"}, "c") is None  # moved here
+    assert early_leaf({**row, "keptLeaf": None}, {"a", "b"}, "b") is None  # changed here
+    kept = known_with_leaf(row, "b")
+    assert kept is not None and kept["fields"] == {"title": "T", "leafId": "b"}
+    assert row["fields"]["leafId"] == "later"  # the state's row itself is left alone
+    local = {"id": "t", "title": "T", "leafId": "b", "updatedAt": 1}
+    remote = {"id": "t", "title": "T", "leafId": "later2", "updatedAt": 2}
+    # The kept leaf is not a local change: the server's newer leaf is merged in.
+    assert merge_thread(local, kept, remote, {"leafId": C1})["leafId"] == "later2"
+    assert merge_thread(local, row, remote, {"leafId": C1})["leafId"] == "b"  # vs the raw row
 
 
 def test_seq_collisions_are_read_in_seq_then_id_order() -> None:

@@ -29,7 +29,14 @@ from panelot.sync.mapping import (
     content_digest,
     local_view,
 )
-from panelot.sync.merge import library_wins, merge_node, merge_thread, settle_leaf
+from panelot.sync.merge import (
+    early_leaf,
+    known_with_leaf,
+    library_wins,
+    merge_node,
+    merge_thread,
+    settle_leaf,
+)
 from panelot.tree.integrity import index_nodes
 from panelot.tree.reading import load_nodes
 from panelot.tree.shown import count_in
@@ -139,14 +146,21 @@ async def apply_thread(
         merged_nodes = dict(local_nodes)
         writes, fresh = await _merge_nodes(tx, thread_id, nodes, merged_nodes, out)
         base = local if isinstance(local, dict) else None
+        local_leaf = None if base is None else base.get("leafId")
+        row = known_row = known.get(doc_id("threads", thread_id))
+        early = early_leaf(row, local_nodes, local_leaf)
+        if early is not None:  # the leaf kept meanwhile is not a change made here
+            row = known_with_leaf(row, local_leaf)
         merged = (
-            merge_thread(base, known.get(doc_id("threads", thread_id)), remote, thread.clocks or {})
+            merge_thread(base, row, remote, thread.clocks or {})
             if remote is not None and thread is not None
             else dict(base or {})
         )
+        target = merged.get("leafId")
+        if thread is None and early is not None:
+            target = early  # its node may have come now: the server's leaf is taken
         index = index_nodes(thread_id, list(merged_nodes.values()))
-        local_leaf = None if base is None else base.get("leafId")
-        leaf = settle_leaf(index, merged.get("leafId"), local_leaf, fresh)
+        leaf = settle_leaf(index, target, local_leaf, fresh)
         merged["leafId"] = leaf
         all_nodes = list(merged_nodes.values())
         merged["stats"] = stats_of(all_nodes)
@@ -167,8 +181,17 @@ async def apply_thread(
         if files:
             await tx.table("attachments").bulk_put(files)
         out.written += 1 + len(writes) + len(files)
+        # The state's row; while the server's leaf has no node here, with the leaf kept.
         if thread is not None and remote is not None:
-            out.rows.append(thread.row())
+            pulled = thread.row()
+            server_leaf = remote.get("leafId")
+            if isinstance(server_leaf, str) and server_leaf not in merged_nodes:
+                # The merge chose the server's leaf: it waits, this one is kept. Else a
+                # leaf changed here won (None: no leaf kept, the push sends this one).
+                pulled["keptLeaf"] = leaf if target == server_leaf else None
+            out.rows.append(pulled)
+        elif known_row is not None and early is not None and early not in merged_nodes:
+            out.rows.append({**known_row, "keptLeaf": leaf})
 
     await db.transaction("rw", _THREAD_TABLES, body)
     return out

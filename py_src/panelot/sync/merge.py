@@ -10,6 +10,10 @@
 * :func:`merge_node` — append-only: a tombstone wins, else the local record stays
   (its local ``evicted`` flags with it);
 * :func:`library_wins` — whole record, the newer clock;
+* :func:`early_leaf` — the server's leaf of a thread whose node has not come here yet
+  (a thread's document can arrive before its nodes): the leaf this device keeps
+  meanwhile is not a change made here (:func:`known_with_leaf`), a push sends the
+  server's leaf, and the leaf is taken once its node comes;
 * :func:`settle_leaf` — where a merged thread's leaf goes: the merged ``leafId`` once
   its node is here, moved to the newest live descendant when pulled nodes extend its
   branch, then off a tombstoned end (``tree.tombstones``).
@@ -18,7 +22,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from typing import Any, TypeGuard
 
 from panelot.sync.clock import parse_hlc
@@ -29,6 +33,8 @@ from panelot.tree.integrity import TreeIndex
 from panelot.tree.tombstones import live_leaf
 
 __all__ = [
+    "early_leaf",
+    "known_with_leaf",
     "library_wins",
     "merge_leaves",
     "merge_node",
@@ -153,6 +159,32 @@ def merge_thread(
             merged[name] = copy.deepcopy(value)
     _times(merged, remote)
     return merged
+
+
+def early_leaf(known: dict[str, Any] | None, nodes: Container[str], local_leaf: Any) -> str | None:
+    """The leaf the server's thread names when its node is not among ``nodes``, else none.
+
+    ``known`` is the state's row of the thread's document (its ``fields`` are the
+    server's, its ``keptLeaf`` the leaf this device kept when it pulled them);
+    ``nodes``, the ids of the thread's nodes here; ``local_leaf``, the thread's leaf
+    here. A leaf moved here since it was kept is a change of this device: none.
+    """
+    if known is None or known.get("deleted"):
+        return None
+    fields = known.get("fields")
+    leaf = fields.get("leafId") if isinstance(fields, dict) else None
+    if not isinstance(leaf, str) or leaf in nodes:
+        return None
+    if "keptLeaf" in known and known["keptLeaf"] != local_leaf:
+        return None
+    return leaf
+
+
+def known_with_leaf(known: dict[str, Any] | None, leaf: Any) -> dict[str, Any] | None:
+    """``known`` with ``leaf`` as the server's ``leafId`` (a kept leaf: not changed here)."""
+    if known is None or not isinstance(known.get("fields"), dict):
+        return known
+    return {**known, "fields": {**known["fields"], "leafId": leaf}}
 
 
 def merge_node(local: dict[str, Any] | None, remote: dict[str, Any]) -> dict[str, Any] | None:

@@ -53,6 +53,7 @@ from panelot.sync.mapping import (
     local_view,
     thread_clocks,
 )
+from panelot.sync.merge import early_leaf
 from panelot.sync.outbox import WIDE, clear
 from panelot.sync.revs import next_rev, revisions
 from panelot.sync.state import read_meta, record_docs, write_meta
@@ -66,6 +67,7 @@ BATCH_BYTES = 8 * 1024 * 1024
 """At most this many bytes of JSON per ``_bulk_docs`` (a larger document goes alone)."""
 
 _THREADED = ("nodes", "attachments")
+_NOT_EARLY = object()
 _DIFF_CHUNK = 100
 
 
@@ -166,11 +168,14 @@ class _Builder:
         known: dict[str, dict[str, Any]],
         tick: Callable[[], str],
         sent: dict[str, Any] | None = None,
+        early: dict[str, str] | None = None,
     ) -> None:
         self.known = known
         self.tick = tick
         self.sent = sent or {}
         """The clocks of revisions sent without an answer (:func:`_sent_entry`)."""
+        self.early = early or {}
+        """Threads whose server leaf has not come here yet: that leaf (see _early_leaves)."""
         self.out: list[Outgoing] = []
         self.unchanged = 0
         self.waiting: set[str] = set()
@@ -178,6 +183,10 @@ class _Builder:
 
     async def record(self, table: str, record: dict[str, Any], thread_id: str | None) -> None:
         key = record["id"]
+        kept = _NOT_EARLY
+        if table == "threads" and key in self.early:
+            kept = record.get("leafId")  # the leaf kept meanwhile stays here
+            record = {**record, "leafId": self.early[key]}
         did = doc_id(table, key)
         last = self.known.get(did)
         view = local_view(table, record)
@@ -203,6 +212,8 @@ class _Builder:
             # sent before without an answer: the same revision again, never a sibling
             clocks = dict(again["clocks"])
             row["clocks"] = clocks
+        if kept is not _NOT_EARLY:
+            row["keptLeaf"] = kept  # still waiting for the server's leaf
         body = body_of(table, view, clocks)
         rev_body = dict(body)
         if att is not None:
@@ -296,15 +307,17 @@ async def _build(
     now: int,
     threads: dict[str, dict[str, Any]] | None = None,
     sent: dict[str, Any] | None = None,
+    early: dict[str, str] | None = None,
 ) -> _Builder:
     """The documents to send.
 
     ``threads``: every thread ``local``'s records belong to (default: ``local``'s
     threads, when ``local`` holds every record). ``sent``: the state's ``sent`` meta.
+    ``early``: :func:`_early_leaves`.
     """
-    builder = _Builder(known, lambda: hlc.tick(now), sent)
     if threads is None:
         threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
+    builder = _Builder(known, lambda: hlc.tick(now), sent, early)
     waiting = {tid for tid, t in threads.items() if t.get("deleting")}
     present: set[str] = set()
     for table in SYNCED_TABLES:
@@ -333,6 +346,34 @@ async def _build(
             builder.deletion(last)
         # else: an evicted attachment (local), kept on the server
     return builder
+
+
+async def _early_leaves(
+    db: Database, threads: list[dict[str, Any]], known: dict[str, dict[str, Any]]
+) -> dict[str, str]:
+    """The threads whose leaf on the server names a node not here yet: ``{id: that leaf}``.
+
+    A thread's document can arrive before its nodes; the leaf the device keeps meanwhile
+    is not a change made here, so the push sends the server's leaf (docs/sync.md
+    "Merges", the leaf).
+    """
+    wanted: dict[str, str] = {}
+    for thread in threads:
+        tid = thread.get("id")
+        row = known.get(doc_id("threads", tid)) if isinstance(tid, str) else None
+        mine = thread.get("leafId")
+        leaf = early_leaf(row, (mine,) if isinstance(mine, str) else (), mine)
+        if isinstance(tid, str) and leaf is not None:
+            wanted[tid] = leaf
+    if not wanted:
+        return {}
+
+    async def read(tx: Transaction) -> list[Any]:
+        return await tx.table("nodes").bulk_get(list(wanted.values()))
+
+    found = await db.transaction("r", ["nodes"], read)
+    here = {n["id"] for n in found if isinstance(n, dict)}  # node ids are unique
+    return {tid: leaf for tid, leaf in wanted.items() if leaf not in here}
 
 
 def _batches(out: list[Outgoing], most: int = BATCH_DOCS) -> list[list[Outgoing]]:
@@ -373,12 +414,15 @@ async def push(
     sent = await _read_sent(state)
     if outbox is None or WIDE in outbox:
         local = await _read_local(db)
-        builder = await _build(local, await _read_known(state), hlc, now, None, sent)
+        known = await _read_known(state)
+        early = await _early_leaves(db, local["threads"], known)
+        builder = await _build(local, known, hlc, now, None, sent, early)
     else:
         ids = sorted(outbox)
         known = await _read_known_of(state, ids)
         local, threads = await _read_some(db, ids, known)
-        builder = await _build(local, known, hlc, now, threads, sent)
+        early = await _early_leaves(db, local["threads"], known)
+        builder = await _build(local, known, hlc, now, threads, sent, early)
     report.unchanged = builder.unchanged
     wanted: list[Outgoing] = []
     on_server: list[dict[str, Any]] = []

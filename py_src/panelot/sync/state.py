@@ -10,9 +10,12 @@ Tables (Dexie syntax)::
     docs: "id, table, threadId"
           {id: "<table>:<key>", table, threadId?, rev, digest, deleted?,
            attachment?: {digest, length, content_type, revpos},
-           fields?: {...}, clocks?: {...},
+           fields?: {...}, clocks?: {...}, keptLeaf?,
            onServer?: true}                       (what the server last had of a record;
-                                                   onServer: pulled without its bytes)
+                                                   onServer: pulled without its bytes;
+                                                   keptLeaf: the leaf a thread kept here
+                                                   while the server's leaf had no node,
+                                                   written by a pull and by a push)
     outbox: "id"                                   (version 2)
           {id: "<table>:<key>", n: "<random>"}   (changed here since the last push;
                                                    id "*": a change of unknown keys,
