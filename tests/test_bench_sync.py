@@ -32,9 +32,7 @@ def measured() -> dict[str, Any]:
         "pull": {"python": [50.0, 60.0, 70.0], "pouchdb": [100.0, 120.0, 200.0]},
         "checks": [checks, checks, checks],
         "latency": {
-            "samples": [
-                {"ms": float(ms), "push_ms": 10.0, "pull_ms": 20.0} for ms in range(100, 120)
-            ],
+            "samples": [{"ms": float(ms)} for ms in range(100, 120)],
             "check": {"count": 21, "digest": "cd" * 32},
         },
     }
@@ -48,7 +46,7 @@ def test_the_summary_has_the_ratios_against_pouchdb_and_the_latency() -> None:
     assert push["spread"]["python"] == [100.0, 300.0] and push["runs"] == 3
     assert pull["ratio"] == 0.5 and pull["check"] == CHECK
     assert latency["median_ms"] == 109.5 and latency["p95_ms"] == 118.0
-    assert latency["commits"] == 20 and latency["push_median_ms"] == 10.0
+    assert latency["commits"] == 20 and latency["mode"] == "continuous sync on both"
     table = sync_markdown(doc)
     assert "| `sync_push` | 200.0 ms | 100.0 ms | 2.0 |" in table
     assert "| `sync_pull` | 60.0 ms | 120.0 ms | 0.5 |" in table

@@ -4,8 +4,8 @@ sync.mjs writes this file into Pyodide's file system as ``bench_sync`` and calls
 functions; each opens a real :class:`PanelotStore` on a database the page named (seeded
 with plain IndexedDB for ``sync_push``), configures sync against the bench's test server
 and times only the command: ``sync.push``, ``sync.pull``. ``latency`` runs two stores
-that share one server database (push on A, then pull on B: continuous sync is not built
-yet) and stamps each commit on A and its arrival in B's live query.
+that share one server database, each running the continuous loop (``sync.start``, as an
+open panel does), and stamps each commit on A and its arrival in B's live query.
 """
 
 from __future__ import annotations
@@ -112,9 +112,12 @@ async def latency(
 ) -> str:
     """Commit on A to B's live query result, ``commits`` times; JSON of the samples.
 
-    A creates a thread and pushes it, B pulls it and opens a live query on its nodes;
-    then each sample appends a node on A (stamped when the append returns), pushes A,
-    pulls B and waits for the node in B's live query (stamped in its callback).
+    Both stores run the continuous loop (``sync.start``): A pushes from its outbox a
+    debounce after each commit, B's long-poll wakes and pulls. B watches the thread's
+    nodes with a live query; each sample appends a node on A (stamped when the append
+    returns) and waits for it in B's live query (stamped in its callback). At the end
+    both loops stop and one ``sync.now`` each (A, B, then A) settles both sides, so the
+    check compares finished states.
     """
     a = await _open(name_a, server, database)
     b = await _open(name_b, server, database)
@@ -134,34 +137,27 @@ async def latency(
     query = None
     try:
         tid = await a.create_thread("Latency")
-        await a.command("sync.push", {})
-        await b.command("sync.pull", {})
         query = b.db.live_query(
             lambda tx: tx.table("nodes").where("threadId").equals(tid).to_list(),
             ["nodes"],
             on_result=on_result,
             interval=interval,
         )
+        for store in (a, b):
+            await store.command("sync.start", {})
         for i in range(commits):
             text = {"content": [{"type": "text", "text": f"sample {i}"}]}
             node_id = str((await a.append(tid, "user_message", text))["nodeId"])
             committed = _wall_ms()
             wanted[node_id] = asyncio.Event()
-            if node_id in arrived:  # cannot happen before the pull; kept honest
+            if node_id in arrived:  # cannot happen before B pulls it; kept honest
                 wanted[node_id].set()
-            t0 = time.perf_counter()
-            await a.command("sync.push", {})
-            t1 = time.perf_counter()
-            await b.command("sync.pull", {})
-            t2 = time.perf_counter()
             await asyncio.wait_for(wanted[node_id].wait(), LIVE_TIMEOUT_S)
-            samples.append(
-                {
-                    "ms": arrived[node_id] - committed,
-                    "push_ms": (t1 - t0) * 1000,
-                    "pull_ms": (t2 - t1) * 1000,
-                }
-            )
+            samples.append({"ms": arrived[node_id] - committed})
+        for store in (a, b):
+            await store.command("sync.stop", {})
+        for store in (a, b, a):
+            await store.command("sync.now", {})
     finally:
         if query is not None:
             query.close()
