@@ -17,6 +17,7 @@ from typing import Any
 from behavior import Ctx
 from panelot.host import HttpRequest
 from panelot.store import PanelotStore
+from panelot.sync.mapping import local_view
 
 AUTH_USER = "panelot-sync"
 AUTH_PASSWORD = "pässword-9f3c-never-shown"  # noqa: S105 - the test server's, on purpose
@@ -87,6 +88,34 @@ async def push(store: PanelotStore) -> dict[str, Any]:
     """``sync.push``; its report."""
     report: dict[str, Any] = await store.command("sync.push", {})
     return report
+
+
+async def pull(store: PanelotStore) -> dict[str, Any]:
+    """``sync.pull``; its report."""
+    report: dict[str, Any] = await store.command("sync.pull", {})
+    return report
+
+
+async def second_store(ctx: Ctx, database: str) -> PanelotStore:
+    """Another store of the case (another device) syncing with ``database`` (open server)."""
+    store = await ctx.store()
+    assert store.sync is not None
+    ctx.names.append(store.sync.state_name)
+    await store.command("sync.configure", {"server": server(), "database": database})
+    return store
+
+
+async def synced_rows(store: PanelotStore, table: str) -> dict[str, dict[str, Any]]:
+    """Every record of ``table`` by id, minus what stays on the device (``local_view``)."""
+    rows = await store.db.table(table).to_collection().to_list()
+    return {row["id"]: local_view(table, row) for row in rows}
+
+
+async def put_doc(ctx: Ctx, database: str, doc: dict[str, Any]) -> None:
+    """``PUT`` the document ``doc`` (its ``_id``) into ``database`` on the open server."""
+    url = f"{server()}/{database}/{doc['_id']}"
+    status, said = await http_json(ctx, "PUT", url, doc)
+    assert status in (201, 202), (status, said)
 
 
 FAULTS = "/_panelot_fault"

@@ -22,7 +22,9 @@ from behavior.sync import (
     clear_faults,
     fault,
     http_json,
+    pull,
     push,
+    second_store,
     server,
     synced_store,
 )
@@ -31,20 +33,6 @@ from panelot.store import PanelotStore
 from panelot.sync.docid import SYNCED_TABLES
 from panelot.sync.mapping import local_view
 from panelot.sync.push import replication_id
-
-
-async def _second(ctx: Ctx, database: str) -> PanelotStore:
-    """Another store (another device) syncing with ``database`` on the open server."""
-    store = await ctx.store()
-    assert store.sync is not None
-    ctx.names.append(store.sync.state_name)
-    await store.command("sync.configure", {"server": server(), "database": database})
-    return store
-
-
-async def _pull(store: PanelotStore) -> dict[str, Any]:
-    report: dict[str, Any] = await store.command("sync.pull", {})
-    return report
 
 
 async def _thread_with(store: PanelotStore, title: str, turns: int) -> str:
@@ -201,7 +189,7 @@ async def case_a_401_mid_push_names_the_password_and_never_holds_it(ctx: Ctx) ->
 async def _pushed_pair(ctx: Ctx) -> tuple[PanelotStore, PanelotStore, str, dict[str, set[str]]]:
     """A pushed two threads (with an attachment) and a skill; B syncs with the same database."""
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     first = await _thread_with(a, "First", 2)
     second = await _thread_with(a, "Second", 1)
     data = b"attached bytes " * 20
@@ -222,7 +210,7 @@ async def _failed_pull_then_recovered(
     a, b, database, threads = await _pushed_pair(ctx)
     await fault(ctx, pattern.format(db=database), kind, **extra)
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         await clear_faults(ctx)
     assert names in str(error), str(error)
@@ -230,12 +218,12 @@ async def _failed_pull_then_recovered(
     status = await b.query("sync.status")
     assert status["lastPull"] is None and status["documents"] == 0, status
     assert await _server_checkpoint(ctx, b, database, "pull") is None
-    report = await _pull(b)
+    report = await pull(b)
     assert report["refused"] == [] and report["onServer"] == [], report
     mine, theirs = await _records(a), await _records(b)
     assert mine == theirs, (sorted(mine), sorted(theirs))  # every record, once
     _assert_whole_threads(theirs, threads)
-    again = await _pull(b)
+    again = await pull(b)
     assert again["pulled"] == 0 and again["written"] == 0, again
     await _server_docs(ctx, database)  # B sent nothing back: one revision each
     return str(error)
@@ -273,7 +261,7 @@ async def case_a_failed_pull_checkpoint_keeps_the_old_one_and_nothing_comes_twic
     a, b, database, threads = await _pushed_pair(ctx)
     await fault(ctx, f"^PUT /{database}/_local/", "500", times=5)
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         await clear_faults(ctx)
     assert "_local" in str(error) and "500" in str(error), str(error)
@@ -281,7 +269,7 @@ async def case_a_failed_pull_checkpoint_keeps_the_old_one_and_nothing_comes_twic
     _assert_whole_threads(await _records(b), threads)
     assert (await b.query("sync.status"))["lastPull"] is None  # not advanced
     assert await _server_checkpoint(ctx, b, database, "pull") is None
-    report = await _pull(b)
+    report = await pull(b)
     assert report["written"] == 0 and report["refused"] == [], report  # nothing twice
     assert report["checkpoint"]["since"], report
     assert await _records(b) == await _records(a)
@@ -294,13 +282,13 @@ async def case_a_slow_server_beyond_the_timeout_is_a_network_error(ctx: Ctx) -> 
     b.sync.timeout = 1.0  # the server holds the request until the client gives up
     await fault(ctx, f"^GET /{database}/_changes", "slow")
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         await clear_faults(ctx)
     assert "_changes" in str(error), str(error)
     assert await _records(b) == {}
     b.sync.timeout = 30.0
-    report = await _pull(b)
+    report = await pull(b)
     assert report["refused"] == [], report
     assert await _records(b) == await _records(a)
     _assert_whole_threads(await _records(b), threads)
@@ -313,13 +301,13 @@ async def case_a_server_dripping_its_answer_is_given_up_at_the_timeout(ctx: Ctx)
     b.sync.timeout = 1.0
     await fault(ctx, f"^POST /{database}/_bulk_get", "drip")
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         await clear_faults(ctx)
     assert "_bulk_get" in str(error) and "within 1 s" in str(error), str(error)
     assert await _records(b) == {}
     assert (await b.query("sync.status"))["lastPull"] is None
     b.sync.timeout = 30.0
-    assert (await _pull(b))["refused"] == []
+    assert (await pull(b))["refused"] == []
     assert await _records(b) == await _records(a)
     _assert_whole_threads(await _records(b), threads)

@@ -17,7 +17,7 @@ from typing import Any
 
 from behavior import Ctx, raises
 from behavior.payloads import answer, text
-from behavior.sync import clear_faults, fault, http_json, push, server, synced_store
+from behavior.sync import clear_faults, fault, http_json, pull, push, server, synced_store
 from panelot.errors import NetworkError
 from panelot.store import PanelotStore
 from panelot.sync.couch import MAX_ANSWER_DEPTH, MAX_RESPONSE
@@ -49,11 +49,6 @@ async def _count(store: PanelotStore) -> int:
     return sum([await store.db.table(t).count() for t in SYNCED_TABLES])
 
 
-async def _pull(store: PanelotStore) -> dict[str, Any]:
-    report: dict[str, Any] = await store.command("sync.pull", {})
-    return report
-
-
 async def _leaves(ctx: Ctx, database: str) -> list[dict[str, Any]]:
     """Every document on the server as ``_bulk_get`` gives it (``revs=true``)."""
     status, said = await http_json(ctx, "GET", f"{server()}/{database}/_all_docs")
@@ -75,7 +70,7 @@ async def _refused_whole(ctx: Ctx, b: PanelotStore, database: str, pattern: str,
     """B's pull fails on the crafted answer: nothing written, no checkpoint. The error."""
     await fault(ctx, pattern.format(db=database), "body", **f)
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         await clear_faults(ctx)
     assert await _count(b) == 0
@@ -100,7 +95,7 @@ async def case_malformed_answers_fail_the_pull_and_write_nothing(ctx: Ctx) -> No
     deep_text += "]" * 100_000 + "]}]}"
     said = await _refused_whole(ctx, b, database, bulk, raw=deep_text)
     assert "_bulk_get" in said, said
-    report = await _pull(b)  # the server answers well again: everything comes
+    report = await pull(b)  # the server answers well again: everything comes
     assert report["refused"] == [] and report["written"] == 3, report
     assert await _count(b) == await _count(a) == 3
 
@@ -118,7 +113,7 @@ async def case_documents_other_than_the_ones_asked_for_are_refused_by_id(ctx: Ct
     crafted["results"][1]["id"] = node_ids[0]
     await fault(ctx, f"^POST /{database}/_bulk_get", "body", body=crafted)
     try:
-        report = await _pull(b)
+        report = await pull(b)
     finally:
         assert await clear_faults(ctx) == []
     reasons = {r["id"]: r["reason"] for r in report["refused"]}
@@ -168,13 +163,13 @@ async def case_records_the_domain_refuses_are_refused_by_id_and_the_rest_is_writ
     await fault(ctx, f"^GET /{database}/_changes", "body", body=_changes_with(nan_node["_rev"]))
     await fault(ctx, f"^POST /{database}/_bulk_get", "body", raw=raw)
     try:
-        first = await _pull(b)
+        first = await pull(b)
     finally:
         await clear_faults(ctx)
     assert [r["id"] for r in first["refused"]] == ["nodes:n_nan"], first
     assert "NaN" in first["refused"][0]["reason"], first
     assert await _count(b) == 0
-    report = await _pull(b)
+    report = await pull(b)
     reasons = {r["id"]: r["reason"] for r in report["refused"]}
     assert set(reasons) == {d["_id"] for d in hostile}, reasons
     assert f"nested deeper than {MAX_DOC_DEPTH}" in reasons["nodes:n_deep"], reasons
@@ -194,17 +189,17 @@ async def case_an_answer_over_the_size_bound_fails_the_pull_and_writes_nothing(c
     a, b, database, tid = await _pair(ctx)
     await fault(ctx, f"^GET /{database}/_changes", "big", bytes=MAX_RESPONSE + 1024)
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         assert await clear_faults(ctx) == []
     assert "_changes" in str(error) and "limit" in str(error), str(error)
     assert await _count(b) == 0 and (await b.query("sync.status"))["lastPull"] is None
     await fault(ctx, f"^POST /{database}/_bulk_get", "big", bytes=MAX_RESPONSE + 1024)
     try:
-        error = await raises(NetworkError, _pull(b))
+        error = await raises(NetworkError, pull(b))
     finally:
         assert await clear_faults(ctx) == []
     assert "_bulk_get" in str(error) and "limit" in str(error), str(error)
     assert await _count(b) == 0 and (await b.query("sync.status"))["lastPull"] is None
-    report = await _pull(b)
+    report = await pull(b)
     assert report["written"] == 3 and report["refused"] == [], report

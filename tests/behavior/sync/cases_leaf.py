@@ -15,21 +15,19 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.payloads import answer, text
-from behavior.sync import all_docs, http_json, push, server, synced_store
+from behavior.sync import (
+    all_docs,
+    push,
+    put_doc,
+    second_store,
+    synced_rows,
+    synced_store,
+)
 from panelot.store import PanelotStore
 from panelot.sync.docid import SYNCED_TABLES
-from panelot.sync.mapping import local_view
 
 _LATER = "9000000000000-0000-zz"
 """A clock later than any the stores tick in a case."""
-
-
-async def _second(ctx: Ctx, database: str) -> PanelotStore:
-    store = await ctx.store()
-    assert store.sync is not None
-    ctx.names.append(store.sync.state_name)
-    await store.command("sync.configure", {"server": server(), "database": database})
-    return store
 
 
 async def _pull(store: PanelotStore) -> dict[str, Any]:
@@ -38,27 +36,17 @@ async def _pull(store: PanelotStore) -> dict[str, Any]:
     return report
 
 
-async def _put(ctx: Ctx, database: str, doc: dict[str, Any]) -> None:
-    status, said = await http_json(ctx, "PUT", f"{server()}/{database}/{doc['_id']}", doc)
-    assert status in (201, 202), (status, said)
-
-
 async def _leaf(store: PanelotStore, tid: str) -> Any:
     thread = await store.db.table("threads").get(tid)
     assert isinstance(thread, dict), thread
     return thread["leafId"]
 
 
-async def _synced(store: PanelotStore, table: str) -> dict[str, dict[str, Any]]:
-    rows = await store.db.table(table).to_collection().to_list()
-    return {row["id"]: local_view(table, row) for row in rows}
-
-
 async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_comes(
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Early leaf")
     question = (await a.append(tid, "user_message", text("Hello")))["nodeId"]
     reply = (await a.append(tid, "assistant_message", answer("Hi")))["nodeId"]
@@ -71,7 +59,7 @@ async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_co
     thread_doc = (await all_docs(ctx, database))[f"threads:{tid}"]
     thread_doc["record"] = {**thread_doc["record"], "leafId": later}
     thread_doc["clocks"] = {**thread_doc["clocks"], "leafId": _LATER}
-    await _put(ctx, database, thread_doc)
+    await put_doc(ctx, database, thread_doc)
     await _pull(b)
     assert await _leaf(b, tid) == reply  # its node is not here: B keeps its own leaf
     assert (await push(b))["pushed"] == 0  # ... and does not push it as a change of its own
@@ -96,14 +84,16 @@ async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_co
         "type": "assistant_message",
         "payload": answer("Another version"),
     }
-    await _put(ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node})
+    await put_doc(
+        ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node}
+    )
     await _pull(b)
     assert await _leaf(b, tid) == later
     assert (await push(b))["pushed"] == 0  # B's leaf is the server's: nothing to send
     await _pull(a)
     assert await _leaf(a, tid) == later
     for table in SYNCED_TABLES:
-        mine, theirs = await _synced(a, table), await _synced(b, table)
+        mine, theirs = await synced_rows(a, table), await synced_rows(b, table)
         assert mine == theirs, (table, mine, theirs)
 
 
@@ -111,7 +101,7 @@ async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_chan
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Moved meanwhile")
     question = (await a.append(tid, "user_message", text("Hello")))["nodeId"]
     await a.append(tid, "assistant_message", answer("Hi"))
@@ -120,7 +110,7 @@ async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_chan
     later = "n-early-leaf-2"
     thread_doc = (await all_docs(ctx, database))[f"threads:{tid}"]
     thread_doc["record"] = {**thread_doc["record"], "leafId": later}
-    await _put(ctx, database, thread_doc)
+    await put_doc(ctx, database, thread_doc)
     await _pull(b)
 
     # A pin of B's goes with the server's leaf; the leaf B keeps is still not its change.
@@ -142,11 +132,13 @@ async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_chan
         "type": "assistant_message",
         "payload": answer("Another version"),
     }
-    await _put(ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node})
+    await put_doc(
+        ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node}
+    )
     await _pull(b)
     assert await _leaf(b, tid) == mine  # the server's leaf is B's now: it stays
     await _pull(a)
     assert await _leaf(a, tid) == mine
     for table in SYNCED_TABLES:
-        mine_rows, theirs = await _synced(a, table), await _synced(b, table)
+        mine_rows, theirs = await synced_rows(a, table), await synced_rows(b, table)
         assert mine_rows == theirs, (table, mine_rows, theirs)

@@ -15,7 +15,7 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.payloads import answer, text
-from behavior.sync import all_docs, http_json, server, synced_store
+from behavior.sync import all_docs, http_json, second_store, server, synced_store
 from behavior.waiting import result_where
 from panelot.store import PanelotStore
 from panelot.sync.live import BACKOFF_MAX, backoff
@@ -32,14 +32,6 @@ async def _until(check: Callable[[], Awaitable[object]], what: str) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"timed out after {TIMEOUT:g} s waiting for {what}")
         await asyncio.sleep(0.02)
-
-
-async def _second(ctx: Ctx, database: str) -> PanelotStore:
-    store = await ctx.store()
-    assert store.sync is not None
-    ctx.names.append(store.sync.state_name)
-    await store.command("sync.configure", {"server": server(), "database": database})
-    return store
 
 
 async def _start(store: PanelotStore) -> dict[str, Any]:
@@ -60,7 +52,7 @@ async def _has_node(store: PanelotStore, nid: str) -> bool:
 
 async def case_started_on_a_and_b_an_append_on_a_reaches_bs_live_query(ctx: Ctx) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     for store in (a, b):
         status = await _start(store)
         assert status["running"] is True and status["lastError"] is None, status

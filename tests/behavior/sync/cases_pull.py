@@ -12,35 +12,25 @@ from typing import Any
 
 from behavior import Ctx
 from behavior.payloads import answer, b64, text
-from behavior.sync import all_docs, http_json, push, server, synced_store
+from behavior.sync import (
+    all_docs,
+    http_json,
+    pull,
+    push,
+    put_doc,
+    second_store,
+    server,
+    synced_rows,
+    synced_store,
+)
 from panelot.idb.blobs import blob_bytes
 from panelot.store import PanelotStore
 from panelot.sync.docid import SYNCED_TABLES
-from panelot.sync.mapping import local_view
-
-
-async def _second(ctx: Ctx, database: str) -> PanelotStore:
-    """Another store (another device) syncing with ``database``."""
-    store = await ctx.store()
-    assert store.sync is not None
-    ctx.names.append(store.sync.state_name)
-    await store.command("sync.configure", {"server": server(), "database": database})
-    return store
-
-
-async def _pull(store: PanelotStore) -> dict[str, Any]:
-    report: dict[str, Any] = await store.command("sync.pull", {})
-    return report
-
-
-async def _synced(store: PanelotStore, table: str) -> dict[str, dict[str, Any]]:
-    rows = await store.db.table(table).to_collection().to_list()
-    return {row["id"]: local_view(table, row) for row in rows}
 
 
 async def _assert_converged(a: PanelotStore, b: PanelotStore) -> None:
     for table in SYNCED_TABLES:
-        mine, theirs = await _synced(a, table), await _synced(b, table)
+        mine, theirs = await synced_rows(a, table), await synced_rows(b, table)
         assert mine == theirs, (table, mine, theirs)
 
 
@@ -55,7 +45,7 @@ async def _thread(store: PanelotStore, tid: str) -> Any:
 
 async def case_b_pulls_what_a_pushed_and_a_pulls_b_edits_back(ctx: Ctx) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Trip to Lisbon", tags=["travel"])
     u1 = (await a.append(tid, "user_message", text("Where should we eat?")))["nodeId"]
     await a.append(tid, "assistant_message", answer("Try the pastéis"))
@@ -63,7 +53,7 @@ async def case_b_pulls_what_a_pushed_and_a_pulls_b_edits_back(ctx: Ctx) -> None:
     await a.append(tid, "assistant_message", answer("A walk by the river"))
     await a.command("memory.write", {"key": "diet", "value": "vegetarian"})
     pushed = await push(a)
-    report = await _pull(b)
+    report = await pull(b)
     assert report["written"] == pushed["pushed"] and report["refused"] == [], report
     assert report["pulled"] == pushed["pushed"], report
     await _assert_converged(a, b)
@@ -86,7 +76,7 @@ async def case_b_pulls_what_a_pushed_and_a_pulls_b_edits_back(ctx: Ctx) -> None:
     await b.command("message.delete", {"threadId": tid, "nodeId": u1})
     second = await push(b)
     assert second["pushed"] >= 4, second
-    back = await _pull(a)
+    back = await pull(a)
     assert back["refused"] == [] and back["written"] >= 4, back
     await _assert_converged(a, b)
     thread_a = await _thread(a, tid)
@@ -96,18 +86,18 @@ async def case_b_pulls_what_a_pushed_and_a_pulls_b_edits_back(ctx: Ctx) -> None:
     assert tomb["payload"].get("deleted") is True, tomb  # the tombstone came across
     snapshot = await a.query("thread.snapshot", {"threadId": tid})
     assert "Fado in Alfama" in repr(snapshot), snapshot
-    again = await _pull(a)
+    again = await pull(a)
     assert again["pulled"] == 0 and again["written"] == 0, again  # the checkpoint held
 
 
 async def case_offline_edits_on_both_converge_and_keep_every_node(ctx: Ctx) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Plans")
     await a.append(tid, "user_message", text("Hello"))
     await a.append(tid, "assistant_message", answer("Hi"))
     await push(a)
-    await _pull(b)
+    await pull(b)
     # offline on both: each appends to the same thread and renames it
     on_a = (await a.append(tid, "user_message", text("From A")))["nodeId"]
     on_b = (await b.append(tid, "user_message", text("From B")))["nodeId"]
@@ -119,7 +109,7 @@ async def case_offline_edits_on_both_converge_and_keep_every_node(ctx: Ctx) -> N
     both = await b.command("sync.now", {})  # B: pull, then push
     assert both["pull"]["refused"] == [] and both["pull"]["written"] >= 2, both
     assert both["push"]["pushed"] >= 2, both  # B's node and B's merged thread
-    last = await _pull(a)
+    last = await pull(a)
     assert last["refused"] == [], last
     await _assert_converged(a, b)
     nodes = await _nodes(a, tid)
@@ -130,46 +120,40 @@ async def case_offline_edits_on_both_converge_and_keep_every_node(ctx: Ctx) -> N
     assert (await _thread(a, tid))["title"] == "B's title"
     snapshot = await a.query("thread.snapshot", {"threadId": tid})
     assert "From B" in repr(snapshot) or "From A" in repr(snapshot), snapshot
-    assert (await push(a))["pushed"] == 0 and (await _pull(b))["written"] == 0
+    assert (await push(a))["pushed"] == 0 and (await pull(b))["written"] == 0
 
 
 async def case_a_thread_deleted_elsewhere_goes_through_the_cascade_and_stays_gone(
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     kept = await a.create_thread("Kept")
     await a.append(kept, "user_message", text("stay"))
     gone = await a.create_thread("Gone")
     await a.append(gone, "user_message", text("first"))
     await push(a)
-    await _pull(b)
+    await pull(b)
     assert await _thread(b, gone) is not None
     await a.command("thread.delete", {"threadId": gone})
     await push(a)
     late = (await b.append(gone, "user_message", text("appended meanwhile")))["nodeId"]
-    report = await _pull(b)
+    report = await pull(b)
     assert report["deleted"] == 1, report
     assert await _thread(b, gone) is None and await _nodes(b, gone) == {}  # the cascade ran
     receipts = await b.db.table("commandReceipts").to_collection().to_list()
     assert any(r.get("commandType") == "thread.delete" for r in receipts), receipts  # a command
     await push(b)
-    await _pull(a)
+    await pull(a)
     assert await _thread(a, gone) is None and await _nodes(a, gone) == {}
     docs = await all_docs(ctx, database)
     assert f"threads:{gone}" not in docs and f"nodes:{late}" not in docs, sorted(docs)
     await _assert_converged(a, b)
 
 
-async def _put(ctx: Ctx, database: str, doc: dict[str, Any]) -> None:
-    url = f"{server()}/{database}/{doc['_id']}"
-    status, said = await http_json(ctx, "PUT", url, doc)
-    assert status in (201, 202), (status, said)
-
-
 async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: Ctx) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Fine")
     nid = (await a.append(tid, "user_message", text("ok")))["nodeId"]
     other = await a.create_thread("Other")
@@ -201,7 +185,7 @@ async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: 
         {"_id": "memories:m_noclock", "table": "memories", "v": 1, "record": {"id": "m_noclock"}},
     ]
     for doc in hostile:
-        await _put(ctx, database, doc)
+        await put_doc(ctx, database, doc)
     thread = await _thread(a, tid)
     scripted = {
         k: v
@@ -212,8 +196,8 @@ async def case_hostile_documents_are_refused_by_id_and_the_rest_is_written(ctx: 
     scripted.update(deleting=True, deletingSince=1, requestCut={"model": "x"})  # local fields
     doc = {"_id": "threads:t_scripted", "table": "threads", "v": 1, "record": scripted}
     doc["clocks"] = {"title": "0000000000001-0000-x"}
-    await _put(ctx, database, doc)
-    report = await _pull(b)
+    await put_doc(ctx, database, doc)
+    report = await pull(b)
     refused = {r["id"] for r in report["refused"]}
     wanted = {d["_id"] for d in hostile}
     assert refused == wanted, report["refused"]
@@ -236,7 +220,7 @@ async def case_conflicting_revisions_merge_by_clock_and_are_resolved_on_the_serv
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Original", tags=["one"])
     await a.append(tid, "user_message", text("hi"))
     await push(a)
@@ -259,7 +243,7 @@ async def case_conflicting_revisions_merge_by_clock_and_are_resolved_on_the_serv
     url = f"{server()}/{database}/_bulk_docs"
     status, said = await http_json(ctx, "POST", url, {"docs": docs, "new_edits": False})
     assert status == 201, (status, said)
-    report = await _pull(b)
+    report = await pull(b)
     assert report["resolved"] == 1 and report["refused"] == [], report
     thread = await _thread(b, tid)
     assert thread["title"] == "Left title" and thread["tags"] == ["right"], thread  # by clock
@@ -267,7 +251,7 @@ async def case_conflicting_revisions_merge_by_clock_and_are_resolved_on_the_serv
     assert status == 200 and "_conflicts" not in doc, doc  # resolved: one leaf left
     assert doc["_rev"].startswith("3-") and doc["record"]["title"] == "Left title", doc
     assert (await push(b))["pushed"] == 0  # the state holds the resolved revision
-    await _pull(a)
+    await pull(a)
     await _assert_converged(a, b)
 
 
@@ -275,14 +259,14 @@ async def case_attachment_bytes_come_while_the_budget_has_room_else_stay_on_the_
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Files")
     await a.append(tid, "user_message", text("see attached"))
     data = bytes(range(256)) * 8
     payload = {"threadId": tid, "kind": "file", "mime": "text/plain", "dataBase64": b64(data)}
     aid = (await a.command("attachment.put", payload))["attachmentId"]
     await push(a)
-    report = await _pull(b)
+    report = await pull(b)
     assert report["refused"] == [] and report["onServer"] == [], report
     pulled = await b.db.table("attachments").get(aid)
     assert pulled is not None and await blob_bytes(pulled["bytes"]) == data  # the same bytes
@@ -293,7 +277,7 @@ async def case_attachment_bytes_come_while_the_budget_has_room_else_stay_on_the_
     budget = ctx.host.storage.budget
     ctx.host.storage.set_budget(len(data) + 100)  # no room for 5,000 more bytes
     try:
-        later = await _pull(b)
+        later = await pull(b)
     finally:
         ctx.host.storage.set_budget(budget)
     assert later["onServer"] == [f"attachments:{second}"], later
@@ -307,27 +291,27 @@ async def case_an_append_pushed_after_the_thread_was_deleted_elsewhere_is_delete
     ctx: Ctx,
 ) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     gone = await a.create_thread("Gone")
     await a.append(gone, "user_message", text("first"))
     await push(a)
-    await _pull(b)
+    await pull(b)
     await a.command("thread.delete", {"threadId": gone})
     await push(a)
     late = (await b.append(gone, "user_message", text("pushed before B pulled")))["nodeId"]
     await push(b)  # the thread's document now has a deleted leaf and a live one
-    report = await _pull(a)
+    report = await pull(a)
     assert report["refused"] == [] and report["written"] == 0, report
     assert await _thread(a, gone) is None and await _nodes(a, gone) == {}  # deletion wins
     status, doc = await http_json(ctx, "GET", f"{server()}/{database}/nodes:{late}")
     assert status == 404, (status, doc)  # deleted on the server too
     status, doc = await http_json(ctx, "GET", f"{server()}/{database}/threads:{gone}")
     assert status == 404, (status, doc)  # its live leaf was given a deleted child
-    back = await _pull(b)
+    back = await pull(b)
     assert back["deleted"] == 1, back  # B's own cascade
     assert await _thread(b, gone) is None and await _nodes(b, gone) == {}
     await push(b)
-    await _pull(a)
+    await pull(a)
     await _assert_converged(a, b)
     docs = await all_docs(ctx, database)
     assert not any(gone in repr(d.get("record")) for d in docs.values()), sorted(docs)
@@ -335,7 +319,7 @@ async def case_an_append_pushed_after_the_thread_was_deleted_elsewhere_is_delete
 
 async def case_library_records_and_plugin_asset_bytes_pull_and_follow_edits(ctx: Ctx) -> None:
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     css = b"body { color: teal }"
     asset = {"path": "a/b.css", "kind": "style", "mime": "text/css", "dataBase64": b64(css)}
     plugin = {"id": "p1", "name": "n", "version": "1", "manifest": {"title": "m"}}
@@ -343,18 +327,18 @@ async def case_library_records_and_plugin_asset_bytes_pull_and_follow_edits(ctx:
     skill = {"id": "s1", "name": "n", "body": "b", "description": "d", "sourceRef": "r"}
     await a.command("skill.put", {"skill": skill})
     await push(a)
-    report = await _pull(b)
+    report = await pull(b)
     assert report["refused"] == [] and report["written"] == 3, report
     await _assert_converged(a, b)
     [row] = await b.db.table("pluginAssets").to_collection().to_list()
     assert bytes(row["bytes"]) == css  # the bytes came with the record
     await a.command("skill.put", {"skill": {**skill, "body": "changed"}})
     await push(a)
-    await _pull(b)
+    await pull(b)
     assert (await b.db.table("skills").get("s1"))["body"] == "changed"
     await a.command("skill.delete", {"skillId": "s1"})
     await push(a)
-    gone = await _pull(b)
+    gone = await pull(b)
     assert gone["written"] == 1 and await b.db.table("skills").get("s1") is None, gone
     await _assert_converged(a, b)
 
@@ -362,7 +346,7 @@ async def case_library_records_and_plugin_asset_bytes_pull_and_follow_edits(ctx:
 async def case_approved_origins_stay_on_their_device_whatever_the_server_says(ctx: Ctx) -> None:
     # scopeOrigins is a grant of this device's user: never pushed, never taken from a pull.
     a, database = await synced_store(ctx)
-    b = await _second(ctx, database)
+    b = await second_store(ctx, database)
     tid = await a.create_thread("Reading a page")
     await a.command(
         "thread.update", {"threadId": tid, "patch": {"scopeOrigins": ["https://a.example"]}}
@@ -375,9 +359,9 @@ async def case_approved_origins_stay_on_their_device_whatever_the_server_says(ct
     url = f"{server()}/{database}/threads:{tid}"
     status, said = await http_json(ctx, "PUT", url, pushed)
     assert status == 201, (status, said)
-    report = await _pull(b)
+    report = await pull(b)
     assert report["refused"] == [], report
     assert (await _thread(b, tid))["scopeOrigins"] == []
     # And A, pulling the same document back, keeps its own grant.
-    await _pull(a)
+    await pull(a)
     assert (await _thread(a, tid))["scopeOrigins"] == ["https://a.example"]
