@@ -504,8 +504,8 @@ async def _read_sent(state: Database) -> dict[str, Any]:
 async def _write_sent(state: Database, sent: dict[str, Any]) -> None:
     """Keep ``sent`` before the batch goes.
 
-    Strict: a crash right after the server took the batch cannot lose it (Chromium's
-    relaxed commits can be lost to a killed browser).
+    Strict (reported committed once flushed): a power loss or an OS crash right after
+    the server took the batch cannot lose it (docs/reliability.md "Durability").
     """
 
     async def write(tx: Transaction) -> None:
