@@ -13,9 +13,11 @@
    :data:`BATCH_DOCS` documents or :data:`BATCH_BYTES` bytes; an attachment's bytes go
    inline (base64) with the revision that adds them, as a stub after. Each batch's
    documents are recorded in the state when the server has taken them, so a push cut
-   short resumes where it stopped. The clocks of a batch's threads and library records
-   are kept (meta ``sent``) until the server answers: a push after a lost answer
-   builds the same revisions (the server may have them), never sibling ones.
+   short resumes where it stopped. Each batch's revisions (their parent, digest, clocks
+   and history) are kept (meta ``sent``, a strict commit) until the server answers: a
+   push after a lost answer (a cut answer, a killed browser) builds the same revisions
+   (the server may have them), and a record changed or deleted since gets a child of
+   the revision sent, never a sibling of it.
 4. Write the push checkpoint, ``_local/<replication id>`` on the server and in the
    state.
 
@@ -55,7 +57,7 @@ from panelot.sync.mapping import (
 )
 from panelot.sync.merge import early_leaf
 from panelot.sync.outbox import WIDE, clear
-from panelot.sync.revs import next_rev, revisions
+from panelot.sync.revs import next_rev, rev_hash, rev_number, revisions
 from panelot.sync.state import read_meta, record_docs, write_meta
 
 __all__ = ["BATCH_BYTES", "BATCH_DOCS", "Outgoing", "PushReport", "push", "replication_id"]
@@ -193,17 +195,28 @@ class _Builder:
         binary = binary_of(record)
         att = await self._attachment(binary, last)
         digest = content_digest(view, None if att is None else att["digest"])
-        if last is not None and not last.get("deleted") and last.get("digest") == digest:
+        parent = None if last is None else last.get("rev")
+        follows = self.follows(did, parent)
+        if follows is not None and follows.get("digest") == digest:
+            follows = None  # the same content: the same revision again (below)
+        elif (
+            follows is None
+            and last is not None
+            and not last.get("deleted")
+            and last.get("digest") == digest
+        ):
             self.unchanged += 1
             return
         row: dict[str, Any] = {"id": did, "table": table, "digest": digest}
         if thread_id is not None:
             row["threadId"] = thread_id
-        clocks = self._clocks(table, record, last, row)
-        parent = None if last is None else last.get("rev")
+        # changed after a revision was sent without an answer: a child of that revision
+        base = last if follows is None else follows
+        clocks = self._clocks(table, record, base, row)
         again = self.sent.get(did)
         if (
             clocks is not None
+            and follows is None
             and isinstance(again, dict)
             and again.get("parent") == parent
             and again.get("digest") == digest
@@ -219,8 +232,14 @@ class _Builder:
         if att is not None:
             meta = {k: att[k] for k in ("content_type", "digest", "length")}
             rev_body["_attachments"] = {ATTACHMENT: meta}
-        rev = next_rev(parent, False, rev_body)
-        doc: dict[str, Any] = {"_id": did, "_rev": rev, "_revisions": revisions(rev, parent)}
+        doc: dict[str, Any] = {}
+        if follows is None:
+            rev = next_rev(parent, False, rev_body)
+            doc.update({"_id": did, "_rev": rev, "_revisions": revisions(rev, parent)})
+        else:
+            rev = next_rev(follows["rev"], False, rev_body)
+            history = {"start": rev_number(rev), "ids": [rev_hash(rev), *follows["ids"]]}
+            doc.update({"_id": did, "_rev": rev, "_revisions": history})
         doc.update(body)
         if att is not None:
             doc["_attachments"] = {ATTACHMENT: self._attachment_doc(att, rev, last)}
@@ -230,6 +249,20 @@ class _Builder:
             }
         row["rev"] = rev
         self.out.append(Outgoing(doc, row, parent=parent))
+
+    def follows(self, did: str, parent: str | None) -> dict[str, Any] | None:
+        """The revision sent of ``did`` without an answer, as a child of ``parent``.
+
+        ``None`` when there is none (or it was recorded by an older version, without
+        its revision). The server may have it: what follows must be its child.
+        """
+        again = self.sent.get(did)
+        if not isinstance(again, dict) or again.get("parent") != parent:
+            return None
+        rev, ids = again.get("rev"), again.get("ids")
+        if not isinstance(rev, str) or not isinstance(ids, list) or not ids:
+            return None
+        return again
 
     async def _attachment(
         self, binary: tuple[Any, str] | None, last: dict[str, Any] | None
@@ -290,14 +323,22 @@ class _Builder:
         return None
 
     def deletion(self, last: dict[str, Any]) -> None:
+        """A deleted child of what the server has of ``last`` (or of a revision sent since)."""
         parent = last.get("rev")
-        rev = next_rev(parent, True, {})
-        doc = {"_id": last["id"], "_rev": rev, "_revisions": revisions(rev, parent)}
+        follows = self.follows(last["id"], parent)
+        doc: dict[str, Any] = {"_id": last["id"]}
+        if follows is None:
+            rev = next_rev(parent, True, {})
+            doc.update({"_rev": rev, "_revisions": revisions(rev, parent)})
+        else:
+            rev = next_rev(follows["rev"], True, {})
+            history = {"start": rev_number(rev), "ids": [rev_hash(rev), *follows["ids"]]}
+            doc.update({"_rev": rev, "_revisions": history})
         doc["_deleted"] = True
         row = {"id": last["id"], "table": last["table"], "rev": rev, "deleted": True}
         if "threadId" in last:
             row["threadId"] = last["threadId"]
-        self.out.append(Outgoing(doc, row))
+        self.out.append(Outgoing(doc, row, parent=parent))
 
 
 async def _build(
@@ -308,12 +349,14 @@ async def _build(
     threads: dict[str, dict[str, Any]] | None = None,
     sent: dict[str, Any] | None = None,
     early: dict[str, str] | None = None,
+    scope: set[str] | None = None,
 ) -> _Builder:
     """The documents to send.
 
     ``threads``: every thread ``local``'s records belong to (default: ``local``'s
     threads, when ``local`` holds every record). ``sent``: the state's ``sent`` meta.
-    ``early``: :func:`_early_leaves`.
+    ``early``: :func:`_early_leaves`. ``scope``: the document ids compared (``None``:
+    every one).
     """
     if threads is None:
         threads = {t["id"]: t for t in local["threads"] if isinstance(t.get("id"), str)}
@@ -345,6 +388,20 @@ async def _build(
         elif last.get("threadId") not in threads:  # the thread is gone: deleted here
             builder.deletion(last)
         # else: an evicted attachment (local), kept on the server
+    for did, entry in sorted(builder.sent.items()):
+        # sent without an answer, never recorded, gone here since: the server may have it
+        if did in present or did in known or (scope is not None and did not in scope):
+            continue
+        if not isinstance(entry, dict) or builder.follows(did, None) is None:
+            continue
+        table, _ = split_doc_id(did)
+        owner = entry.get("threadId")
+        if table in _THREADED and (owner in threads or not isinstance(owner, str)):
+            continue  # its thread is here: evicted (local), or its cascade decides
+        gone: dict[str, Any] = {"id": did, "table": table, "rev": None}
+        if isinstance(owner, str):
+            gone["threadId"] = owner
+        builder.deletion(gone)
     return builder
 
 
@@ -420,9 +477,10 @@ async def push(
     else:
         ids = sorted(outbox)
         known = await _read_known_of(state, ids)
-        local, threads = await _read_some(db, ids, known)
+        owners = {did: e for did, e in sent.items() if did in outbox and isinstance(e, dict)}
+        local, threads = await _read_some(db, ids, {**owners, **known})
         early = await _early_leaves(db, local["threads"], known)
-        builder = await _build(local, known, hlc, now, threads, sent, early)
+        builder = await _build(local, known, hlc, now, threads, sent, early, set(ids))
     report.unchanged = builder.unchanged
     wanted: list[Outgoing] = []
     on_server: list[dict[str, Any]] = []
@@ -440,7 +498,7 @@ async def push(
             sent.pop(row["id"], None)
         await record_docs(state, on_server, str(hlc), sent)
     for batch in _batches(wanted, batch_docs):
-        clocked = {item.doc["_id"]: _sent_entry(item) for item in batch if "clocks" in item.doc}
+        clocked = {o.doc["_id"]: _sent_entry(o) for o in batch if not o.doc.get("_deleted")}
         if clocked:  # kept until the server answers: a retry sends the same revisions
             sent.update(clocked)
             await _write_sent(state, sent)
@@ -461,8 +519,22 @@ async def push(
 
 
 def _sent_entry(item: Outgoing) -> dict[str, Any]:
-    """What makes a sent revision again: its parent, content digest and clocks."""
-    return {"parent": item.parent, "digest": item.row.get("digest"), "clocks": item.doc["clocks"]}
+    """What makes a sent revision again, or its child.
+
+    Its parent (the state's revision), content digest, clocks and clocked fields, the
+    revision and its history's hashes, its thread.
+    """
+    entry = {
+        "parent": item.parent,
+        "digest": item.row.get("digest"),
+        "clocks": item.doc.get("clocks"),
+        "rev": item.doc["_rev"],
+        "ids": item.doc["_revisions"]["ids"],
+    }
+    for name in ("fields", "threadId"):
+        if name in item.row:
+            entry[name] = item.row[name]
+    return entry
 
 
 async def _read_sent(state: Database) -> dict[str, Any]:
@@ -474,10 +546,16 @@ async def _read_sent(state: Database) -> dict[str, Any]:
 
 
 async def _write_sent(state: Database, sent: dict[str, Any]) -> None:
+    """Keep ``sent`` before the batch goes.
+
+    Strict (reported committed once flushed): a power loss or an OS crash right after
+    the server took the batch cannot lose it (docs/reliability.md "Durability").
+    """
+
     async def write(tx: Transaction) -> None:
         await write_meta(tx, "sent", sent)
 
-    await state.transaction("rw", ["meta"], write)
+    await state.transaction("rw", ["meta"], write, durability="strict")
 
 
 async def _checkpoint(

@@ -26,10 +26,13 @@ Tables (Dexie syntax)::
           {key: "config", value: {server, database, user?, ref?}}
           {key: "push", value: {id: "_local/<replication id>", seq, at, pushed}}
           {key: "pull", value: {id: "_local/<replication id>", since, at, refused}}
-          {key: "sent", value: {"<table>:<key>": {parent, digest, clocks}}}
-                                                  (clocked revisions sent without an
-                                                   answer yet: a push after a lost answer
-                                                   sends the same revision, not a sibling)
+          {key: "sent", value: {"<table>:<key>": {parent, digest, clocks, rev, ids,
+                                                  fields?, threadId?}}}
+                                                  (revisions sent without an answer yet,
+                                                   written strict: a push after a lost
+                                                   answer sends the same revision, a
+                                                   change or a deletion since is its
+                                                   child, never a sibling)
 
 ``config.ref`` names the password in the encrypted credential store; the password
 itself is never here.

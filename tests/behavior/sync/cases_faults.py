@@ -311,3 +311,59 @@ async def case_a_server_dripping_its_answer_is_given_up_at_the_timeout(ctx: Ctx)
     assert (await pull(b))["refused"] == []
     assert await _records(b) == await _records(a)
     _assert_whole_threads(await _records(b), threads)
+
+
+async def case_a_change_after_a_lost_push_answer_follows_the_sent_revision(ctx: Ctx) -> None:
+    # The server took a batch whose answer never came (a cut answer, or the browser killed
+    # before it was recorded), then the thread changed here: the next push sends the
+    # change as a child of the revision the server may have, never a sibling of it.
+    store, database = await synced_store(ctx)
+    tid = await _thread_with(store, "Lost answer", 1)
+    await clear_faults(ctx)
+    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
+    try:
+        await raises(NetworkError, push(store))
+    finally:
+        assert await clear_faults(ctx) == []
+    assert len(await _server_docs(ctx, database)) == 3  # taken, the answer lost
+    await store.command("thread.update", {"threadId": tid, "patch": {"title": "Renamed"}})
+    report = await push(store)
+    assert report["pushed"] == 1 and report["unchanged"] == 2, report
+    url = f"{server()}/{database}/threads%3A{tid}?conflicts=true&deleted_conflicts=true&revs=true"
+    status, doc = await http_json(ctx, "GET", url)
+    assert status == 200 and "_conflicts" not in doc, doc  # one leaf, no sibling
+    assert doc["record"]["title"] == "Renamed" and doc["_rev"].startswith("2-"), doc
+    assert len(doc["_revisions"]["ids"]) == 2, doc  # a child of the revision sent first
+    assert (await push(store))["pushed"] == 0
+    other = await second_store(ctx, database)
+    await pull(other)
+    assert (await other.db.table("threads").get(tid))["title"] == "Renamed"
+
+
+async def case_a_thread_deleted_after_a_lost_push_answer_is_deleted_on_the_server(
+    ctx: Ctx,
+) -> None:
+    # The server took the thread, the answer was lost, then the thread was deleted here:
+    # the state never knew the server had it, and the next push still deletes it there
+    # (a deleted child of the revision sent), so no device gets it back.
+    store, database = await synced_store(ctx)
+    tid = await _thread_with(store, "Deleted after", 1)
+    await clear_faults(ctx)
+    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
+    try:
+        await raises(NetworkError, push(store))
+    finally:
+        assert await clear_faults(ctx) == []
+    assert len(await _server_docs(ctx, database)) == 3
+    await store.command("thread.delete", {"threadId": tid})
+    assert await store.db.table("threads").get(tid) is None
+    report = await push(store)
+    assert report["deleted"] == 3 and report["pushed"] == 0, report
+    assert await _server_docs(ctx, database) == {}  # every document deleted, no leaf left
+    url = f"{server()}/{database}/threads%3A{tid}?open_revs=all"
+    status, leaves = await http_json(ctx, "GET", url)
+    assert status == 200 and len(leaves) == 1 and leaves[0]["ok"]["_deleted"], leaves
+    assert (await push(store))["deleted"] == 0
+    other = await second_store(ctx, database)
+    await pull(other)
+    assert await other.db.table("threads").get(tid) is None
