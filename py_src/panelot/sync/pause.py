@@ -4,67 +4,84 @@ A restore (``backup.restore``) replaces ``panelot_v1`` wholesale; what the sync 
 knows of the server then describes data that is gone. The signal is the restore's own
 command receipt: the bus writes it in the restore's transaction, in ``panelot_v1``'s
 ``commandReceipts`` (which a restore keeps), so it exists exactly when the restore
-committed, in whichever context ran it, and every context reads it. The state keeps the
-restores it has acknowledged (meta ``restoreSeen``: ``{at, ids}``, the newest receipts'
-``createdAt`` and the ids at that time); a completed ``backup.restore`` receipt newer
-than that pauses sync (:func:`restore_pending`) until ``sync.resume`` acknowledges it
-(:func:`acknowledge`).
+committed, in whichever context ran it, and every context reads it.
+
+The state keeps what it has acknowledged (meta ``restoreSeen``: ``{at, ids}``): every
+completed restore receipt created at ``at`` or later is in ``ids``, and any that is not
+pauses sync (:func:`check`) until ``sync.resume`` acknowledges it. ``at`` trails the
+clock by :data:`WINDOW_MS` (a receipt's ``createdAt`` is taken when its command starts,
+before a long restore commits), so a check reads only the receipts of that window, not
+30 days of them; it moves forward as checks find nothing new.
 
 A state without ``restoreSeen`` (made before this, or configured fresh) takes the
 receipts there are as seen: it knows nothing of the server that a restore could have
-made stale. Receipts expire after 30 days (``RECEIPT_TTL_MS``): a restore nobody synced
-after for that long no longer pauses.
+made stale.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb import Database, Transaction
 from panelot.sync.state import read_meta, write_meta
 
-__all__ = ["RESTORE", "Seen", "acknowledge", "latest_restores", "restore_pending"]
+__all__ = ["RESTORE", "WINDOW_MS", "Check", "acknowledge", "check", "current", "seen_now"]
 
 RESTORE = "backup.restore"
 """The command whose commit pauses sync."""
 
-Seen = dict[str, Any]
-"""``{at, ids}``: the newest acknowledged restore receipts (``at`` -1: none)."""
+WINDOW_MS = 3_600_000
+"""How far ``restoreSeen.at`` trails the clock (an hour: longer than any restore takes)."""
 
 
-async def latest_restores(db: Database, since: int = -1) -> Seen:
-    """The newest completed restore receipts of ``db`` created at ``since`` or later."""
+@dataclass
+class Check:
+    """What :func:`check` found: whether sync is paused, and the restores it read."""
+
+    paused: bool
+    receipts: list[tuple[int, str]] = field(default_factory=list)
+    """``(createdAt, id)`` of the completed restore receipts read."""
+
+
+async def _restores(db: Database, since: int) -> list[tuple[int, str]]:
+    """``(createdAt, id)`` of the completed restore receipts created at ``since`` or later."""
 
     async def read(tx: Transaction) -> list[Any]:
         table = tx.table("commandReceipts")
         return await table.where("createdAt").above_or_equal(since).to_list()
 
     rows = await db.transaction("r", ["commandReceipts"], read)
-    at, ids = -1, []
+    found: list[tuple[int, str]] = []
     for row in rows:
         if not isinstance(row, dict) or row.get("commandType") != RESTORE:
             continue
-        if row.get("status") != "completed" or not isinstance(row.get("id"), str):
-            continue
-        created = row.get("createdAt")
-        if not isinstance(created, int):
-            continue
-        if created > at:
-            at, ids = created, [row["id"]]
-        elif created == at:
-            ids.append(row["id"])
-    return {"at": at, "ids": sorted(ids)}
+        created, rid = row.get("createdAt"), row.get("id")
+        if row.get("status") == "completed" and isinstance(created, int):
+            if isinstance(rid, str):
+                found.append((created, rid))
+    return found
 
 
-def _seen(value: Any) -> Seen | None:
+def seen_now(receipts: list[tuple[int, str]], now: int) -> dict[str, Any]:
+    """``restoreSeen`` acknowledging ``receipts`` (and nothing later) at ``now``."""
+    at = now - WINDOW_MS
+    return {"at": at, "ids": sorted({rid for created, rid in receipts if created >= at})}
+
+
+async def current(db: Database, now: int) -> dict[str, Any]:
+    """``restoreSeen`` acknowledging every restore there is at ``now``."""
+    return seen_now(await _restores(db, now - WINDOW_MS), now)
+
+
+def _seen(value: Any) -> tuple[int, set[str]] | None:
     if not isinstance(value, dict) or not isinstance(value.get("at"), int):
         return None
     ids = value.get("ids")
-    listed = [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
-    return {"at": value["at"], "ids": listed}
+    return value["at"], {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
 
 
-async def restore_pending(db: Database, state: Database) -> bool:
+async def check(db: Database, state: Database, now: int) -> Check:
     """Whether a restore committed that the state has not acknowledged (sync is paused)."""
 
     async def seen_of(tx: Transaction) -> Any:
@@ -72,17 +89,20 @@ async def restore_pending(db: Database, state: Database) -> bool:
 
     seen = _seen(await state.transaction("r", ["meta"], seen_of))
     if seen is None:  # a state from before the pause: what is there counts as seen
-        await acknowledge(state, await latest_restores(db))
-        return False
-    newest = await latest_restores(db, seen["at"])
-    if newest["at"] > seen["at"]:
-        return True
-    known = set(seen["ids"])
-    return newest["at"] == seen["at"] and not set(newest["ids"]) <= known
+        receipts = await _restores(db, now - WINDOW_MS)
+        await acknowledge(state, seen_now(receipts, now))
+        return Check(False, receipts)
+    at, ids = seen
+    receipts = await _restores(db, at)
+    if any(rid not in ids for _, rid in receipts):
+        return Check(True, receipts)
+    if at < now - 2 * WINDOW_MS:  # nothing new: the window moves on
+        await acknowledge(state, seen_now(receipts, now))
+    return Check(False, receipts)
 
 
-async def acknowledge(state: Database, seen: Seen, tx: Transaction | None = None) -> None:
-    """Keep ``seen`` (from :func:`latest_restores`) as the restores acknowledged."""
+async def acknowledge(state: Database, seen: dict[str, Any], tx: Transaction | None = None) -> None:
+    """Keep ``seen`` (from :func:`seen_now`) as the restores acknowledged."""
     if tx is not None:
         await write_meta(tx, "restoreSeen", seen)
         return

@@ -31,7 +31,7 @@ from panelot.sync.couch import Couch
 from panelot.sync.fetch import wait_changes
 from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
 from panelot.sync.outbox import WIDE, size
-from panelot.sync.pause import acknowledge, latest_restores, restore_pending
+from panelot.sync.pause import acknowledge, check, current, seen_now
 from panelot.sync.pull import Send, pull
 from panelot.sync.push import BATCH_DOCS, push
 from panelot.sync.replace import replace_server
@@ -154,7 +154,7 @@ class Syncer:
         )
 
         fresh = not isinstance(old, dict) or moved
-        seen = await latest_restores(self._db) if fresh else None
+        seen = await current(self._db, self._clock()) if fresh else None
 
         async def save(tx: Transaction) -> None:
             await write_meta(tx, "config", config)
@@ -169,7 +169,8 @@ class Syncer:
 
     async def paused(self) -> str | None:
         """Why sync is paused: ``"restore"`` after a backup restore, else ``None``."""
-        return "restore" if await restore_pending(self._db, await self.state()) else None
+        found = await check(self._db, await self.state(), self._clock())
+        return "restore" if found.paused else None
 
     async def _refuse_paused(self) -> None:
         if await self.paused() is not None:
@@ -189,9 +190,10 @@ class Syncer:
             raise ValidationError('mode: must be "merge" or "replace"', field="mode")
         async with self._running:
             state = await self.state()
-            if not await restore_pending(self._db, state):
+            found = await check(self._db, state, self._clock())
+            if not found.paused:
                 return {"resumed": False, "mode": mode}
-            seen = await latest_restores(self._db)
+            seen = seen_now(found.receipts, self._clock())  # what was read, nothing later
             out: dict[str, Any] = {"resumed": True, "mode": mode}
             if mode == "merge":
 

@@ -30,6 +30,11 @@ Tables (Dexie syntax)::
                                                   (clocked revisions sent without an
                                                    answer yet: a push after a lost answer
                                                    sends the same revision, not a sibling)
+          {key: "restoreSeen", value: {at, ids}}  (the backup restores acknowledged:
+                                                   every completed restore receipt created
+                                                   at ``at`` or later is in ``ids``; one
+                                                   that is not pauses sync, see
+                                                   :mod:`panelot.sync.pause`)
 
 ``config.ref`` names the password in the encrypted credential store; the password
 itself is never here.
