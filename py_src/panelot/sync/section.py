@@ -273,8 +273,9 @@ class Syncer:
 
         What the state knows of the server's documents and the checkpoints go too: the
         next configuration may name another database, which a stale state would make a
-        push skip. The device's id and clock stay. Syncing with the same database again
-        costs one full comparison (as a lost state does), never data. ``{forgotten}``:
+        push skip; a pause after a restore goes with them. The device's id and clock
+        stay. Syncing with the same database again costs one full comparison (as a lost
+        state does), never data. ``{forgotten}``:
         whether there was a configuration.
         """
         await self.stop()  # no loop syncs with what is forgotten
@@ -287,11 +288,15 @@ class Syncer:
                 except NotFoundError:
                     pass
 
+            seen = await current(self._db, self._clock())
+
             async def drop(tx: Transaction) -> None:
                 await tx.table("meta").delete("config")
                 await _forget_server(tx)
+                await acknowledge(state, seen, tx)  # nothing is left for a restore to stale
 
-            await (await self.state()).transaction("rw", list(STATE_TABLES), drop)
+            state = await self.state()
+            await state.transaction("rw", list(STATE_TABLES), drop)
             return {"forgotten": isinstance(config, dict)}
 
     async def start(self, host: Host, send: Send, client: str) -> dict[str, Any]:

@@ -111,6 +111,10 @@ async def case_a_restore_pauses_sync_and_push_pull_now_start_refuse(ctx: Ctx) ->
     assert getattr(bad, "field", None) == "payload.mode" and "mode" in str(bad), bad
     assert (await _status(r.a))["paused"] == "restore"  # a refused resume changes nothing
     assert (await _status(r.b))["paused"] is None  # B's own state: B never restored
+    await r.a.command("sync.forget", {})  # nothing left to stale: the pause goes too
+    assert (await _status(r.a))["paused"] is None
+    await r.a.command("sync.configure", {"server": server(), "database": r.database})
+    assert (await _status(r.a))["paused"] is None
 
 
 async def case_a_running_loop_stops_syncing_at_a_restore_and_goes_on_after_resume(
