@@ -1,6 +1,7 @@
 // Settings → Sync: the user's CouchDB-compatible server (URL, database, user, password)
 // with Save, Test connection, Sync now and Stop syncing, and a status line in plain
-// words from `sync.status`. Everything here renders as text (panel_dom's h): a server's
+// words from `sync.status`. After a backup restore sync is paused: the status says so
+// and two buttons answer its question (`sync.resume` merge or replace). Everything here renders as text (panel_dom's h): a server's
 // strings (a refused document's id, an error's reason) stay inert.
 import { h, replace } from "./panel_dom.mjs";
 import { cmd, q } from "./panel_store.mjs";
@@ -30,6 +31,9 @@ export function explainSyncError(error) {
     }
     return { ...base, text: "The server could not be reached or refused the request: check the URL and that it is running." };
   }
+  if (error?.name === "SyncPausedError") {
+    return { ...base, text: "Sync is paused since a backup was restored: choose below how to go on." };
+  }
   if (error?.name === "NotFoundError" && /not configured/.test(error.message ?? "")) {
     return { ...base, text: "Sync is not set up: enter the server and database, then Save." };
   }
@@ -55,6 +59,16 @@ function statusParts(status) {
     parts.push({ text: `Last synced ${when(last)}.`, kind: "ok", id: "sync-last" });
   } else {
     parts.push({ text: "Not synced yet: Sync now sends this browser's conversations and brings the server's.", kind: "" });
+  }
+  if (status.paused === "restore") {
+    parts.push({
+      text:
+        "Sync is paused: a backup was restored here. Keep the server's changes too (the restored data and the server's merge; " +
+        "nothing is deleted on the server), or replace the server's data with the restored data (what the backup lacks is " +
+        "deleted on the server and on your other browsers).",
+      kind: "warn",
+      id: "sync-paused-note",
+    });
   }
   if (status.running && status.syncing) {
     parts.push({ text: "Syncing continuously while a panel is open.", kind: "ok", id: "sync-loop" });
@@ -155,6 +169,7 @@ function syncForm() {
 function follow(form, status) {
   form.password.placeholder = status?.user ? PASSWORD_STORED : "password";
   form.stop.disabled = !status?.configured;
+  if (form.paused) form.paused.hidden = status?.paused !== "restore";
 }
 
 /** The form's values from `status` (after a success: what is saved is what shows). */
@@ -226,6 +241,24 @@ export function syncSection(app, rerender) {
   const now = h("button", { id: "sync-now", type: "button", text: "Sync now" });
   const stop = h("button", { id: "sync-stop", type: "button", class: "danger", text: "Stop syncing", disabled: true });
   form.stop = stop;
+  const merge = h("button", { id: "sync-resume-merge", type: "button", class: "primary", text: "Keep the server's changes too" });
+  const replaceData = h("button", { id: "sync-resume-replace", type: "button", class: "danger", text: "Replace the server's data" });
+  form.paused = h("div", { class: "row", id: "sync-paused", hidden: true }, merge, replaceData);
+  const resume = (mode) => async () => {
+    const r = await cmd("sync.resume", { mode });
+    await startSyncLoop(); // the loop's start was refused while paused
+    if (!r.resumed) return "Sync was not paused (already answered).";
+    if (mode === "merge") return "Resumed: the restored data and the server's merge.";
+    return `Resumed: the server now has the restored data (${r.deleted ?? 0} documents deleted there).`;
+  };
+  merge.addEventListener("click", action(form, merge, "Could not resume:", resume("merge")));
+  replaceData.addEventListener("click", async () => {
+    const text =
+      "The server takes the restored data: every conversation and library record the backup lacks is deleted on the server, " +
+      "and on your other browsers when they sync.";
+    if (!(await confirmDialog("Replace the server's data?", text, "Replace"))) return;
+    action(form, replaceData, "Could not resume:", resume("replace"))();
+  });
   let current = null;
   const refresh = async () => {
     current = await showStatus(form.state);
@@ -292,5 +325,6 @@ export function syncSection(app, rerender) {
     }),
     h("div", { class: "row" }, save, test, now, stop),
     form.state,
+    form.paused,
   );
 }

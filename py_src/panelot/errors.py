@@ -18,6 +18,7 @@ __all__ = [
     "SnapshotIntegrityError",
     "SnapshotTooLargeError",
     "SnapshotVersionError",
+    "SyncPausedError",
     "TransitionError",
     "UnknownCommandError",
     "ValidationError",
@@ -67,6 +68,12 @@ class NetworkError(PanelotError):
     """
 
     name = "NetworkError"
+
+
+class SyncPausedError(PanelotError):
+    """Sync is paused (after a backup restore) until ``sync.resume`` says how to go on."""
+
+    name = "SyncPausedError"
 
 
 class TransitionError(PanelotError):

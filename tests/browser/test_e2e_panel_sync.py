@@ -14,6 +14,9 @@ profile, with ``panelot.query`` and the profile's own storage.
   what it had.
 * A document the pull refuses is named on the status line by its id, as text: a
   hostile id with markup stays inert.
+* After a backup restore the status says sync is paused, Sync now is refused in plain
+  words, and the two answers work: "Replace the server's data" deletes there the thread
+  the backup lacks; "Keep the server's changes too" brings it back and deletes nothing.
 
 Measured here (docs/sync.md, "The panel"): in this Chromium under Playwright,
 ``chrome.permissions.request`` from the click opens Chrome's prompt, which nobody
@@ -215,3 +218,78 @@ def test_a_refused_document_is_named_as_text(panel: Page, couch_servers: dict[st
     assert panel.evaluate("() => window.__pwned") is None
     pulled = query(panel, "sync.status", {})["lastPull"]["refused"]
     assert [r["id"] for r in pulled] == [hostile], pulled
+
+
+APPEND = """async (threadId) => {
+  const out = await window.panelot.send({ type: "message.append", clientId: "e2e",
+    submissionId: crypto.randomUUID(), payload: { threadId, type: "user_message",
+      payload: { content: [{ type: "text", text: "not an empty chat" }] } } });
+  if (out.status !== "completed") throw new Error(JSON.stringify(out.error));
+}"""
+
+
+def _restored_after_sync(panel: Page, server: str, database: str) -> tuple[str, str, int]:
+    """Sync a thread, back up, sync a second one, restore: ``(kept, dropped, count)``."""
+    kept = new_thread(panel)
+    panel.evaluate(APPEND, kept)  # not empty: + opens a new conversation next
+    count = _to_sync_settings(panel)
+    _fill(panel, server, database)
+    count = _press(panel, "#sync-now", count)
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+    panel.evaluate("async () => { window.__file = (await window.panelot.backup.export()).file; }")
+    dropped = new_thread(panel)
+    assert dropped != kept
+    count = _to_sync_settings(panel)
+    count = _press(panel, "#sync-now", count)
+    status, _ = _http("GET", f"{server}/{database}/threads:{dropped}")
+    assert status == 200, status
+    assert query(panel, "sync.status", {})["paused"] is None
+    envelope = panel.evaluate(
+        "async () => window.panelot.backup.restore(window.__file, {settings: false})"
+    )
+    assert envelope["status"] == "completed", envelope
+    count = _to_sync_settings(panel)
+    panel.wait_for_selector("#sync-paused-note")
+    panel.wait_for_selector("#sync-paused", state="visible")
+    shown = panel.inner_text("#sync-status")
+    assert "Sync is paused: a backup was restored here." in shown, shown
+    count = _press(panel, "#sync-now", count)  # refused while paused, in plain words
+    assert "Sync is paused since a backup was restored" in panel.inner_text("#sync-error")
+    return kept, dropped, count
+
+
+def test_after_a_restore_replace_the_servers_data_deletes_what_the_backup_lacks(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    kept, dropped, count = _restored_after_sync(panel, server, database)
+    panel.click("#sync-resume-replace")
+    confirm(panel)
+    panel.wait_for_selector(f"#sync-status[data-action-count='{count + 1}']")
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+    assert "the server now has the restored data" in panel.inner_text("#sync-note")
+    panel.wait_for_selector("#sync-paused", state="hidden")
+    assert query(panel, "sync.status", {})["paused"] is None
+    status, _ = _http("GET", f"{server}/{database}/threads:{dropped}")
+    assert status == 404, status  # deleted on the server
+    status, doc = _http("GET", f"{server}/{database}/threads:{kept}")
+    assert status == 200 and doc["record"]["id"] == kept, (status, doc)
+
+
+def test_after_a_restore_keep_the_servers_changes_brings_them_back(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    kept, dropped, count = _restored_after_sync(panel, server, database)
+    panel.click("#sync-resume-merge")
+    panel.wait_for_selector(f"#sync-status[data-action-count='{count + 1}']")
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+    panel.wait_for_selector("#sync-paused", state="hidden")
+    count = _press(panel, "#sync-now", count + 1)
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+    listed = query(panel, "thread.list", {})
+    assert dropped in repr(listed) and kept in repr(listed), listed  # the server's came back
+    status, doc = _http("GET", f"{server}/{database}/threads:{dropped}")
+    assert status == 200 and not doc.get("_deleted"), (status, doc)  # nothing deleted there

@@ -106,6 +106,7 @@ FIELDS: dict[str, list[str]] = {
     "sync.start": [],
     "sync.stop": [],
     "sync.forget": [],
+    "sync.resume": ["mode"],
 }
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
@@ -747,6 +748,7 @@ VALID: dict[str, dict[str, Any]] = {
     "sync.start": {},
     "sync.stop": {},
     "sync.forget": {},
+    "sync.resume": {"mode": "merge"},
     "message.delete": {"threadId": "{thread}", "nodeId": "{node}"},
     "branch.switch": {"threadId": "{thread}", "nodeId": "{user}"},
     "thread.import": {"data": "{export}"},

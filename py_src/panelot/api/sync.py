@@ -20,12 +20,23 @@ Commands (payload → response)::
                                             pushes from the change feed's outbox, a
                                             long-poll pulls; idempotent)
     sync.stop      {} → <sync.status>     (stops it; a push under way is cut short)
+    sync.resume    {mode: "merge" | "replace"}
+                      → {resumed, mode, deleted?, push?}
+                                           (after a backup restore sync is paused:
+                                            push, pull, now and start refuse with a
+                                            SyncPausedError until this; "merge": the
+                                            next sync pulls everything and merges,
+                                            deleting nothing on the server; "replace":
+                                            the server's documents the store lacks are
+                                            deleted there, then everything is pushed;
+                                            not paused: resumed false, nothing done)
 
 Query::
 
     sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
                       lastPull: {id, since, at, refused} | null,
-                      running, syncing, waiting, lastError, nextTry}
+                      running, syncing, waiting, lastError, nextTry,
+                      paused: "restore" | null}
     sync.test   {} → {ok: true, server, database, user?, documents}
                      (``GET /db`` with the saved configuration, writing nothing; a
                      NetworkError on ``password`` (401/403) or ``database`` (404) or
@@ -67,6 +78,13 @@ class ConfigureArgs:
 
     def __repr__(self) -> str:  # the password stays out of every repr
         return f"ConfigureArgs(server={self.server!r}, database={self.database!r})"
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeArgs:
+    """``sync.resume``: ``mode`` is ``"merge"`` or ``"replace"``."""
+
+    mode: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +141,10 @@ async def _start(env: Env, p: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).start(env.host, send, client if isinstance(client, str) else "sync")
 
 
+async def _resume(env: Env, p: ResumeArgs) -> dict[str, Any]:
+    return await syncer_of(env).resume(env.host, p.mode)
+
+
 async def _stop(env: Env, p: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).stop()
 
@@ -141,6 +163,7 @@ COMMANDS: dict[str, Handler[Any]] = {
     "sync.forget": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_forget),
     "sync.start": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_start),
     "sync.stop": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_stop),
+    "sync.resume": Handler(payload=ResumeArgs, tables=(), run=_handed_over, prepare=_resume),
 }
 """The sync commands."""
 

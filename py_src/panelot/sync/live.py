@@ -14,6 +14,12 @@
 * **One sync per profile.** Given ``locks`` (the host's Web Locks in a page), the loop
   first waits for the lock :func:`lock_name` (``panelot-sync``): one context of the
   profile syncs; the others queue and take over when it goes. Without (CPython): no lock.
+* **Paused after a restore.** Given ``paused`` (the section's check of
+  :mod:`panelot.sync.pause`), the loop asks it before each round; while it says so (or a
+  push or pull refuses with ``SyncPausedError``) the loop neither pushes nor pulls: it
+  waits for :meth:`Live.wake` (``sync.resume`` in this context) or
+  :attr:`Live.poll_seconds` (a resume in another context), then asks again. After the
+  pause it starts over: a pull, then the start-up comparison.
 * **Failures back off** exponentially: :data:`BACKOFF_FIRST` seconds, doubling to
   :data:`BACKOFF_MAX`, reset by a success. The wait goes through the injected ``sleep``
   and ``nextTry`` through the injected clock, so tests never wait real minutes.
@@ -28,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from panelot.clock import Clock
+from panelot.errors import SyncPausedError
 from panelot.host.locks import Locks, Release
 from panelot.idb import Database
 from panelot.idb.observe.changes import ObsSet
@@ -94,11 +101,12 @@ class Live:
         locks: Locks | None = None,
         poll_seconds: float = POLL_SECONDS,
         debounce: float = DEBOUNCE,
+        paused: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         """The loop over ``db``, its outbox in ``state``.
 
         ``push`` sends the outbox rows given, ``pull`` pulls, ``wait`` long-polls the
-        server (whether a change came).
+        server (whether a change came), ``paused`` says whether sync is paused.
         """
         self._db = db
         self._state = state
@@ -108,6 +116,10 @@ class Live:
         self._clock = clock
         self._sleep = sleep
         self._locks = locks
+        self._paused = paused
+        self._woken = asyncio.Event()
+        self.paused = False
+        """Whether the loop waits out a pause (after a backup restore)."""
         self.poll_seconds = poll_seconds
         self.debounce = debounce
         self.running = False
@@ -204,10 +216,26 @@ class Live:
                 self._release()
                 self._release = None
 
+    def wake(self) -> None:
+        """Ask a paused loop to check the pause again now."""
+        self._woken.set()
+
+    async def _wait_pause(self) -> None:
+        """Wait for :meth:`wake` or :attr:`poll_seconds`, whichever comes first."""
+        self.paused = True
+        self._woken.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._woken.wait(), self.poll_seconds)
+
     async def _loop(self) -> None:
         full, stale = True, True  # the start-up comparison, then a pull
         while self.running:
             try:
+                if self._paused is not None and await self._paused():
+                    await self._wait_pause()
+                    full, stale = True, True
+                    continue
+                self.paused = False
                 if stale:
                     await self._pull()
                     self.pulls += 1
@@ -224,6 +252,8 @@ class Live:
                 stale = await self._next()
             except asyncio.CancelledError:
                 raise
+            except SyncPausedError:  # a restore committed meanwhile: no backoff, wait
+                full, stale = True, True
             except Exception as error:
                 stale = True
                 await self._failed(error)

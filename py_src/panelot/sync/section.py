@@ -3,6 +3,8 @@
 A store opened by :meth:`~panelot.store.PanelotStore.open` has one. Its state database
 (:mod:`panelot.sync.state`) is opened on first use, on the store's core factory, and
 closed with the store. One push or pull runs at a time per store (an ``asyncio.Lock``).
+After a backup restore sync is paused (:mod:`panelot.sync.pause`): push, pull and start
+refuse with a ``SyncPausedError`` and the loop waits, until :meth:`Syncer.resume`.
 :meth:`Syncer.start` runs the continuous loop (:class:`~panelot.sync.live.Live`) until
 :meth:`Syncer.stop` or the store closes; its pushes and pulls take the same lock.
 
@@ -19,6 +21,7 @@ import uuid
 from typing import Any, Protocol, runtime_checkable
 
 from panelot.clock import Clock
+from panelot.errors import SyncPausedError
 from panelot.host import Host
 from panelot.host.http import DEFAULT_TIMEOUT
 from panelot.idb import CoreFactory, Database, Transaction
@@ -28,8 +31,10 @@ from panelot.sync.couch import Couch
 from panelot.sync.fetch import wait_changes
 from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
 from panelot.sync.outbox import WIDE, size
+from panelot.sync.pause import acknowledge, check, current, seen_now
 from panelot.sync.pull import Send, pull
 from panelot.sync.push import BATCH_DOCS, push
+from panelot.sync.replace import replace_server
 from panelot.sync.server import (
     Target,
     basic_auth,
@@ -40,7 +45,17 @@ from panelot.sync.server import (
 )
 from panelot.sync.state import STATE_TABLES, read_meta, state_database, write_meta
 
-__all__ = ["Config", "Syncer", "Syncing", "syncer_of"]
+__all__ = ["PAUSED_MESSAGE", "RESUME_MODES", "Config", "Syncer", "Syncing", "syncer_of"]
+
+RESUME_MODES = ("merge", "replace")
+"""``sync.resume``'s modes: merge with the server, or let the server take the restore."""
+
+PAUSED_MESSAGE = (
+    "sync: paused after a backup restore; say how to go on first with "
+    'sync.resume {mode: "merge"} (the restored data merges with the server, nothing '
+    'deleted there) or {mode: "replace"} (the server takes the restored data)'
+)
+"""The ``SyncPausedError``'s message."""
 
 Config = dict[str, Any]
 """``{server, database, user?, ref?}``: the sync configuration as the state keeps it."""
@@ -138,13 +153,68 @@ class Syncer:
             config["database"],
         )
 
+        fresh = not isinstance(old, dict) or moved
+        seen = await current(self._db, self._clock()) if fresh else None
+
         async def save(tx: Transaction) -> None:
             await write_meta(tx, "config", config)
             if moved:  # what the state knows is of the other database
                 await _forget_server(tx)
+            if seen is not None:  # the state knows nothing a restore could have staled
+                await acknowledge(state, seen, tx)
 
-        await (await self.state()).transaction("rw", list(STATE_TABLES), save)
+        state = await self.state()
+        await state.transaction("rw", list(STATE_TABLES), save)
         return config
+
+    async def paused(self) -> str | None:
+        """Why sync is paused: ``"restore"`` after a backup restore, else ``None``."""
+        found = await check(self._db, await self.state(), self._clock())
+        return "restore" if found.paused else None
+
+    async def _refuse_paused(self) -> None:
+        if await self.paused() is not None:
+            raise SyncPausedError(PAUSED_MESSAGE)
+
+    async def resume(self, host: Host, mode: str) -> dict[str, Any]:
+        """Go on after a restore: ``merge`` or ``replace`` (docs/sync.md); the answer.
+
+        ``{resumed, mode, deleted?, push?}``: ``resumed`` is false when sync was not
+        paused (nothing is done: another context, or an earlier click, decided already).
+        ``merge`` forgets what the state knew of the server (as a lost state: the next
+        sync pulls everything, merges, and pushes what the server lacks, deleting
+        nothing there). ``replace`` deletes on the server every synced document the
+        store does not hold, then pushes everything; the pause stays if it fails.
+        """
+        if mode not in RESUME_MODES:
+            raise ValidationError('mode: must be "merge" or "replace"', field="mode")
+        async with self._running:
+            state = await self.state()
+            found = await check(self._db, state, self._clock())
+            if not found.paused:
+                return {"resumed": False, "mode": mode}
+            seen = seen_now(found.receipts, self._clock())  # what was read, nothing later
+            out: dict[str, Any] = {"resumed": True, "mode": mode}
+            if mode == "merge":
+
+                async def forget(tx: Transaction) -> None:
+                    await _forget_server(tx)
+                    await acknowledge(state, seen, tx)
+
+                await state.transaction("rw", list(STATE_TABLES), forget)
+            else:
+                couch = await self._couch(host)
+                hlc = await self._device()
+                replaced = await replace_server(self._db, state, couch, self.batch_docs)
+                report = await push(
+                    self._db, state, couch, hlc, self._clock(), batch_docs=self.batch_docs
+                )
+                await acknowledge(state, seen)
+                out["deleted"] = replaced["deleted"]
+                out["push"] = report.to_json()
+        if self.live is not None:
+            self.live.wake()
+        return out
 
     async def _couch(self, host: Host) -> Couch:
         config = await self._meta("config")
@@ -161,6 +231,7 @@ class Syncer:
         """One push (:func:`panelot.sync.push.push`); its report."""
         async with self._running:
             couch = await self._couch(host)
+            await self._refuse_paused()
             hlc = await self._device()
             state = await self.state()
             now = self._clock()
@@ -171,6 +242,7 @@ class Syncer:
         """One pull (:func:`panelot.sync.pull.pull`); its report."""
         async with self._running:
             couch = await self._couch(host)
+            await self._refuse_paused()
             hlc = await self._device()
             state = await self.state()
             budget = host.storage.budget
@@ -201,8 +273,9 @@ class Syncer:
 
         What the state knows of the server's documents and the checkpoints go too: the
         next configuration may name another database, which a stale state would make a
-        push skip. The device's id and clock stay. Syncing with the same database again
-        costs one full comparison (as a lost state does), never data. ``{forgotten}``:
+        push skip; a pause after a restore goes with them. The device's id and clock
+        stay. Syncing with the same database again costs one full comparison (as a lost
+        state does), never data. ``{forgotten}``:
         whether there was a configuration.
         """
         await self.stop()  # no loop syncs with what is forgotten
@@ -215,11 +288,15 @@ class Syncer:
                 except NotFoundError:
                     pass
 
+            seen = await current(self._db, self._clock())
+
             async def drop(tx: Transaction) -> None:
                 await tx.table("meta").delete("config")
                 await _forget_server(tx)
+                await acknowledge(state, seen, tx)  # nothing is left for a restore to stale
 
-            await (await self.state()).transaction("rw", list(STATE_TABLES), drop)
+            state = await self.state()
+            await state.transaction("rw", list(STATE_TABLES), drop)
             return {"forgotten": isinstance(config, dict)}
 
     async def start(self, host: Host, send: Send, client: str) -> dict[str, Any]:
@@ -230,12 +307,14 @@ class Syncer:
         :func:`~panelot.sync.live.lock_name`).
         """
         await self._couch(host)  # configured, and the password is there
+        await self._refuse_paused()
         if self.live is None or not self.live.running:
             state = await self.state()
 
             async def push_rows(rows: dict[str, str]) -> dict[str, Any]:
                 async with self._running:
                     couch = await self._couch(host)
+                    await self._refuse_paused()
                     hlc = await self._device()
                     now = self._clock()
                     report = await push(
@@ -258,6 +337,7 @@ class Syncer:
                 push=push_rows,
                 pull=pull_all,
                 wait=wait,
+                paused=self._is_paused,
                 clock=self._clock,
                 sleep=self.sleep,
                 locks=host.search_lock,
@@ -266,6 +346,9 @@ class Syncer:
             )
             self.live.start()
         return await self.status()
+
+    async def _is_paused(self) -> bool:
+        return await self.paused() is not None
 
     async def stop(self) -> dict[str, Any]:
         """Stop the continuous loop (waiting until it has stopped); the status."""
@@ -278,7 +361,8 @@ class Syncer:
         """The configuration, the state's figures and the loop's.
 
         ``{configured, server?, database?, user?, device?, documents, lastPush, lastPull,
-        running, syncing, waiting, lastError, nextTry}``: ``waiting`` is the outbox's size.
+        running, syncing, waiting, lastError, nextTry, paused}``: ``waiting`` is the
+        outbox's size; ``paused``: ``"restore"`` after a backup restore, else ``None``.
         """
         state = await self.state()
 
@@ -300,6 +384,7 @@ class Syncer:
         out["waiting"] = await size(state)
         out["lastError"] = None if live is None else live.last_error
         out["nextTry"] = None if live is None else live.next_try
+        out["paused"] = await self.paused()
         return out
 
     def close(self) -> None:

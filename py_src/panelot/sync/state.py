@@ -33,6 +33,11 @@ Tables (Dexie syntax)::
                                                    answer sends the same revision, a
                                                    change or a deletion since is its
                                                    child, never a sibling)
+          {key: "restoreSeen", value: {at, ids}}  (the backup restores acknowledged:
+                                                   every completed restore receipt created
+                                                   at ``at`` or later is in ``ids``; one
+                                                   that is not pauses sync, see
+                                                   :mod:`panelot.sync.pause`)
 
 ``config.ref`` names the password in the encrypted credential store; the password
 itself is never here.
