@@ -381,8 +381,12 @@ def test_offline_conflicting_edits_converge(profiles: tuple[Profile, Profile]) -
     _wait(b, _SHOWS_NODE, reply, "A's reply", (a,), tid)
     before = _node_ids(a) | _node_ids(b)
 
-    # Offline on both: each loop stopped through the panel's store.
+    # Offline on both: each loop stopped through the panel's store, and the worker's
+    # sync alarm cleared first, so it cannot sync while the loops are stopped (its first
+    # firing, 5 minutes after the profile started, could fall in this window).
     for profile in (a, b):
+        worker = profile.page.context.service_workers[0]
+        assert worker.evaluate("() => chrome.alarms.clear('panelot.sync')") is True
         profile.store.send("sync.stop")
         _wait_status(profile, lambda s: not s["running"], "stopped")
 
@@ -396,7 +400,7 @@ def test_offline_conflicting_edits_converge(profiles: tuple[Profile, Profile]) -
     b.store.send("memory.write", {"key": "written-offline", "value": "in B"})
     written_a, written_b = _node_ids(a) - before, _node_ids(b) - before
     assert len(written_a) == 2 and len(written_b) == 2, (written_a, written_b)
-    # Offline indeed (the worker's 5-minute alarm has not come yet in these new profiles).
+    # Offline indeed: neither side has the other's new nodes.
     assert not written_a & _node_ids(b) and not written_b & _node_ids(a)
     attachment_id = _attachment_of(a, _user_ids(pa)[-1])
     assert _attachment(b, attachment_id) is None
