@@ -42,6 +42,21 @@ async def _leaf(store: PanelotStore, tid: str) -> Any:
     return thread["leafId"]
 
 
+async def _put_early_node(ctx: Ctx, database: str, tid: str, parent: str, node_id: str) -> None:
+    """Put on the server, as another device would, the node the early leaf names."""
+    node = {
+        "id": node_id,
+        "threadId": tid,
+        "parentId": parent,
+        "seq": 3,
+        "ts": 1_764_000_000_003,
+        "type": "assistant_message",
+        "payload": answer("Another version"),
+    }
+    record = {"_id": f"nodes:{node_id}", "table": "nodes", "v": 1, "record": node}
+    await put_doc(ctx, database, record)
+
+
 async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_comes(
     ctx: Ctx,
 ) -> None:
@@ -75,18 +90,7 @@ async def case_a_leaf_before_its_node_is_not_pushed_back_and_is_taken_once_it_co
     assert on_server["clocks"]["leafId"] == _LATER, on_server
 
     # The node comes in a later pull, with no new thread document: B takes the leaf.
-    node = {
-        "id": later,
-        "threadId": tid,
-        "parentId": question,
-        "seq": 3,
-        "ts": 1_764_000_000_003,
-        "type": "assistant_message",
-        "payload": answer("Another version"),
-    }
-    await put_doc(
-        ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node}
-    )
+    await _put_early_node(ctx, database, tid, question, later)
     await _pull(b)
     assert await _leaf(b, tid) == later
     assert (await push(b))["pushed"] == 0  # B's leaf is the server's: nothing to send
@@ -123,18 +127,7 @@ async def case_a_leaf_moved_here_while_the_servers_is_early_is_this_devices_chan
     assert (await push(b))["pushed"] == 2  # the node and the thread, with B's leaf
     on_server = (await all_docs(ctx, database))[f"threads:{tid}"]
     assert on_server["record"]["leafId"] == mine, on_server
-    node = {
-        "id": later,
-        "threadId": tid,
-        "parentId": question,
-        "seq": 3,
-        "ts": 1_764_000_000_003,
-        "type": "assistant_message",
-        "payload": answer("Another version"),
-    }
-    await put_doc(
-        ctx, database, {"_id": f"nodes:{later}", "table": "nodes", "v": 1, "record": node}
-    )
+    await _put_early_node(ctx, database, tid, question, later)
     await _pull(b)
     assert await _leaf(b, tid) == mine  # the server's leaf is B's now: it stays
     await _pull(a)
