@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from hypothesis_support import examples
 from json_paths import paths, set_at
-from loops import run_async
+from loops import closed_at_end, run_async
 from panelot.idb import Database, MemoryFactory, SchemaVersion
 from panelot.idb.blobs import MemoryBlob
 from panelot.idb.errors import ValidationError
@@ -159,7 +159,8 @@ def _fixed_ids() -> Iterator[None]:
 async def _filled() -> PanelotStore:
     ticks = itertools.count(1_760_000_000_000, 1000)
     with _fixed_ids():
-        return await _fill(await PanelotStore.open(MemoryFactory(), clock=lambda: next(ticks)))
+        store = await PanelotStore.open(MemoryFactory(), clock=lambda: next(ticks))
+        return await _fill(closed_at_end(store))
 
 
 async def _fill(store: PanelotStore) -> PanelotStore:

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from playwright.sync_api import Page
 
 from hypothesis_support import examples
-from loops import run_async
+from loops import closed_at_end, run_async
 from panelot.api.registry import COMMANDS, QUERIES
 from panelot.errors import SnapshotError
 from panelot.host import memory_host
@@ -189,7 +189,9 @@ def payloads(kind: str) -> st.SearchStrategy[Any]:
 
 async def _base() -> tuple[PanelotStore, dict[str, str], MemoryStorageBackend]:
     backend = MemoryStorageBackend()
-    store = await PanelotStore.open(MemoryFactory(), memory_host(backend, MemoryKeyStore()))
+    store = closed_at_end(
+        await PanelotStore.open(MemoryFactory(), memory_host(backend, MemoryKeyStore()))
+    )
     tid = await store.create_thread("fuzz")
     user = await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
     node = await store.append(

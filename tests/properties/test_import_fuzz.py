@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hypothesis_support import examples
 from json_paths import paths, set_at
-from loops import run_async
+from loops import closed_at_end, run_async
 from panelot.idb import MemoryFactory
 from panelot.store import PanelotStore
 
@@ -34,7 +34,7 @@ KNOWN_ERRORS = {"ImportError", "ValidationError"}
 
 
 async def _base() -> tuple[PanelotStore, dict[str, Any]]:
-    store = await PanelotStore.open(MemoryFactory())
+    store = closed_at_end(await PanelotStore.open(MemoryFactory()))
     tid = await store.create_thread("fuzz")
     u = await store.append(tid, "user_message", {"content": [{"type": "text", "text": "q"}]})
     await store.append(
