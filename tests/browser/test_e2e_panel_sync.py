@@ -12,6 +12,9 @@ profile, with ``panelot.query`` and the profile's own storage.
   says when it synced.
 * Stop syncing forgets the configuration and its stored password; the server keeps
   what it had.
+* Syncing with the right password and a wrong one, from the panel and from the service
+  worker, leaves the password in no console message or page error (the panel's, the
+  worker's), no worker result and no backup file.
 * A document the pull refuses is named on the status line by its id, as text: a
   hostile id with markup stays inert.
 * After a backup restore the status says sync is paused, Sync now is refused in plain
@@ -35,7 +38,7 @@ import urllib.request
 import uuid
 from typing import Any
 
-from playwright.sync_api import Page
+from playwright.sync_api import ConsoleMessage, Error, Page
 
 from behavior.sync import AUTH_ENV, AUTH_PASSWORD, AUTH_USER, OPEN_ENV
 from browser_harness import query
@@ -44,6 +47,8 @@ from leak_scan import DUMP_IDB, secret_forms
 from panelot.testing import new_thread
 
 WRONG = "wrong-Pässword-e2e-4b7a"
+#: What the ``panelot.sync`` alarm runs in the service worker.
+RUN_SYNC = "() => self.panelotRunSync()"
 
 
 def _http(method: str, url: str, *, auth: bool = False, body: Any = None) -> tuple[int, Any]:
@@ -195,6 +200,60 @@ def test_stop_syncing_forgets_the_configuration_and_its_password(
     # The server keeps what it had.
     status, _ = _http("GET", f"{server}/{database}/threads:{thread_id}", auth=True)
     assert status == 200
+
+
+#: The profile's backup (settings included), as the text of its file.
+BACKUP_TEXT = """async () => {
+  const { file } = await window.panelot.backup.export({ settings: true });
+  return await file.text();
+}"""
+
+
+def test_the_password_is_in_no_log_no_worker_result_and_no_backup(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    context = panel.context
+    logs: list[str] = []
+
+    def log(message: ConsoleMessage) -> None:
+        logs.append(message.text)
+
+    def page_error(error: Error) -> None:
+        logs.append(f"pageerror: {error}")
+
+    context.on("console", log)  # the panel and the service worker alike
+    panel.on("pageerror", page_error)
+    try:
+        server = couch_servers[AUTH_ENV]
+        database = _new_database(server, auth=True)
+        thread_id = new_thread(panel)
+        count = _to_sync_settings(panel)
+        _fill(panel, server, database, AUTH_USER, AUTH_PASSWORD)
+        count = _press(panel, "#sync-now", count)  # Sync now starts no loop: no lock held
+        assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
+        worker = context.service_workers[0]
+        synced = worker.evaluate(RUN_SYNC)
+        assert synced["ran"] is True and synced["ok"] is True, synced
+        # A wrong password, from the panel and then from the worker: both refused.
+        panel.fill("#sync-password", WRONG)
+        count = _press(panel, "#sync-now", count)
+        assert "Wrong user or password" in panel.inner_text("#sync-error")
+        refused = worker.evaluate(RUN_SYNC)
+        assert refused["ran"] is True and refused["ok"] is False, refused
+        backup = str(panel.evaluate(BACKUP_TEXT))
+    finally:
+        context.remove_listener("console", log)
+        panel.remove_listener("pageerror", page_error)
+    assert thread_id in backup and '"panelotSettings"' in backup  # the file is whole
+    said = json.dumps([synced, refused], ensure_ascii=False) + "\n".join(logs)
+    for secret in (AUTH_PASSWORD, WRONG):
+        for form in secret_forms(secret):
+            assert form not in said, f"{form!r} in a log or the worker's result"
+            assert form not in backup, f"{form!r} in the backup"
+    # The wrong password stays saved: put the right one back for the tests after.
+    panel.fill("#sync-password", AUTH_PASSWORD)
+    _press(panel, "#sync-test", count)
+    assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
 
 
 def test_a_refused_document_is_named_as_text(panel: Page, couch_servers: dict[str, str]) -> None:
