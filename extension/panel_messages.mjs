@@ -2,7 +2,8 @@
 // selector, tool calls and results, notices, attachments. Drawing only: every action
 // calls back into the conversation (`chat`), which talks to storage.
 import { h, replace, bytes, download, fromBase64 } from "./panel_dom.mjs";
-import { q } from "./panel_store.mjs";
+import { q, cmd } from "./panel_store.mjs";
+import { syncConfigured } from "./sync_config.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast, toastError } from "./panel_ui.mjs";
@@ -148,8 +149,16 @@ export class MessageView {
     const box = h("div", { class: "tool-details", dataset: { attachmentId: ref.attachmentId } });
     const show = (result) => {
       if (result.evicted) {
-        replace(box, h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` }));
+        const gone = h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` });
+        replace(box, gone);
         box.dataset.state = "evicted";
+        // Kept by the sync server: Load fetches it (sync.fetch), then shows the details.
+        this.offerServerCopy(ref, `Details (${bytes(ref.size)})`, gone, async () => {
+          const loaded = await q("node.details", { nodeId });
+          this.loadedDetails.set(nodeId, loaded);
+          show(loaded); // redraws the whole box
+          return null;
+        });
       } else {
         out.textContent = JSON.stringify(result.details, null, 2);
         replace(box, h("span", { class: "tool-details-head", text: `Details (${bytes(result.size ?? ref.size)})` }), out);
@@ -318,7 +327,9 @@ export class MessageView {
       return h("span", { class: "evicted", dataset: { missing: "1" }, text: `${label} (not available: it was not in the imported data)` });
     }
     if (b.evicted || b.state === "evicted") {
-      return h("span", { class: "evicted", text: `${label} (removed to save space)` });
+      const gone = h("span", { class: "evicted", dataset: { attachmentId: b.attachmentId }, text: `${label} (removed to save space)` });
+      this.offerServerCopy(b, label, gone);
+      return gone;
     }
     if (b.type === "image") {
       const img = h("img", { alt: label, title: label, dataset: { attachmentId: b.attachmentId } });
@@ -326,7 +337,12 @@ export class MessageView {
         (url) => {
           img.src = url;
         },
-        () => img.replaceWith(h("span", { class: "evicted", text: `${label} (unavailable)` })),
+        () => {
+          this.imageUrls.delete(b.attachmentId); // not here: a Load may bring it
+          const gone = h("span", { class: "evicted", dataset: { attachmentId: b.attachmentId }, text: `${label} (unavailable)` });
+          img.replaceWith(gone);
+          this.offerServerCopy(b, label, gone);
+        },
       );
       return img;
     }
@@ -338,13 +354,62 @@ export class MessageView {
         toastError(error, "Download failed:");
       }
     };
-    return h(
+    const chip = h(
       "button",
       { type: "button", class: "file-chip", title: `Download ${label}`, dataset: { attachmentId: b.attachmentId }, on: { click: fetchIt } },
       icon("file", { size: 14 }),
       h("span", { text: label }),
       b.size ? ` · ${bytes(b.size)}` : "",
     );
+    this.offerServerCopy(b, label, chip); // a file pulled without its bytes looks held
+    return chip;
+  }
+
+  /**
+   * When sync is configured and only the sync server holds the attachment `b` (pulled
+   * without its bytes, or evicted here: `sync.attachment`), put "label — on the sync
+   * server, Load" in place of `el`. Load runs `sync.fetch`, then puts `loaded()`'s
+   * element there (by default the attachment drawn as held; null: it drew itself). A button, not a fetch on sight: the bytes cost a download and may evict older
+   * attachments to fit the budget, so the user asks for them. All text: a server's
+   * name or type stays inert.
+   */
+  async offerServerCopy(b, label, el, loaded = async () => this.attachment({ ...b, evicted: false, state: undefined })) {
+    try {
+      if (!(await syncConfigured())) return;
+      const where = await q("sync.attachment", { attachmentId: b.attachmentId });
+      if (where.held || !where.onServer || !el.isConnected) return;
+      const size = Number.isFinite(where.size) ? ` (${bytes(where.size)})` : "";
+      const box = h("span", {
+        class: "on-server",
+        dataset: { attachmentId: b.attachmentId, state: "on-server" },
+      });
+      const button = h("button", {
+        type: "button",
+        text: "Load",
+        title: "Fetch it from the sync server",
+        dataset: { action: "fetch-attachment", attachmentId: b.attachmentId },
+        on: {
+          click: async () => {
+            button.disabled = true;
+            box.dataset.state = "loading";
+            try {
+              await cmd("sync.fetch", { attachmentId: b.attachmentId });
+              this.imageUrls.delete(b.attachmentId);
+              const next = await loaded(); // null: it drew itself
+              if (next) box.replaceWith(next);
+            } catch (error) {
+              button.disabled = false;
+              box.dataset.state = "failed";
+              toastError(error, "Could not load it from the sync server:");
+            }
+          },
+        },
+      });
+      box.append(h("span", { text: `${label}${size} — on the sync server, ` }), button);
+      el.replaceWith(box);
+    } catch (error) {
+      console.warn("sync.attachment", error);
+    }
   }
 
   /**
