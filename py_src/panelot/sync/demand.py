@@ -11,8 +11,10 @@ either back:
    ``NotFoundError``);
 2. ``GET /db/attachments:<id>?rev=<that revision>``: the record, checked as a pull
    checks a leaf (its shape, and the digest of what it carries is the row's);
-3. ``GET /db/attachments:<id>/bytes``, at most the attachment's length, checked against
-   the row's MD5 digest and length (``SyncDigestError``, nothing written);
+3. ``GET /db/attachments:<id>/bytes``, streamed into a Blob (``Host.http``'s ``blob``:
+   in a page the bytes never sit whole in Python's heap), at most the attachment's
+   length, its MD5 computed as it comes and checked against the row's digest and
+   length (``SyncDigestError``, nothing written);
 4. room in the attachment budget as ``attachment.put`` makes it: the oldest attachments
    of other threads are evicted first (an attachment larger than the whole budget is
    refused with ``QuotaExceededError``);
@@ -43,7 +45,7 @@ from panelot.sync.apply import check_record
 from panelot.sync.couch import Couch
 from panelot.sync.docid import doc_id
 from panelot.sync.fetch import check_leaf
-from panelot.sync.mapping import ATTACHMENT, attachment_digest, content_digest, local_view
+from panelot.sync.mapping import ATTACHMENT, content_digest, local_view
 
 __all__ = ["MAX_FETCH_BYTES", "attachment_row", "fetch_attachment", "held", "locate"]
 
@@ -201,18 +203,17 @@ async def fetch_attachment(
         )
     record = await _server_record(couch, did, row)
     path = "/" + urllib.parse.quote(did, safe="") + "/" + ATTACHMENT  # ids may hold '/'
-    data = await couch.get_bytes(path, length)
-    if data is None:
+    mime = meta.get("content_type")
+    kind = mime if isinstance(mime, str) else "application/octet-stream"
+    got = await couch.get_blob(path, length, kind, lambda data, m: make_blob(db, data, m))
+    if got is None:
         raise NotFoundError(
             f"sync.fetch: {did}: the server has no bytes for it", field="attachmentId"
         )
-    if len(data) != length or attachment_digest(data) != digest:
+    blob, size, md5 = got
+    if size != length or md5 != digest:
         raise SyncDigestError(f"sync.fetch: {did}: the bytes are not the digest the server gave")
-    mime = meta.get("content_type")
-    record[ATTACHMENT] = make_blob(
-        db, data, mime if isinstance(mime, str) else "application/octet-stream"
-    )
-    del data
+    record[ATTACHMENT] = blob
     reason = check_record("attachments", record, did)
     if reason is not None:
         raise ValidationError(f"sync.fetch: {reason}", field="attachmentId")

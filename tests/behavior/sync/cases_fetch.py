@@ -4,19 +4,23 @@ Store A puts a file in a message and pushes; store B pulls with no room in its
 attachment budget, so the attachment stays on the server (``onServer``), or A evicts
 its own copy. ``sync.fetch`` then brings the bytes (checked against the server's MD5
 digest), and the sync state ends consistent: a push sends nothing back and a pull
-fetches nothing again. ``sync.attachment`` says where the bytes are.
+fetches nothing again. ``sync.attachment`` says where the bytes are. ``Host.http``
+with ``blob`` answers a body as a Blob with its MD5 (in a page streamed chunk by chunk
+from the response into a JS Blob), refusing it once it passes the limit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import Any
 
 from behavior import Ctx, raises
 from behavior.payloads import b64, text
-from behavior.sync import clear_faults, fault, pull, push, second_store, synced_store
+from behavior.sync import clear_faults, fault, pull, push, second_store, server, synced_store
 from panelot.errors import NetworkError, SyncDigestError
-from panelot.idb.blobs import blob_bytes
+from panelot.host import HttpRequest
+from panelot.idb.blobs import blob_bytes, blob_size, is_blob
 from panelot.idb.errors import NotFoundError
 from panelot.store import PanelotStore
 
@@ -170,3 +174,21 @@ async def case_a_fetch_racing_a_pull_writes_the_attachment_once(ctx: Ctx) -> Non
     assert (await push(b))["pushed"] == 0
     later = await pull(b)
     assert later["written"] == 0 and later["onServer"] == [], later
+
+
+async def case_host_http_streams_a_body_into_a_blob_with_its_md5(ctx: Ctx) -> None:
+    a, database = await synced_store(ctx)
+    _, aid = await _file_message(a)
+    await push(a)
+    url = f"{server()}/{database}/attachments%3A{aid}/bytes"
+    got = await ctx.host.http(HttpRequest("GET", url, blob="text/plain"))
+    assert got.status == 200 and got.body == b"", got.status  # no bytes: a Blob
+    assert is_blob(got.blob) and blob_size(got.blob) == len(DATA)
+    assert got.md5 == hashlib.md5(DATA, usedforsecurity=False).digest()
+    assert await blob_bytes(got.blob) == DATA
+    error = await raises(
+        NetworkError, ctx.host.http(HttpRequest("GET", url, limit=100, blob="x/y"))
+    )
+    assert "over its limit" in str(error), error  # refused as soon as it passed the limit
+    missing = await ctx.host.http(HttpRequest("GET", url + "-not", blob="text/plain"))
+    assert missing.status == 404 and missing.blob is None and missing.body, missing.status
