@@ -165,6 +165,20 @@ async def _server_record(couch: Couch, did: str, row: dict[str, Any]) -> dict[st
     return record
 
 
+def _live_thread(thread: Any) -> bool:
+    return isinstance(thread, dict) and not thread.get("deleting")
+
+
+async def _thread_here(db: Database, thread_id: Any) -> bool:
+    if not isinstance(thread_id, str):
+        return False
+
+    async def read(tx: Transaction) -> Any:
+        return await tx.table("threads").get(thread_id)
+
+    return _live_thread(await db.transaction("r", ["threads"], read))
+
+
 async def _attachments_size(db: Database) -> int:
     async def read(tx: Transaction) -> int:
         return sum(record_size(r) for r in await sized_rows(tx) if not r.get("deleting"))
@@ -202,6 +216,11 @@ async def fetch_attachment(
             f"({min(budget, MAX_FETCH_BYTES)} bytes)"
         )
     record = await _server_record(couch, did, row)
+    thread_id = record.get("threadId")
+    if not await _thread_here(db, thread_id):  # before any download or eviction
+        raise NotFoundError(
+            f"sync.fetch: {did}: its thread {thread_id!r} is not here", field="attachmentId"
+        )
     path = "/" + urllib.parse.quote(did, safe="") + "/" + ATTACHMENT  # ids may hold '/'
     mime = meta.get("content_type")
     kind = mime if isinstance(mime, str) else "application/octet-stream"
@@ -217,13 +236,11 @@ async def fetch_attachment(
     reason = check_record("attachments", record, did)
     if reason is not None:
         raise ValidationError(f"sync.fetch: {reason}", field="attachmentId")
-    thread_id = record.get("threadId")
     if budget - await _attachments_size(db) < length:
         await evict(db, max(budget - length, 0), thread_id if isinstance(thread_id, str) else None)
 
     async def write(tx: Transaction) -> bool:
-        thread = await tx.table("threads").get(thread_id)
-        if not isinstance(thread, dict) or thread.get("deleting"):
+        if not _live_thread(await tx.table("threads").get(thread_id)):  # decided here
             raise NotFoundError(
                 f"sync.fetch: {did}: its thread {thread_id!r} is not here", field="attachmentId"
             )

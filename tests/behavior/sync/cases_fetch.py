@@ -192,3 +192,11 @@ async def case_host_http_streams_a_body_into_a_blob_with_its_md5(ctx: Ctx) -> No
     assert "over its limit" in str(error), error  # refused as soon as it passed the limit
     missing = await ctx.host.http(HttpRequest("GET", url + "-not", blob="text/plain"))
     assert missing.status == 404 and missing.blob is None and missing.body, missing.status
+
+
+async def case_an_attachment_whose_thread_is_gone_here_is_not_fetched(ctx: Ctx) -> None:
+    _, b, tid, aid = await _pulled_without_bytes(ctx)
+    await b.command("thread.delete", {"threadId": tid})  # not pushed yet: the row stays
+    error = await raises(NotFoundError, b.command("sync.fetch", {"attachmentId": aid}))
+    assert f"its thread {tid!r} is not here" in str(error), error
+    assert await b.db.table("attachments").get(aid) is None
