@@ -27,6 +27,7 @@ export class MessageView {
     this.chat = chat;
     this.imageUrls = new Map();
     this.loadedDetails = new Map(); // tool-result node id -> node.details result
+    this.asked = new Set(); // attachment ids whose Load from the sync server was pressed
     this.drawn = new Map(); // node id -> {key, el}: the elements of the last render
   }
 
@@ -52,6 +53,7 @@ export class MessageView {
   /** Forget what was loaded and drawn for the previous conversation. */
   reset() {
     this.loadedDetails.clear();
+    this.asked.clear();
     this.drawn.clear();
   }
 
@@ -125,7 +127,8 @@ export class MessageView {
       const text = blocksText(p.contentForLlm);
       return h(
         "details",
-        { class: `msg tool result${p.ok ? "" : " failed"}`, dataset },
+        // Kept open when redrawn after a Load from the sync server (the node lost its mark).
+        { class: `msg tool result${p.ok ? "" : " failed"}`, dataset, open: !!stored && this.asked.has(stored.attachmentId) },
         h("summary", {}, p.ok ? "↳ Tool result " : "↳ Tool error ", h("strong", { text: p.itemId ?? "" })),
         text || !stored ? h("pre", { text: text || JSON.stringify(p.details ?? {}, null, 2) }) : null,
         stored ? this.details(n.id, stored) : null,
@@ -166,20 +169,25 @@ export class MessageView {
       }
     };
     const load = async (button) => {
-      button.disabled = true;
+      if (button) button.disabled = true;
       try {
         const result = await q("node.details", { nodeId });
         this.loadedDetails.set(nodeId, result);
         show(result);
       } catch (error) {
-        button.disabled = false;
+        if (button) button.disabled = false;
         toastError(error, "Could not load the details:");
       }
     };
     const cached = this.loadedDetails.get(nodeId);
     if (cached) show(cached);
     else if (ref.evicted) show({ evicted: true });
-    else {
+    else if (this.asked.has(ref.attachmentId)) {
+      // Fetched from the sync server at the user's Load: the node redrawn without its
+      // evicted mark shows the details as that Load asked, not another Load button.
+      box.append(h("span", { class: "tool-details-head", text: `Details (${bytes(ref.size)}) — loading…` }));
+      load(null);
+    } else {
       const button = h("button", {
         type: "button",
         text: "Load",
@@ -392,12 +400,14 @@ export class MessageView {
           click: async () => {
             button.disabled = true;
             box.dataset.state = "loading";
+            this.asked.add(b.attachmentId);
             try {
               await cmd("sync.fetch", { attachmentId: b.attachmentId });
               this.imageUrls.delete(b.attachmentId);
               const next = await loaded(); // null: it drew itself
               if (next) box.replaceWith(next);
             } catch (error) {
+              this.asked.delete(b.attachmentId);
               button.disabled = false;
               box.dataset.state = "failed";
               toastError(error, "Could not load it from the sync server:");

@@ -5,7 +5,9 @@ message in the panel carries a file (its name holds markup) and an image, the st
 evicts its bytes here (eviction is local: the server keeps them). The open
 conversation shows the file as "… — on the sync server, Load" (as text: the markup is
 inert); Load runs ``sync.fetch`` and the file's chip comes back (the image is drawn again), with the same bytes as
-``attachment.get`` reads them, and a push then sends nothing.
+``attachment.get`` reads them, and a push then sends nothing. Tool-result details
+stored as an attachment and evicted show the same offer; Load fetches them and shows
+the details as text (the result kept open though its node is redrawn).
 """
 
 from __future__ import annotations
@@ -110,3 +112,66 @@ def test_a_file_only_on_the_sync_server_shows_load_and_load_brings_it(
     doc = _doc(server, database, f"attachments:{aid}")
     assert "_deleted" not in doc and doc["_rev"].startswith("1-"), doc
     assert panel.query_selector(INJECTED) is None
+
+
+MARKER = "<img src=x onerror=\"window.__pwned='details'\"> needle-51c2"
+
+
+def test_evicted_tool_result_details_load_from_the_sync_server_as_text(
+    panel: Page, couch_servers: dict[str, str]
+) -> None:
+    server = couch_servers[OPEN_ENV]
+    database = _new_database(server)
+    thread_id = new_thread(panel)
+    details = {"marker": MARKER, "rows": [{"i": i, "text": "x" * 60} for i in range(600)]}
+    user = _send(
+        panel,
+        "message.append",
+        {
+            "threadId": thread_id,
+            "type": "user_message",
+            "payload": {"content": [{"type": "text", "text": "Read the page"}]},
+        },
+    )
+    call = {"itemId": "call-1", "toolName": "read_page", "params": {}, "level": "builtin"}
+    _send(
+        panel,
+        "message.append",
+        {"threadId": thread_id, "type": "tool_call", "parentId": user["nodeId"], "payload": call},
+    )
+    result = {
+        "itemId": "call-1",
+        "ok": True,
+        "contentForLlm": [{"type": "text", "text": "read 600 rows"}],
+        "details": details,
+    }
+    node_id = _send(
+        panel,
+        "message.append",
+        {"threadId": thread_id, "type": "tool_result", "payload": result},
+    )["nodeId"]
+    ref = query(panel, "thread.snapshot", {"threadId": thread_id})["nodes"][-1]["payload"][
+        "details"
+    ]
+    assert ref["storedAs"] == "attachment", ref
+    _send(panel, "sync.configure", {"server": server, "database": database})
+    _send(panel, "sync.push", {})
+    _send(panel, "attachment.evict", {"budget": 0})
+    wait_query(
+        panel, "sync.attachment", {"attachmentId": ref["attachmentId"]}, lambda w: w["onServer"]
+    )
+    show_thread(panel, thread_id)
+
+    tool = panel.locator(f".msg.tool.result[data-node-id='{node_id}']")
+    tool.locator("summary").click()
+    offer = f".msg[data-node-id='{node_id}'] .tool-details .on-server"
+    panel.wait_for_selector(f"{offer} button[data-action='fetch-attachment']")
+    assert "— on the sync server, Load" in panel.inner_text(offer)
+    panel.click(f"{offer} button[data-action='fetch-attachment']")
+    loaded = f".msg[data-node-id='{node_id}'] .tool-details[data-state=loaded]"
+    panel.wait_for_selector(loaded)
+    shown = panel.inner_text(loaded)
+    assert json.dumps(MARKER) in shown, shown[:200]  # the JSON, as text
+    assert panel.query_selector(f"{loaded} img") is None
+    assert panel.evaluate("() => window.__pwned") is None
+    assert _send(panel, "sync.push", {})["pushed"] == 0
