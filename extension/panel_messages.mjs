@@ -2,7 +2,8 @@
 // selector, tool calls and results, notices, attachments. Drawing only: every action
 // calls back into the conversation (`chat`), which talks to storage.
 import { h, replace, bytes, download, fromBase64 } from "./panel_dom.mjs";
-import { q } from "./panel_store.mjs";
+import { q, cmd } from "./panel_store.mjs";
+import { syncConfigured } from "./sync_config.mjs";
 import { renderMarkdown } from "./panel_markdown.mjs";
 import { icon } from "./panel_icons.mjs";
 import { toast, toastError } from "./panel_ui.mjs";
@@ -26,6 +27,7 @@ export class MessageView {
     this.chat = chat;
     this.imageUrls = new Map();
     this.loadedDetails = new Map(); // tool-result node id -> node.details result
+    this.asked = new Set(); // attachment ids whose Load from the sync server was pressed
     this.drawn = new Map(); // node id -> {key, el}: the elements of the last render
   }
 
@@ -51,6 +53,7 @@ export class MessageView {
   /** Forget what was loaded and drawn for the previous conversation. */
   reset() {
     this.loadedDetails.clear();
+    this.asked.clear();
     this.drawn.clear();
   }
 
@@ -124,7 +127,8 @@ export class MessageView {
       const text = blocksText(p.contentForLlm);
       return h(
         "details",
-        { class: `msg tool result${p.ok ? "" : " failed"}`, dataset },
+        // Kept open when redrawn after a Load from the sync server (the node lost its mark).
+        { class: `msg tool result${p.ok ? "" : " failed"}`, dataset, open: !!stored && this.asked.has(stored.attachmentId) },
         h("summary", {}, p.ok ? "↳ Tool result " : "↳ Tool error ", h("strong", { text: p.itemId ?? "" })),
         text || !stored ? h("pre", { text: text || JSON.stringify(p.details ?? {}, null, 2) }) : null,
         stored ? this.details(n.id, stored) : null,
@@ -148,8 +152,16 @@ export class MessageView {
     const box = h("div", { class: "tool-details", dataset: { attachmentId: ref.attachmentId } });
     const show = (result) => {
       if (result.evicted) {
-        replace(box, h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` }));
+        const gone = h("span", { class: "evicted", text: `Details (${bytes(ref.size)}) — evicted` });
+        replace(box, gone);
         box.dataset.state = "evicted";
+        // Kept by the sync server: Load fetches it (sync.fetch), then shows the details.
+        this.offerServerCopy(ref, `Details (${bytes(ref.size)})`, gone, async () => {
+          const loaded = await q("node.details", { nodeId });
+          this.loadedDetails.set(nodeId, loaded);
+          show(loaded); // redraws the whole box
+          return null;
+        });
       } else {
         out.textContent = JSON.stringify(result.details, null, 2);
         replace(box, h("span", { class: "tool-details-head", text: `Details (${bytes(result.size ?? ref.size)})` }), out);
@@ -157,20 +169,25 @@ export class MessageView {
       }
     };
     const load = async (button) => {
-      button.disabled = true;
+      if (button) button.disabled = true;
       try {
         const result = await q("node.details", { nodeId });
         this.loadedDetails.set(nodeId, result);
         show(result);
       } catch (error) {
-        button.disabled = false;
+        if (button) button.disabled = false;
         toastError(error, "Could not load the details:");
       }
     };
     const cached = this.loadedDetails.get(nodeId);
     if (cached) show(cached);
     else if (ref.evicted) show({ evicted: true });
-    else {
+    else if (this.asked.has(ref.attachmentId)) {
+      // Fetched from the sync server at the user's Load: the node redrawn without its
+      // evicted mark shows the details as that Load asked, not another Load button.
+      box.append(h("span", { class: "tool-details-head", text: `Details (${bytes(ref.size)}) — loading…` }));
+      load(null);
+    } else {
       const button = h("button", {
         type: "button",
         text: "Load",
@@ -318,7 +335,9 @@ export class MessageView {
       return h("span", { class: "evicted", dataset: { missing: "1" }, text: `${label} (not available: it was not in the imported data)` });
     }
     if (b.evicted || b.state === "evicted") {
-      return h("span", { class: "evicted", text: `${label} (removed to save space)` });
+      const gone = h("span", { class: "evicted", dataset: { attachmentId: b.attachmentId }, text: `${label} (removed to save space)` });
+      this.offerServerCopy(b, label, gone);
+      return gone;
     }
     if (b.type === "image") {
       const img = h("img", { alt: label, title: label, dataset: { attachmentId: b.attachmentId } });
@@ -326,7 +345,12 @@ export class MessageView {
         (url) => {
           img.src = url;
         },
-        () => img.replaceWith(h("span", { class: "evicted", text: `${label} (unavailable)` })),
+        () => {
+          this.imageUrls.delete(b.attachmentId); // not here: a Load may bring it
+          const gone = h("span", { class: "evicted", dataset: { attachmentId: b.attachmentId }, text: `${label} (unavailable)` });
+          img.replaceWith(gone);
+          this.offerServerCopy(b, label, gone);
+        },
       );
       return img;
     }
@@ -338,13 +362,64 @@ export class MessageView {
         toastError(error, "Download failed:");
       }
     };
-    return h(
+    const chip = h(
       "button",
       { type: "button", class: "file-chip", title: `Download ${label}`, dataset: { attachmentId: b.attachmentId }, on: { click: fetchIt } },
       icon("file", { size: 14 }),
       h("span", { text: label }),
       b.size ? ` · ${bytes(b.size)}` : "",
     );
+    this.offerServerCopy(b, label, chip); // a file pulled without its bytes looks held
+    return chip;
+  }
+
+  /**
+   * When sync is configured and only the sync server holds the attachment `b` (pulled
+   * without its bytes, or evicted here: `sync.attachment`), put "label — on the sync
+   * server, Load" in place of `el`. Load runs `sync.fetch`, then puts `loaded()`'s
+   * element there (by default the attachment drawn as held; null: it drew itself). A button, not a fetch on sight: the bytes cost a download and may evict older
+   * attachments to fit the budget, so the user asks for them. All text: a server's
+   * name or type stays inert.
+   */
+  async offerServerCopy(b, label, el, loaded = async () => this.attachment({ ...b, evicted: false, state: undefined })) {
+    try {
+      if (!(await syncConfigured())) return;
+      const where = await q("sync.attachment", { attachmentId: b.attachmentId });
+      if (where.held || !where.onServer || !el.isConnected) return;
+      const size = Number.isFinite(where.size) ? ` (${bytes(where.size)})` : "";
+      const box = h("span", {
+        class: "on-server",
+        dataset: { attachmentId: b.attachmentId, state: "on-server" },
+      });
+      const button = h("button", {
+        type: "button",
+        text: "Load",
+        title: "Fetch it from the sync server",
+        dataset: { action: "fetch-attachment", attachmentId: b.attachmentId },
+        on: {
+          click: async () => {
+            button.disabled = true;
+            box.dataset.state = "loading";
+            this.asked.add(b.attachmentId);
+            try {
+              await cmd("sync.fetch", { attachmentId: b.attachmentId });
+              this.imageUrls.delete(b.attachmentId);
+              const next = await loaded(); // null: it drew itself
+              if (next) box.replaceWith(next);
+            } catch (error) {
+              this.asked.delete(b.attachmentId);
+              button.disabled = false;
+              box.dataset.state = "failed";
+              toastError(error, "Could not load it from the sync server:");
+            }
+          },
+        },
+      });
+      box.append(h("span", { text: `${label}${size} — on the sync server, ` }), button);
+      el.replaceWith(box);
+    } catch (error) {
+      console.warn("sync.attachment", error);
+    }
   }
 
   /**

@@ -18,6 +18,7 @@ __all__ = [
     "SnapshotIntegrityError",
     "SnapshotTooLargeError",
     "SnapshotVersionError",
+    "SyncDigestError",
     "SyncPausedError",
     "TransitionError",
     "UnknownCommandError",
@@ -68,6 +69,16 @@ class NetworkError(PanelotError):
     """
 
     name = "NetworkError"
+
+
+class SyncDigestError(PanelotError):
+    """The sync server sent something other than what it said: nothing of it is written.
+
+    An attachment's bytes whose MD5 digest or length is not the server's, or a record
+    that is not the revision this device knows.
+    """
+
+    name = "SyncDigestError"
 
 
 class SyncPausedError(PanelotError):

@@ -107,6 +107,7 @@ FIELDS: dict[str, list[str]] = {
     "sync.stop": [],
     "sync.forget": [],
     "sync.resume": ["mode"],
+    "sync.fetch": ["attachmentId"],
 }
 QUERY_FIELDS = sorted(
     {"threadId", "leafId", "nodeId", "runId", "submissionId", "format", "limit", "archived"}
@@ -751,6 +752,7 @@ VALID: dict[str, dict[str, Any]] = {
     "sync.stop": {},
     "sync.forget": {},
     "sync.resume": {"mode": "merge"},
+    "sync.fetch": {"attachmentId": "{attachment}"},
     "message.delete": {"threadId": "{thread}", "nodeId": "{node}"},
     "branch.switch": {"threadId": "{thread}", "nodeId": "{user}"},
     "thread.import": {"data": "{export}"},
@@ -820,6 +822,7 @@ VALID_QUERIES: dict[str, dict[str, Any]] = {
     "search.status": {},
     "sync.status": {},
     "sync.test": {},
+    "sync.attachment": {"attachmentId": "{attachment}"},
     "summary.candidates": {"threadId": "{thread}", "model": "m", "threshold": 1},
     "summary.list": {"threadId": "{thread}"},
     "thread.list": {"folderId": "f", "tag": "a"},
@@ -951,7 +954,7 @@ def test_valid_payloads_are_accepted_before_any_lone_surrogate() -> None:
     needs_other_state.add("backup.restore")  # its file is staged by store.restore_backup
     needs_other_state |= {"summary.store", "summary.fail"}  # after a summary.claim
     needs_other_state.add("sync.push")  # a configured, running server: tests/behavior/sync/
-    needs_other_state |= {"sync.pull", "sync.now", "sync.start"}  # the same
+    needs_other_state |= {"sync.pull", "sync.now", "sync.start", "sync.fetch"}  # the same
     assert set(VALID) == set(COMMANDS) and set(VALID_QUERIES) <= set(QUERIES)
     for kind in sorted(set(VALID) - needs_other_state):
         out = run_async(_send_with_lone(kind, []))

@@ -30,6 +30,21 @@ Commands (payload → response)::
                                             the server's documents the store lacks are
                                             deleted there, then everything is pushed;
                                             not paused: resumed false, nothing done)
+    sync.fetch     {attachmentId}
+                      → {attachmentId, threadId, kind, mime, size, fetched}
+                                           (an attachment this device does not hold
+                                            but the server does: pulled without its
+                                            bytes, or evicted here; its bytes are
+                                            fetched, checked against the server's
+                                            MD5 digest and written within the
+                                            attachment budget, evicting the oldest
+                                            of other threads as attachment.put does;
+                                            fetched false: it was here already.
+                                            NotFoundError: not configured, or no such
+                                            attachment on the server; SyncDigestError:
+                                            the bytes are not the digest, nothing
+                                            written; QuotaExceededError: larger than
+                                            the budget; NetworkError)
 
 Query::
 
@@ -41,6 +56,9 @@ Query::
                      (``GET /db`` with the saved configuration, writing nothing; a
                      NetworkError on ``password`` (401/403) or ``database`` (404) or
                      none (unreachable) otherwise)
+    sync.attachment {attachmentId} → {attachmentId, held, onServer, size?, mime?}
+                     (whether the bytes are here, or only on the sync server, which
+                     sync.fetch brings; size and mime are then the server's)
 
 Each command does its work in its ``prepare`` step, outside the receipt's transaction
 (HTTP and another database, which an IndexedDB transaction must never wait on); the
@@ -85,6 +103,13 @@ class ResumeArgs:
     """``sync.resume``: ``mode`` is ``"merge"`` or ``"replace"``."""
 
     mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class AttachmentArgs:
+    """``sync.fetch`` and ``sync.attachment``: one attachment, by id."""
+
+    attachment_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +170,14 @@ async def _resume(env: Env, p: ResumeArgs) -> dict[str, Any]:
     return await syncer_of(env).resume(env.host, p.mode)
 
 
+async def _fetch(env: Env, p: AttachmentArgs) -> dict[str, Any]:
+    return await syncer_of(env).fetch(env.host, p.attachment_id)
+
+
+async def _attachment(env: Env, a: AttachmentArgs) -> dict[str, Any]:
+    return await syncer_of(env).locate(a.attachment_id)
+
+
 async def _stop(env: Env, p: NoArgs) -> dict[str, Any]:
     return await syncer_of(env).stop()
 
@@ -164,11 +197,13 @@ COMMANDS: dict[str, Handler[Any]] = {
     "sync.start": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_start),
     "sync.stop": Handler(payload=NoArgs, tables=(), run=_handed_over, prepare=_stop),
     "sync.resume": Handler(payload=ResumeArgs, tables=(), run=_handed_over, prepare=_resume),
+    "sync.fetch": Handler(payload=AttachmentArgs, tables=(), run=_handed_over, prepare=_fetch),
 }
 """The sync commands."""
 
 QUERIES: dict[str, Query[Any]] = {
     "sync.status": Query(args=NoArgs, run=_status),
     "sync.test": Query(args=NoArgs, run=_test),
+    "sync.attachment": Query(args=AttachmentArgs, run=_attachment),
 }
 """The sync queries."""

@@ -2,6 +2,12 @@
 
 A call is an :class:`HttpRequest` (method, URL, headers, a body of bytes, a response
 size limit, a timeout) answered by an :class:`HttpResponse` (status, headers, body).
+A request with ``blob`` (a MIME type) gets a successful body as a Blob instead
+(:attr:`HttpResponse.blob`, with its :attr:`HttpResponse.md5` computed chunk by chunk
+as it arrives): in a page the body's chunks go from the stream into a JS Blob and only
+one chunk at a time is copied into Python's heap (for the digest), so an attachment's
+bytes are never held whole there; in CPython it is a
+:class:`~panelot.idb.blobs.MemoryBlob`.
 Any status is an answer: deciding what a 401 or a 500 means is the caller's. What is
 not an answer raises :class:`~panelot.errors.NetworkError`: no connection, a timeout
 (of the whole call: a body still coming after it is given up),
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.errors import NetworkError
+from panelot.idb.blobs import MemoryBlob
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -59,6 +67,9 @@ class HttpRequest:
     """The largest response body accepted, in bytes."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds before the request is given up."""
+    blob: str | None = None
+    """A MIME type: a 2xx body comes as a Blob of that type (:attr:`HttpResponse.blob`)
+    with its MD5, never as bytes; another status's body comes as bytes as usual."""
 
     def __repr__(self) -> str:  # headers and body left out: they may hold a secret
         return f"HttpRequest({self.method} {self.url})"
@@ -76,6 +87,10 @@ class HttpResponse:
     status: int
     headers: Mapping[str, str]
     body: bytes
+    blob: Any = None
+    """The body as a Blob (a request with ``blob``, a 2xx answer); ``body`` is then empty."""
+    md5: bytes | None = None
+    """The MD5 of the Blob's bytes, computed while they were read (with :attr:`blob`)."""
 
     @property
     def ok(self) -> bool:
@@ -169,7 +184,11 @@ def _send(req: HttpRequest) -> HttpResponse:
             raise NetworkError(
                 f"{req.where}: the response was cut short ({len(body)} of {length} bytes)"
             )
-        return HttpResponse(int(response.status), headers, body)
+        status = int(response.status)
+        if req.blob is not None and 200 <= status < 300:
+            md5 = hashlib.md5(body, usedforsecurity=False).digest()
+            return HttpResponse(status, headers, b"", MemoryBlob(body, req.blob), md5)
+        return HttpResponse(status, headers, body)
 
 
 async def urllib_http(req: HttpRequest) -> HttpResponse:

@@ -11,15 +11,18 @@ bytes and every call gives up after :attr:`Couch.timeout` seconds (the host's
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import itertools
 import json
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from panelot.errors import NetworkError
-from panelot.host.http import DEFAULT_TIMEOUT, Http, HttpRequest
+from panelot.host.http import DEFAULT_TIMEOUT, Http, HttpRequest, HttpResponse
+from panelot.idb.blobs import blob_size
 from panelot.sync.server import Target
 
 __all__ = ["MAX_ANSWER_DEPTH", "MAX_RESPONSE", "Couch", "nesting"]
@@ -170,13 +173,12 @@ class Couch:
             body["_rev"] = current["_rev"]
         await self.call("PUT", _local_path(local_id), body)
 
-    async def get_bytes(self, path: str, limit: int) -> bytes | None:
-        """``GET`` of the database's ``path`` as bytes, at most ``limit``; ``None`` on a 404."""
+    async def _get_raw(self, path: str, limit: int, blob: str | None) -> HttpResponse | None:
         headers = {"Accept": "*/*"}
         if self._authorization is not None:
             headers["Authorization"] = self._authorization
         url = self.target.url + path
-        req = HttpRequest("GET", url, headers, None, limit=limit, timeout=self.timeout)
+        req = HttpRequest("GET", url, headers, None, limit=limit, timeout=self.timeout, blob=blob)
         response = await self._http(req)
         if response.status in (401, 403):
             raise NetworkError(
@@ -187,7 +189,34 @@ class Couch:
             return None
         if not response.ok:
             raise NetworkError(f"GET {url}: {response.status}")
-        return bytes(response.body)
+        return response
+
+    async def get_bytes(self, path: str, limit: int) -> bytes | None:
+        """``GET`` of the database's ``path`` as bytes, at most ``limit``; ``None`` on a 404."""
+        response = await self._get_raw(path, limit, None)
+        return None if response is None else bytes(response.body)
+
+    async def get_blob(
+        self, path: str, limit: int, mime: str, make: Callable[[bytes, str], Any]
+    ) -> tuple[Any, int, str] | None:
+        """``GET`` of ``path`` streamed into a Blob of ``mime``: ``(blob, size, digest)``.
+
+        At most ``limit`` bytes (refused as soon as passed); ``digest`` is CouchDB's
+        ``md5-<base64>`` of the bytes, computed while they came. ``None`` on a 404.
+        ``make(bytes, mime)`` makes the Blob when the host answered bytes instead (a
+        host that does not stream, such as a test's fake).
+        """
+        response = await self._get_raw(path, limit, mime)
+        if response is None:
+            return None
+        blob, md5 = response.blob, response.md5
+        if blob is None or md5 is None:
+            blob, md5 = make(bytes(response.body), mime), _md5(response.body)
+        return blob, blob_size(blob), "md5-" + base64.b64encode(md5).decode()
+
+
+def _md5(data: bytes) -> bytes:
+    return hashlib.md5(data, usedforsecurity=False).digest()
 
 
 def _local_path(local_id: str) -> str:

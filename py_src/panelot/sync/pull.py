@@ -157,23 +157,32 @@ async def _attachments_size(db: Database) -> int:
 
 
 async def _fetch_bytes(db: Database, couch: Couch, item: Incoming, report: PullReport) -> None:
-    """The attachment's bytes as a Blob, when they fit and match their digest."""
+    """The attachment's bytes as a Blob, when they fit and match their digest.
+
+    An attachment's bytes are streamed into a Blob (``Couch.get_blob``: never whole in
+    Python's heap in a page); a plugin asset's come as bytes, which its record keeps.
+    """
     meta = item.attachment
     if meta is None or meta["length"] > MAX_PULLED_BYTES:
         return
     path = "/" + urllib.parse.quote(item.id, safe="") + "/" + ATTACHMENT  # ids may hold '/'
-    data = await couch.get_bytes(path, MAX_PULLED_BYTES)
-    if data is None:
+    mime = meta.get("content_type")
+    mime = mime if isinstance(mime, str) else "application/octet-stream"
+    if item.table == "pluginAssets":  # an asset keeps its bytes as bytes, not a Blob
+        data = await couch.get_bytes(path, MAX_PULLED_BYTES)
+        got = None if data is None else (data, len(data), attachment_digest(data))
+    else:
+        got = await couch.get_blob(
+            path, MAX_PULLED_BYTES, mime, lambda data, kind: make_blob(db, data, kind)
+        )
+    if got is None:
         return
-    if attachment_digest(data) != meta["digest"] or len(data) != meta["length"]:
+    value, size, digest = got
+    if digest != meta["digest"] or size != meta["length"]:
         report.refused.append({"id": item.id, "reason": "bytes: not the digest the server gave"})
         item.record = None
         return
-    if item.table == "pluginAssets":  # an asset keeps its bytes as bytes, not a Blob
-        item.data = data
-        return
-    mime = meta.get("content_type")
-    item.data = make_blob(db, data, mime if isinstance(mime, str) else "application/octet-stream")
+    item.data = value
 
 
 async def pull(

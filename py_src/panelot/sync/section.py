@@ -28,6 +28,7 @@ from panelot.idb import CoreFactory, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
 from panelot.sync.clock import Hlc
 from panelot.sync.couch import Couch
+from panelot.sync.demand import fetch_attachment, locate
 from panelot.sync.fetch import wait_changes
 from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
 from panelot.sync.outbox import WIDE, size
@@ -248,6 +249,23 @@ class Syncer:
             budget = host.storage.budget
             report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
             return report.to_json()
+
+    async def fetch(self, host: Host, attachment_id: Any) -> dict[str, Any]:
+        """Bring one attachment's bytes from the server (:mod:`panelot.sync.demand`).
+
+        Not under the push/pull lock: the writes are decided in their own transactions,
+        so a pull running meanwhile (here or in another context) is no clash. Refused
+        while sync is paused after a backup restore, as push and pull are.
+        """
+        couch = await self._couch(host)
+        await self._refuse_paused()
+        state = await self.state()
+        return await fetch_attachment(self._db, state, couch, attachment_id, host.storage.budget)
+
+    async def locate(self, attachment_id: Any) -> dict[str, Any]:
+        """Where an attachment's bytes are: ``{attachmentId, held, onServer, size?, mime?}``."""
+        configured = isinstance(await self._meta("config"), dict)
+        return await locate(self._db, await self.state() if configured else None, attachment_id)
 
     async def test(self, host: Host) -> dict[str, Any]:
         """Check the saved configuration against the server, writing nothing.
