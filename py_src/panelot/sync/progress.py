@@ -10,7 +10,10 @@ loop does not hold the lock) shows it: ``{phase, done, total, at, source, id}``.
 
 It costs nothing measurable: a row is written when the phase changes and otherwise at
 most every :data:`EVERY_SECONDS`, each in a small transaction of its own, between the
-sync's steps and never inside a transaction of ``panelot_v1``. It is cleared when the
+sync's steps and never inside a transaction of ``panelot_v1``. A quick sync writes
+none: a phase of fewer than :data:`MANY` documents (or of a total not known yet) is
+written only once the sync has lasted :data:`EVERY_SECONDS` (the continuous loop's
+rounds of a change or two neither cost a write nor flash on the status line). It is cleared when the
 sync ends, on failure too (only the row this sync wrote: another context's stays). A
 context killed mid-sync leaves its row behind: :func:`shown` treats a row older than
 :data:`STALE_MS` (by its ``at``) as gone. A write that fails is logged and never fails
@@ -34,6 +37,7 @@ __all__ = [
     "EVERY_SECONDS",
     "KEY",
     "LOOP",
+    "MANY",
     "PHASES",
     "STALE_MS",
     "Progress",
@@ -57,6 +61,9 @@ COMMAND = "command"
 
 EVERY_SECONDS = 0.5
 """Within a phase, the row is written at most this often."""
+
+MANY = 50
+"""A phase of at least this many documents is shown from its start."""
 
 STALE_MS = 120_000
 """A progress row older than this (2 minutes; a step waits on one call to the server,
@@ -89,18 +96,24 @@ class Progress:
         self.id = uuid.uuid4().hex
         """This sync's mark: :meth:`clear` drops only the row it wrote."""
         self._phase: str | None = None
+        """The phase last written (``None``: nothing written)."""
         self._last = 0.0
+        self._started = time.monotonic()
         self.writes = 0
         """Rows written (for tests and diagnostics)."""
 
     async def step(self, phase: str, done: int, total: int | None) -> None:
         """``done`` documents of ``total`` (``None``: not known yet) in ``phase``.
 
-        Written when the phase changes, else at most every :data:`EVERY_SECONDS`.
+        Written when the phase changes, else at most every :data:`EVERY_SECONDS`; a
+        phase of fewer than :data:`MANY` documents only once the sync has lasted that.
         """
         moment = time.monotonic()
-        if phase == self._phase and moment - self._last < EVERY_SECONDS:
-            return
+        if phase == self._phase:
+            if moment - self._last < EVERY_SECONDS:
+                return
+        elif (total is None or total < MANY) and moment - self._started < EVERY_SECONDS:
+            return  # a quick sync shows no progress
         self._phase, self._last = phase, moment
         row = {"phase": phase, "done": done, "total": total, "at": self._clock()}
         row.update(source=self.source, id=self.id)

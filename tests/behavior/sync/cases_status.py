@@ -217,7 +217,7 @@ async def case_a_push_reports_sending_then_clears_it_also_on_failure(ctx: Ctx) -
     ctx.names.append(a.sync.state_name)
     await a.command("sync.configure", {"server": server(), "database": database})
     a.sync.batch_docs = 10
-    count = await _fill(a, 1, 24)
+    count = await _fill(a, 1, 54)
     async with _elsewhere(ctx, a) as other:
         pushing = asyncio.ensure_future(a.command("sync.push", {}))
         try:
@@ -229,7 +229,7 @@ async def case_a_push_reports_sending_then_clears_it_also_on_failure(ctx: Ctx) -
         finally:
             gate.open.set()
         report = await pushing
-        assert report["pushed"] == count and report["batches"] == 3, report
+        assert report["pushed"] == count and report["batches"] == 6, report
         assert (await other.status())["progress"] is None
         # A push that fails while sending clears its progress too.
         await _fill(a, 1, 3)
