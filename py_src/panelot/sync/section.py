@@ -7,6 +7,9 @@ After a backup restore sync is paused (:mod:`panelot.sync.pause`): push, pull an
 refuse with a ``SyncPausedError`` and the loop waits, until :meth:`Syncer.resume`.
 :meth:`Syncer.start` runs the continuous loop (:class:`~panelot.sync.live.Live`) until
 :meth:`Syncer.stop` or the store closes; its pushes and pulls take the same lock.
+Every push and pull reports its progress into the state (:mod:`panelot.sync.progress`),
+and a loop's or a background sync's failure is kept there (:mod:`panelot.sync.failure`),
+so :meth:`Syncer.status` in any context shows both.
 
 The configuration (server, database, user, and the reference of the password in the
 host's encrypted credential store) is kept in the state database, never in a backup;
