@@ -23,8 +23,8 @@ the sync.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
+from time import monotonic
 from typing import Any
 
 from panelot.clock import Clock
@@ -98,7 +98,7 @@ class Progress:
         self._phase: str | None = None
         """The phase last written (``None``: nothing written)."""
         self._last = 0.0
-        self._started = time.monotonic()
+        self._started = monotonic()
         self.writes = 0
         """Rows written (for tests and diagnostics)."""
 
@@ -108,7 +108,7 @@ class Progress:
         Written when the phase changes, else at most every :data:`EVERY_SECONDS`; a
         phase of fewer than :data:`MANY` documents only once the sync has lasted that.
         """
-        moment = time.monotonic()
+        moment = monotonic()
         if phase == self._phase:
             if moment - self._last < EVERY_SECONDS:
                 return
