@@ -20,6 +20,7 @@ the ``Authorization`` header of requests to the configured server.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from typing import Any, Protocol, runtime_checkable
 
@@ -61,6 +62,8 @@ PAUSED_MESSAGE = (
     'deleted there) or {mode: "replace"} (the server takes the restored data)'
 )
 """The ``SyncPausedError``'s message."""
+
+log = logging.getLogger("panelot.sync")
 
 Config = dict[str, Any]
 """``{server, database, user?, ref?}``: the sync configuration as the state keeps it."""
@@ -317,11 +320,18 @@ class Syncer:
             raise  # the pause is shown as such, not as a failure
         except Exception as error:
             if source == progress.BACKGROUND:
-                state = await self.state()
-                await failure.record(state, failure.BACKGROUND, error, self._clock(), None)
+                await self._keep_failure(error)
             raise
         await failure.clear(await self.state())
         return {"pull": pulled, "push": pushed}
+
+    async def _keep_failure(self, error: Exception) -> None:
+        """Keep a background sync's failure (a failure to keep it is logged, not raised)."""
+        try:
+            state = await self.state()
+            await failure.record(state, failure.BACKGROUND, error, self._clock(), None)
+        except Exception:
+            log.exception("sync: keeping the background sync's failure failed")
 
     async def test(self, host: Host) -> dict[str, Any]:
         """Check the saved configuration against the server, writing nothing.
@@ -485,10 +495,11 @@ async def _forget_server(tx: Transaction) -> None:
     """Drop what the state knows of a server's database: its documents and checkpoints.
 
     The outbox then holds only :data:`~panelot.sync.outbox.WIDE`: the next push, the
-    continuous loop's too, compares everything with the (new) database.
+    continuous loop's too, compares everything with the (new) database. The last
+    failure goes too (it was the old database's).
     """
     await tx.table("docs").clear()
-    for key in ("push", "pull", "sent"):
+    for key in ("push", "pull", "sent", failure.KEY):
         await tx.table("meta").delete(key)
     await tx.table("outbox").clear()
     await tx.table("outbox").put({"id": WIDE, "n": uuid.uuid4().hex})
