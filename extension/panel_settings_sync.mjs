@@ -34,6 +34,8 @@ let lastNote = null;
 /** Draws of the status line started (a draw that finishes after a later one is dropped), and the latest drawn. */
 let draws = 0;
 let drawn = 0;
+/** The words each status line shows now (a redraw with the same words changes nothing). */
+const drawnWords = new WeakMap();
 
 /** What a sync failure means, and what to do: `{text, detail}` as explainError gives. */
 export function explainSyncError(error) {
@@ -192,7 +194,12 @@ async function showStatus(line) {
   }
   if (mine < drawn) return undefined;
   drawn = mine;
-  const parts = statusParts(status).map(partView);
+  const words = statusParts(status);
+  // The same words as drawn: nothing is redrawn (an open "Details" stays open, no churn each second).
+  const key = JSON.stringify([words, lastNote, lastError && [lastError.lead, lastError.allow, lastError.error?.message]]);
+  if (line.isConnected && drawnWords.get(line) === key) return status;
+  drawnWords.set(line, key);
+  const parts = words.map(partView);
   if (lastNote) parts.unshift(h("span", { class: "status-part ok", id: "sync-note", text: lastNote }));
   if (lastError) {
     const { text, detail } = explainSyncError(lastError.error);
