@@ -301,7 +301,6 @@ function action(form, button, lead, run) {
   return () => {
     const asked = requestOrigin(form.server.value.trim()); // synchronously, in the gesture
     button.disabled = true;
-    form.busy = (form.busy ?? 0) + 1;
     (async () => {
       try {
         const note = await run();
@@ -321,7 +320,6 @@ function action(form, button, lead, run) {
         if (status !== undefined) follow(form, status); // the typed values stay
       } finally {
         button.disabled = false;
-        form.busy -= 1;
         actions += 1;
         form.state.dataset.actionCount = String(actions);
       }
@@ -331,8 +329,8 @@ function action(form, button, lead, run) {
 
 /**
  * Read the status line again every REFRESH_MS while it is on screen (waiting changes, progress and failures written
- * by any context), never while an action of this section runs (its own draw follows). Stops for good once the line
- * left the page or its view is hidden (leaving Settings; the next visit draws a new section). Writes nothing.
+ * by any context; a Sync now's progress too, while it runs). Stops for good once the line left the page or its view
+ * is hidden (leaving Settings; the next visit draws a new section). Writes nothing.
  */
 function keepFresh(form) {
   let ticks = 0;
@@ -343,7 +341,6 @@ function keepFresh(form) {
       if (ticks > 1 || !line.isConnected) clearInterval(timer);
       return;
     }
-    if (form.busy) return;
     showStatus(line)
       .then((status) => status && follow(form, status))
       .catch((error) => console.warn("sync.status", error));
