@@ -2,7 +2,9 @@
 // with Save, Test connection, Sync now and Stop syncing, and a status line in plain
 // words from `sync.status`. After a backup restore sync is paused: the status says so
 // and two buttons answer its question (`sync.resume` merge or replace). Everything here renders as text (panel_dom's h): a server's
-// strings (a refused document's id, an error's reason) stay inert.
+// strings (a refused document's id, an error's reason) stay inert. The status line also says the changes waiting to
+// be sent, the progress of a sync in flight and the last failure of any context's loop or background sync; while the
+// section is shown it is read again every REFRESH_MS (see showStatus).
 import { h, replace } from "./panel_dom.mjs";
 import { cmd, q } from "./panel_store.mjs";
 import { confirmDialog, setStatus, statusError, toast } from "./panel_ui.mjs";
@@ -12,12 +14,28 @@ import { startSyncLoop } from "./panel_sync_loop.mjs";
 const PASSWORD_STORED = "•••••••• stored (leave empty to keep)";
 /** How many refused documents the status line names (the rest are counted). */
 const SHOWN_REFUSED = 3;
+/**
+ * How often the shown status line is read again. A timer, not the change feed: what it shows is written by other
+ * contexts into panelot_sync_v1 (the outbox, a sync's progress, a loop's or the worker's failure), which the panel's
+ * live queries over panelot_v1 do not hear, and it changes with time alone (a stale progress row stops counting, a
+ * next try passes). One read-only `sync.status` a second while Settings → Sync is on screen; none otherwise.
+ */
+const REFRESH_MS = 1000;
+/** What a sync in flight is doing, by `sync.status`'s progress phase. */
+const PHASE_WORDS = { comparing: "Comparing", receiving: "Receiving", sending: "Sending", writing: "Writing" };
 
 // Finished actions of this page, on the status line as data-action-count: a test (or a
 // user) can tell that its own press has landed even when the words did not change.
 let actions = 0;
 /** The last failure of an action here, kept for the status line until one succeeds. */
 let lastError = null;
+/** The last success note of an action here, kept for the status line until the next action. */
+let lastNote = null;
+/** Draws of the status line started (a draw that finishes after a later one is dropped), and the latest drawn. */
+let draws = 0;
+let drawn = 0;
+/** The words each status line shows now (a redraw with the same words changes nothing). */
+const drawnWords = new WeakMap();
 
 /** What a sync failure means, and what to do: `{text, detail}` as explainError gives. */
 export function explainSyncError(error) {
@@ -43,6 +61,53 @@ export function explainSyncError(error) {
 /** A short local date and time for `ms`. */
 function when(ms) {
   return ms ? new Date(ms).toLocaleString() : "";
+}
+
+/** A count of documents in the user's locale ("10,090"). */
+function count(n) {
+  return Number(n ?? 0).toLocaleString();
+}
+
+/** The changes waiting to be sent (the outbox of `sync.status`), or null before any sync. */
+function waitingPart(status) {
+  if (status.wide) {
+    return { text: "Changes waiting to be compared with the server.", kind: "", id: "sync-waiting" };
+  }
+  const n = status.waiting ?? 0;
+  if (n > 0) {
+    return { text: `${count(n)} ${n === 1 ? "change" : "changes"} waiting to be sent.`, kind: "", id: "sync-waiting" };
+  }
+  return status.lastPush ? { text: "All changes sent.", kind: "ok", id: "sync-waiting" } : null;
+}
+
+/** A sync in flight, in any context: "Receiving 1,200 of 10,090 documents…". */
+function progressPart(progress) {
+  const verb = PHASE_WORDS[progress.phase] ?? "Syncing";
+  const where = progress.source === "background" ? " (background sync)" : "";
+  if (typeof progress.total !== "number") {
+    return { text: `${verb === "Comparing" ? "Comparing with the server" : verb}…${where}`, kind: "", id: "sync-progress" };
+  }
+  const what = `${count(progress.done)} of ${count(progress.total)} documents`;
+  const tail = progress.phase === "comparing" ? " with the server" : "";
+  return { text: `${verb} ${what}${tail}…${where}`, kind: "", id: "sync-progress" };
+}
+
+/**
+ * The last failure of a loop or background sync in any context (`sync.status`'s failure; this panel's own loop's
+ * lastError when there is none), in the words the buttons' failures use, with what to do.
+ */
+function failurePart(status) {
+  const failure = status.failure ?? (status.lastError ? { source: "loop", message: status.lastError, nextTry: status.nextTry } : null);
+  if (!failure) return null;
+  const { text, detail } = explainSyncError({ name: failure.name, message: failure.message, field: failure.field });
+  const lead =
+    failure.source === "background"
+      ? `The last background sync${failure.at ? ` (${when(failure.at)})` : ""} failed:`
+      : "The last continuous sync failed:";
+  let next = "";
+  if (failure.nextTry && failure.nextTry > Date.now()) next = ` Next try at ${new Date(failure.nextTry).toLocaleTimeString()}.`;
+  else if (failure.source === "background") next = " It tries again every 5 minutes while no panel is open.";
+  return { text: `${lead} ${text}${next}`, kind: "warn", id: "sync-loop-error", detail: detail && detail !== text ? detail : null };
 }
 
 /** The status line's words for `sync.status` (and the last failure here). */
@@ -79,10 +144,11 @@ function statusParts(status) {
       id: "sync-loop",
     });
   }
-  if (status.lastError) {
-    const next = status.nextTry ? ` Next try at ${new Date(status.nextTry).toLocaleTimeString()}.` : "";
-    parts.push({ text: `The last continuous sync failed: ${status.lastError}.${next}`, kind: "warn", id: "sync-loop-error" });
-  }
+  if (status.progress) parts.push(progressPart(status.progress));
+  const waiting = waitingPart(status);
+  if (waiting) parts.push(waiting);
+  const failed = failurePart(status);
+  if (failed) parts.push(failed);
   const refused = Array.isArray(pull?.refused) ? pull.refused : [];
   if (refused.length) {
     const named = refused
@@ -99,16 +165,42 @@ function statusParts(status) {
   return parts;
 }
 
-/** Draw `sync.status` (and the last failure) into `line`. */
+/** One part of the status line: its words, and the technical detail behind "Details". */
+function partView(p) {
+  if (!p.detail) return h("span", { class: `status-part ${p.kind}`, id: p.id, text: p.text });
+  return h(
+    "span",
+    { class: `status-part ${p.kind}`, id: p.id },
+    p.text,
+    h("details", { class: "error-detail" }, h("summary", { text: "Details" }), h("pre", { text: p.detail })),
+  );
+}
+
+/**
+ * Draw `sync.status` (with the last action's note or failure) into `line`. Draws may overlap (an action's, the
+ * refresh timer's): one that finishes after a later-started one has drawn is dropped, so the line never goes back
+ * to an older status. Gives the status (null when unavailable, or undefined when dropped).
+ */
 async function showStatus(line) {
+  const mine = ++draws;
   let status;
   try {
     status = await q("sync.status");
   } catch (error) {
+    if (mine < drawn) return undefined;
+    drawn = mine;
     statusError(line, error, "Sync status is unavailable:", explainSyncError);
     return null;
   }
-  const parts = statusParts(status).map((p) => h("span", { class: `status-part ${p.kind}`, id: p.id, text: p.text }));
+  if (mine < drawn) return undefined;
+  drawn = mine;
+  const words = statusParts(status);
+  // The same words as drawn: nothing is redrawn (an open "Details" stays open, no churn each second).
+  const key = JSON.stringify([words, lastNote, lastError && [lastError.lead, lastError.allow, lastError.error?.message]]);
+  if (line.isConnected && drawnWords.get(line) === key) return status;
+  drawnWords.set(line, key);
+  const parts = words.map(partView);
+  if (lastNote) parts.unshift(h("span", { class: "status-part ok", id: "sync-note", text: lastNote }));
   if (lastError) {
     const { text, detail } = explainSyncError(lastError.error);
     parts.push(
@@ -213,9 +305,9 @@ function action(form, button, lead, run) {
       try {
         const note = await run();
         lastError = null;
+        lastNote = note || null;
         const status = await showStatus(form.state);
-        fill(form, status);
-        if (note) form.state.prepend(h("span", { class: "status-part ok", id: "sync-note", text: note }));
+        if (status !== undefined) fill(form, status);
       } catch (error) {
         const unreached = error?.name === "NetworkError" && !error.field;
         const allow =
@@ -223,7 +315,9 @@ function action(form, button, lead, run) {
             ? ` (If Chrome asked to allow ${asked.origin}, allow it and try again.)`
             : "";
         lastError = { error, lead, allow };
-        follow(form, await showStatus(form.state)); // the typed values stay
+        lastNote = null;
+        const status = await showStatus(form.state);
+        if (status !== undefined) follow(form, status); // the typed values stay
       } finally {
         button.disabled = false;
         actions += 1;
@@ -233,8 +327,29 @@ function action(form, button, lead, run) {
   };
 }
 
+/**
+ * Read the status line again every REFRESH_MS while it is on screen (waiting changes, progress and failures written
+ * by any context; a Sync now's progress too, while it runs). Stops for good once the line left the page or its view
+ * is hidden (leaving Settings; the next visit draws a new section). Writes nothing.
+ */
+function keepFresh(form) {
+  let ticks = 0;
+  const timer = setInterval(() => {
+    ticks += 1;
+    const line = form.state;
+    if (!line.isConnected || line.closest("[hidden]")) {
+      if (ticks > 1 || !line.isConnected) clearInterval(timer);
+      return;
+    }
+    showStatus(line)
+      .then((status) => status && follow(form, status))
+      .catch((error) => console.warn("sync.status", error));
+  }, REFRESH_MS);
+}
+
 /** The sync section; `rerender()` draws the whole settings view again. */
 export function syncSection(app, rerender) {
+  lastNote = null; // a note answers a press in the view it was made in
   const form = syncForm();
   const save = h("button", { id: "sync-save", type: "button", class: "primary", text: "Save" });
   const test = h("button", { id: "sync-test", type: "button", text: "Test connection" });
@@ -261,7 +376,9 @@ export function syncSection(app, rerender) {
   });
   let current = null;
   const refresh = async () => {
-    current = await showStatus(form.state);
+    const status = await showStatus(form.state);
+    if (status === undefined) return; // a later draw filled it
+    current = status;
     fill(form, current);
   };
   save.addEventListener(
@@ -298,17 +415,20 @@ export function syncSection(app, rerender) {
     try {
       await cmd("sync.forget", {});
       lastError = null;
+      lastNote = null;
       actions += 1; // before the redraw, whose status line starts from it
       toast("Sync stopped");
       rerender();
     } catch (error) {
       lastError = { error, lead: "Could not stop syncing:" };
+      lastNote = null;
       await showStatus(form.state);
       actions += 1;
       form.state.dataset.actionCount = String(actions);
     }
   });
   refresh().catch((error) => console.warn("sync.status", error));
+  keepFresh(form);
   return h(
     "section",
     { id: "settings-sync" },

@@ -50,7 +50,9 @@ Query::
 
     sync.status {} → {configured, server?, database?, user?, device, documents, lastPush,
                       lastPull: {id, since, at, refused} | null,
-                      running, syncing, waiting, lastError, nextTry,
+                      running, syncing, waiting, wide, lastError, nextTry,
+                      failure: {source, name, message, field?, at, nextTry} | null,
+                      progress: {phase, done, total, at, source} | null,
                       paused: "restore" | null}
     sync.test   {} → {ok: true, server, database, user?, documents}
                      (``GET /db`` with the saved configuration, writing nothing; a
@@ -148,8 +150,9 @@ async def _pull(env: Env, p: NoArgs) -> dict[str, Any]:
 
 
 async def _now(env: Env, p: NoArgs) -> dict[str, Any]:
-    pulled = await _pull(env, p)
-    return {"pull": pulled, "push": await syncer_of(env).push(env.host)}
+    client = getattr(env, "client_id", None)
+    send = await _send_of(env)
+    return await syncer_of(env).now(env.host, send, client if isinstance(client, str) else "sync")
 
 
 async def _forget(env: Env, p: NoArgs) -> dict[str, Any]:

@@ -5,13 +5,18 @@ sync is configured and it holds the profile's Web Lock ``panelot-sync`` (no pane
 continuous loop syncs meanwhile). It asks the store, as a client of its own, for
 ``sync.status`` and then ``sync.now`` (pull, then push); the worker then lets Python go.
 A failure is reported, never raised: the next alarm tries again (docs/sync.md, "The
-service worker").
+service worker"). The store's sync section is told it runs in the background
+(:attr:`~panelot.sync.section.Syncer.context`): its progress says so, and its failure
+is kept for every context's ``sync.status`` (:mod:`panelot.sync.failure`).
 """
 
 from __future__ import annotations
 
 import uuid
 from typing import Any, Protocol
+
+from panelot.sync.progress import BACKGROUND
+from panelot.sync.section import Syncing
 
 __all__ = ["CLIENT_ID", "Bus", "sync_once"]
 
@@ -38,6 +43,8 @@ async def sync_once(store: Bus) -> dict[str, Any]:
     ``{configured: True, ok: True, pull, push}`` (``sync.now``'s report) or
     ``{configured: True, ok: False, error: {name, message, field?}}``.
     """
+    if isinstance(store, Syncing) and store.sync is not None:
+        store.sync.context = BACKGROUND  # this store syncs in the service worker
     status = await store.query("sync.status", {})
     if not isinstance(status, dict) or not status.get("configured"):
         return {"configured": False}

@@ -20,6 +20,10 @@
   waits for :meth:`Live.wake` (``sync.resume`` in this context) or
   :attr:`Live.poll_seconds` (a resume in another context), then asks again. After the
   pause it starts over: a pull, then the start-up comparison.
+* **Failures are kept for every context.** Given ``outcome``, the loop reports each
+  round: ``outcome(None, None)`` after a success, ``outcome(error, next_try)`` after a
+  failure (the section keeps it in ``panelot_sync_v1``, :mod:`panelot.sync.failure`).
+  A failure to report is logged, never raised.
 * **Failures back off** exponentially: :data:`BACKOFF_FIRST` seconds, doubling to
   :data:`BACKOFF_MAX`, reset by a success. The wait goes through the injected ``sleep``
   and ``nextTry`` through the injected clock, so tests never wait real minutes.
@@ -48,6 +52,7 @@ __all__ = [
     "LOCK_NAME",
     "POLL_SECONDS",
     "Live",
+    "Outcome",
     "Sleep",
     "backoff",
     "lock_name",
@@ -70,6 +75,9 @@ LOCK_NAME = "panelot-sync"
 
 Sleep = Callable[[float], Awaitable[None]]
 """Waits a number of seconds (``asyncio.sleep``; a test's own)."""
+
+Outcome = Callable[[Exception | None, int | None], Awaitable[None]]
+"""Hears each round's outcome: ``(None, None)`` after a success, else ``(error, next try)``."""
 
 log = logging.getLogger("panelot.sync")
 
@@ -102,11 +110,13 @@ class Live:
         poll_seconds: float = POLL_SECONDS,
         debounce: float = DEBOUNCE,
         paused: Callable[[], Awaitable[bool]] | None = None,
+        outcome: Outcome | None = None,
     ) -> None:
         """The loop over ``db``, its outbox in ``state``.
 
         ``push`` sends the outbox rows given, ``pull`` pulls, ``wait`` long-polls the
-        server (whether a change came), ``paused`` says whether sync is paused.
+        server (whether a change came), ``paused`` says whether sync is paused,
+        ``outcome`` hears each round's success or failure.
         """
         self._db = db
         self._state = state
@@ -117,6 +127,7 @@ class Live:
         self._sleep = sleep
         self._locks = locks
         self._paused = paused
+        self._outcome = outcome
         self._woken = asyncio.Event()
         self.paused = False
         """Whether the loop waits out a pause (after a backup restore)."""
@@ -249,6 +260,7 @@ class Live:
                     self.pushes += 1
                     full = False
                 self._succeeded()
+                await self._report(None, None)
                 stale = await self._next()
             except asyncio.CancelledError:
                 raise
@@ -293,4 +305,16 @@ class Live:
         self.last_error = str(error) or type(error).__name__
         self.next_try = self._clock() + int(delay * 1000)
         log.info("%s: sync failed (%s); next try in %s s", self._db.name, error, delay)
+        await self._report(error, self.next_try)
         await self._sleep(delay)
+
+    async def _report(self, error: Exception | None, next_try: int | None) -> None:
+        """Tell ``outcome`` (a failure to do so is logged: the loop goes on)."""
+        if self._outcome is None:
+            return
+        try:
+            await self._outcome(error, next_try)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s: keeping the sync's outcome failed", self._db.name)

@@ -38,9 +38,10 @@ from panelot.sync.apply import Applied, Incoming, apply_library, apply_thread
 from panelot.sync.clock import Hlc, parse_hlc
 from panelot.sync.couch import Couch
 from panelot.sync.docid import doc_id, split_doc_id
-from panelot.sync.fetch import NOT_ANSWERED, check_leaf, read_changes, read_leaves
+from panelot.sync.fetch import GET_CHUNK, NOT_ANSWERED, check_leaf, read_changes, read_leaves
 from panelot.sync.mapping import ATTACHMENT, LIBRARY_TABLES, attachment_digest, local_view
 from panelot.sync.merge import merge_leaves, winner
+from panelot.sync.progress import Progress
 from panelot.sync.push import replication_id
 from panelot.sync.resolve import MERGED, resolve
 from panelot.sync.revs import next_rev, revisions
@@ -194,14 +195,19 @@ async def pull(
     send: Send,
     client: str,
     budget: int = MAX_PULLED_BYTES,
+    progress: Progress | None = None,
 ) -> PullReport:
     """Pull what the server has that ``db`` lacks; ``state`` records what it then has.
 
     ``budget`` is the attachment budget: an attachment's bytes are fetched while the
-    attachments here and those fetched stay within it.
+    attachments here and those fetched stay within it. ``progress``: where the pull
+    reports its phases (``comparing``, ``receiving``, ``writing``;
+    :mod:`panelot.sync.progress`).
     """
     report = PullReport()
     await couch.info()
+    if progress is not None:
+        await progress.step("comparing", 0, None)
     local_id = replication_id(hlc.device, couch.target.server, couch.target.database, "pull")
 
     async def previous(tx: Transaction) -> Any:
@@ -216,7 +222,7 @@ async def pull(
         for did, revs in changed.items()
         if not (len(revs) == 1 and known.get(did, {}).get("rev") == revs[0])
     }
-    leaves = await read_leaves(couch, wanted)
+    leaves = await _read_leaves(couch, wanted, progress)
     items: list[Incoming] = []
     for did in sorted(wanted):
         item = _incoming(did, leaves.get(did, []), wanted[did], report)
@@ -235,12 +241,29 @@ async def pull(
                 continue  # kept on the server, reported (on-demand fetch: a later step)
             room -= length
         await _fetch_bytes(db, couch, item, report)
+        if progress is not None:
+            await progress.step("receiving", len(wanted), len(wanted))
     report.resolved = await resolve(couch, items)
-    rows, orphans = await _apply(db, items, known, report, send, client)
+    rows, orphans = await _apply(db, items, known, report, send, client, progress)
     rows += await _delete_orphans(couch, orphans)
     await record_docs(state, rows, str(hlc))
     report.checkpoint = await _checkpoint(state, couch, local_id, last_seq, now, report)
     return report
+
+
+async def _read_leaves(
+    couch: Couch, wanted: dict[str, list[str]], progress: Progress | None
+) -> dict[str, list[dict[str, Any]]]:
+    """:func:`~panelot.sync.fetch.read_leaves` a chunk at a time, reporting ``receiving``."""
+    if progress is None:
+        return await read_leaves(couch, wanted)
+    ids = sorted(wanted)
+    leaves: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, max(len(ids), 1), GET_CHUNK):
+        await progress.step("receiving", start, len(ids))
+        part = ids[start : start + GET_CHUNK]
+        leaves.update(await read_leaves(couch, {did: wanted[did] for did in part}))
+    return leaves
 
 
 FUTURE_MS = 24 * 60 * 60 * 1000
@@ -265,8 +288,18 @@ async def _apply(
     report: PullReport,
     send: Send,
     client: str,
+    progress: Progress | None = None,
 ) -> tuple[list[dict[str, Any]], list[Incoming]]:
     rows: list[dict[str, Any]] = []
+    done = 0
+
+    async def step(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            await progress.step("writing", done, len(items))
+
+    await step(0)
     threads: dict[str, Incoming] = {}
     owned: dict[str, tuple[list[Incoming], list[Incoming]]] = {}
     for item in items:
@@ -274,6 +307,7 @@ async def _apply(
             applied = await apply_library(db, item, known.get(item.id))
             report.add(applied)
             rows += applied.rows
+            await step(1)
         elif item.table == "threads":
             threads[item.key] = item
         elif item.deleted or item.record is None:
@@ -298,6 +332,7 @@ async def _apply(
         applied = await apply_thread(db, tid, threads.get(tid), nodes, files, known)
         report.add(applied)
         rows += applied.rows
+        await step(int(tid in threads) + len(nodes) + len(files))
     orphans = [item for tid in sorted(gone) for part in owned.get(tid, ([], [])) for item in part]
     return rows, orphans
 

@@ -57,6 +57,7 @@ from panelot.sync.mapping import (
 )
 from panelot.sync.merge import early_leaf
 from panelot.sync.outbox import WIDE, clear
+from panelot.sync.progress import Progress
 from panelot.sync.revs import next_rev, rev_hash, rev_number, revisions
 from panelot.sync.state import read_meta, record_docs, write_meta
 
@@ -458,16 +459,20 @@ async def push(
     outbox: dict[str, str] | None = None,
     *,
     batch_docs: int = BATCH_DOCS,
+    progress: Progress | None = None,
 ) -> PushReport:
     """Push what the server lacks of ``db``; ``state`` records what it then has.
 
     ``outbox``: the outbox's rows (``{id: mark}``) this push answers: only their
     records are compared (all, when it holds :data:`~panelot.sync.outbox.WIDE`), and
     they are cleared once the server has what was sent. ``batch_docs``: at most this
-    many documents per ``_bulk_docs``.
+    many documents per ``_bulk_docs``. ``progress``: where the push reports its
+    phases (``comparing``, then ``sending``; :mod:`panelot.sync.progress`).
     """
     report = PushReport()
     await couch.info()  # the database is there and the credentials are accepted
+    if progress is not None:
+        await progress.step("comparing", 0, None)
     sent = await _read_sent(state)
     if outbox is None or WIDE in outbox:
         local = await _read_local(db)
@@ -485,6 +490,8 @@ async def push(
     wanted: list[Outgoing] = []
     on_server: list[dict[str, Any]] = []
     for start in range(0, len(builder.out), _DIFF_CHUNK):
+        if progress is not None:
+            await progress.step("comparing", start, len(builder.out))
         chunk = builder.out[start : start + _DIFF_CHUNK]
         missing = await couch.revs_diff({o.doc["_id"]: [o.doc["_rev"]] for o in chunk})
         for item in chunk:
@@ -497,7 +504,11 @@ async def push(
         for row in on_server:
             sent.pop(row["id"], None)
         await record_docs(state, on_server, str(hlc), sent)
+    done = 0
     for batch in _batches(wanted, batch_docs):
+        if progress is not None:
+            await progress.step("sending", done, len(wanted))
+        done += len(batch)
         clocked = {o.doc["_id"]: _sent_entry(o) for o in batch if not o.doc.get("_deleted")}
         if clocked:  # kept until the server answers: a retry sends the same revisions
             sent.update(clocked)

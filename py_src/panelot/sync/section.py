@@ -7,6 +7,9 @@ After a backup restore sync is paused (:mod:`panelot.sync.pause`): push, pull an
 refuse with a ``SyncPausedError`` and the loop waits, until :meth:`Syncer.resume`.
 :meth:`Syncer.start` runs the continuous loop (:class:`~panelot.sync.live.Live`) until
 :meth:`Syncer.stop` or the store closes; its pushes and pulls take the same lock.
+Every push and pull reports its progress into the state (:mod:`panelot.sync.progress`),
+and a loop's or a background sync's failure is kept there (:mod:`panelot.sync.failure`),
+so :meth:`Syncer.status` in any context shows both.
 
 The configuration (server, database, user, and the reference of the password in the
 host's encrypted credential store) is kept in the state database, never in a backup;
@@ -17,6 +20,7 @@ the ``Authorization`` header of requests to the configured server.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from typing import Any, Protocol, runtime_checkable
 
@@ -26,6 +30,7 @@ from panelot.host import Host
 from panelot.host.http import DEFAULT_TIMEOUT
 from panelot.idb import CoreFactory, Database, Transaction
 from panelot.idb.errors import NotFoundError, ValidationError
+from panelot.sync import failure, progress
 from panelot.sync.clock import Hlc
 from panelot.sync.couch import Couch
 from panelot.sync.demand import fetch_attachment, locate
@@ -33,6 +38,7 @@ from panelot.sync.fetch import wait_changes
 from panelot.sync.live import DEBOUNCE, POLL_SECONDS, Live, Sleep
 from panelot.sync.outbox import WIDE, size
 from panelot.sync.pause import acknowledge, check, current, seen_now
+from panelot.sync.progress import Progress
 from panelot.sync.pull import Send, pull
 from panelot.sync.push import BATCH_DOCS, push
 from panelot.sync.replace import replace_server
@@ -57,6 +63,8 @@ PAUSED_MESSAGE = (
     'deleted there) or {mode: "replace"} (the server takes the restored data)'
 )
 """The ``SyncPausedError``'s message."""
+
+log = logging.getLogger("panelot.sync")
 
 Config = dict[str, Any]
 """``{server, database, user?, ref?}``: the sync configuration as the state keeps it."""
@@ -85,6 +93,9 @@ class Syncer:
         """Seconds a call to the server may take (the long-poll's is its own)."""
         self.batch_docs = BATCH_DOCS
         """At most this many documents per ``_bulk_docs`` of a push."""
+        self.context = progress.COMMAND
+        """Which kind of context this store syncs in: ``background`` in the service
+        worker (set by :func:`~panelot.sync.background.sync_once`), else ``command``."""
 
     @property
     def state_name(self) -> str:
@@ -229,25 +240,70 @@ class Syncer:
         return Couch(host.http, target, authorization, self.timeout)
 
     async def push(self, host: Host) -> dict[str, Any]:
-        """One push (:func:`panelot.sync.push.push`); its report."""
+        """One push (:func:`panelot.sync.push.push`); its report.
+
+        A success clears the last failure of a loop or background sync.
+        """
+        report = await self._push(host, None, progress.COMMAND)
+        await failure.clear(await self.state())
+        return report
+
+    async def _push(self, host: Host, rows: dict[str, str] | None, source: str) -> dict[str, Any]:
+        """One push of the outbox ``rows`` (``None``: everything), reporting its progress."""
         async with self._running:
             couch = await self._couch(host)
             await self._refuse_paused()
             hlc = await self._device()
             state = await self.state()
             now = self._clock()
-            report = await push(self._db, state, couch, hlc, now, batch_docs=self.batch_docs)
+            steps = Progress(state, self._clock, source)
+            try:
+                report = await push(
+                    self._db,
+                    state,
+                    couch,
+                    hlc,
+                    now,
+                    rows,
+                    batch_docs=self.batch_docs,
+                    progress=steps,
+                )
+            finally:
+                await steps.clear()
             return report.to_json()
 
     async def pull(self, host: Host, send: Send, client: str) -> dict[str, Any]:
-        """One pull (:func:`panelot.sync.pull.pull`); its report."""
+        """One pull (:func:`panelot.sync.pull.pull`); its report.
+
+        A success clears the last failure of a loop or background sync.
+        """
+        report = await self._pull(host, send, client, progress.COMMAND)
+        await failure.clear(await self.state())
+        return report
+
+    async def _pull(self, host: Host, send: Send, client: str, source: str) -> dict[str, Any]:
+        """One pull, reporting its progress as ``source``."""
         async with self._running:
             couch = await self._couch(host)
             await self._refuse_paused()
             hlc = await self._device()
             state = await self.state()
             budget = host.storage.budget
-            report = await pull(self._db, state, couch, hlc, self._clock(), send, client, budget)
+            steps = Progress(state, self._clock, source)
+            try:
+                report = await pull(
+                    self._db,
+                    state,
+                    couch,
+                    hlc,
+                    self._clock(),
+                    send,
+                    client,
+                    budget,
+                    progress=steps,
+                )
+            finally:
+                await steps.clear()
             return report.to_json()
 
     async def fetch(self, host: Host, attachment_id: Any) -> dict[str, Any]:
@@ -266,6 +322,34 @@ class Syncer:
         """Where an attachment's bytes are: ``{attachmentId, held, onServer, size?, mime?}``."""
         configured = isinstance(await self._meta("config"), dict)
         return await locate(self._db, await self.state() if configured else None, attachment_id)
+
+    async def now(self, host: Host, send: Send, client: str) -> dict[str, Any]:
+        """``sync.now``: one pull, then one push; ``{pull, push}``.
+
+        A success clears the last failure of a loop or background sync; a failure of a
+        background sync (:attr:`context`) is kept as the last failure
+        (:mod:`panelot.sync.failure`), for every context to see.
+        """
+        source = self.context
+        try:
+            pulled = await self._pull(host, send, client, source)
+            pushed = await self._push(host, None, source)
+        except SyncPausedError:
+            raise  # the pause is shown as such, not as a failure
+        except Exception as error:
+            if source == progress.BACKGROUND:
+                await self._keep_failure(error)
+            raise
+        await failure.clear(await self.state())
+        return {"pull": pulled, "push": pushed}
+
+    async def _keep_failure(self, error: Exception) -> None:
+        """Keep a background sync's failure (a failure to keep it is logged, not raised)."""
+        try:
+            state = await self.state()
+            await failure.record(state, failure.BACKGROUND, error, self._clock(), None)
+        except Exception:
+            log.exception("sync: keeping the background sync's failure failed")
 
     async def test(self, host: Host) -> dict[str, Any]:
         """Check the saved configuration against the server, writing nothing.
@@ -330,18 +414,16 @@ class Syncer:
             state = await self.state()
 
             async def push_rows(rows: dict[str, str]) -> dict[str, Any]:
-                async with self._running:
-                    couch = await self._couch(host)
-                    await self._refuse_paused()
-                    hlc = await self._device()
-                    now = self._clock()
-                    report = await push(
-                        self._db, state, couch, hlc, now, rows, batch_docs=self.batch_docs
-                    )
-                    return report.to_json()
+                return await self._push(host, rows, progress.LOOP)
 
             async def pull_all() -> dict[str, Any]:
-                return await self.pull(host, send, client)
+                return await self._pull(host, send, client, progress.LOOP)
+
+            async def outcome(error: Exception | None, next_try: int | None) -> None:
+                if error is None:
+                    await failure.clear(state)
+                else:
+                    await failure.record(state, failure.LOOP, error, self._clock(), next_try)
 
             async def wait(seconds: float) -> bool:
                 couch = await self._couch(host)
@@ -356,6 +438,7 @@ class Syncer:
                 pull=pull_all,
                 wait=wait,
                 paused=self._is_paused,
+                outcome=outcome,
                 clock=self._clock,
                 sleep=self.sleep,
                 locks=host.search_lock,
@@ -379,10 +462,18 @@ class Syncer:
         """The configuration, the state's figures and the loop's.
 
         ``{configured, server?, database?, user?, device?, documents, lastPush, lastPull,
-        running, syncing, waiting, lastError, nextTry, paused}``: ``waiting`` is the
-        outbox's size; ``paused``: ``"restore"`` after a backup restore, else ``None``.
+        running, syncing, waiting, wide, lastError, nextTry, failure, progress, paused}``:
+        ``waiting`` is the outbox's size (the changes waiting to be sent), ``wide``
+        whether it holds :data:`~panelot.sync.outbox.WIDE` (the next push compares
+        everything); ``lastError`` and ``nextTry`` are this context's loop's;
+        ``failure`` the last failure of any context's loop or background sync
+        (:mod:`panelot.sync.failure`), ``progress`` the sync in flight in any context
+        (:mod:`panelot.sync.progress`; ``None`` when none, or a stale row);
+        ``paused``: ``"restore"`` after a backup restore, else ``None``. It writes
+        nothing (but the pause's check moving its window, rarely).
         """
         state = await self.state()
+        now = self._clock()
 
         async def read(tx: Transaction) -> dict[str, Any]:
             config = await read_meta(tx, "config")
@@ -393,6 +484,9 @@ class Syncer:
             out["documents"] = await tx.table("docs").count()
             out["lastPush"] = await read_meta(tx, "push")
             out["lastPull"] = await read_meta(tx, "pull")
+            out["wide"] = await tx.table("outbox").get(WIDE) is not None
+            out["failure"] = failure.shown(await read_meta(tx, failure.KEY))
+            out["progress"] = progress.shown(await read_meta(tx, progress.KEY), now)
             return out
 
         out = await state.transaction("r", list(STATE_TABLES), read)
@@ -419,10 +513,11 @@ async def _forget_server(tx: Transaction) -> None:
     """Drop what the state knows of a server's database: its documents and checkpoints.
 
     The outbox then holds only :data:`~panelot.sync.outbox.WIDE`: the next push, the
-    continuous loop's too, compares everything with the (new) database.
+    continuous loop's too, compares everything with the (new) database. The last
+    failure goes too (it was the old database's).
     """
     await tx.table("docs").clear()
-    for key in ("push", "pull", "sent"):
+    for key in ("push", "pull", "sent", failure.KEY):
         await tx.table("meta").delete(key)
     await tx.table("outbox").clear()
     await tx.table("outbox").put({"id": WIDE, "n": uuid.uuid4().hex})

@@ -33,6 +33,13 @@ Tables (Dexie syntax)::
                                                    answer sends the same revision, a
                                                    change or a deletion since is its
                                                    child, never a sibling)
+          {key: "progress", value: {phase, done, total, at, source, id}}
+                                                  (a push or pull in flight, any context:
+                                                   :mod:`panelot.sync.progress`)
+          {key: "failure", value: {source, name, message, field?, at, nextTry}}
+                                                  (the last failure of a loop or a
+                                                   background sync:
+                                                   :mod:`panelot.sync.failure`)
           {key: "restoreSeen", value: {at, ids}}  (the backup restores acknowledged:
                                                    every completed restore receipt created
                                                    at ``at`` or later is in ``ids``; one
