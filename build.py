@@ -417,6 +417,24 @@ def wheels_plan(wheels: Sequence[Path]) -> Plan:
     return plan
 
 
+def snapshot_heap(packed: Path) -> int:
+    """The heap a packed snapshot restores: its unpacked length less Pyodide's header.
+
+    The packed file: "PSNP", the snapshot's length and page size (u32 LE), a bitmap of
+    the stored pages, the pages (tools/snapshot_page.mjs). The snapshot's first page
+    holds Pyodide's header, whose second u32 is where the heap starts.
+    """
+    data = packed.read_bytes()
+    if len(data) < 12 or data[:4] != b"PSNP":
+        raise SystemExit(f"{packed}: not a packed snapshot")
+    length = int.from_bytes(data[4:8], "little")
+    page = int.from_bytes(data[8:12], "little")
+    bitmap = 12 + (-(-length // page) + 7) // 8
+    if not data[12] & 1 or len(data) < bitmap + 8:
+        raise SystemExit(f"{packed}: no Pyodide header in the snapshot's first page")
+    return length - int.from_bytes(data[bitmap + 4 : bitmap + 8], "little")
+
+
 def snapshot_plan(wheels: Sequence[Path]) -> Plan:
     """Plan ``snapshot/``: the start-up memory snapshot (see tools/make_snapshot.py).
 
@@ -451,6 +469,7 @@ def snapshot_plan(wheels: Sequence[Path]) -> Plan:
         "pyodide": version,
         "file": "panelot.snap",
         "sha256": sha256_of(cached),  # keys the local copy (web/local_copy.mjs)
+        "memory": snapshot_heap(cached),  # the heap a restore needs (web/snapshot.mjs)
         "wheels": hashes,
     }
     return {

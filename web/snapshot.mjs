@@ -73,6 +73,39 @@ export function staleness(snapshot, wheels) {
 }
 
 /**
+ * Run `load` with every WebAssembly memory it instantiates grown to at least `bytes`.
+ *
+ * Pyodide copies a snapshot into the heap without growing it (pyodide#6254: the heap's
+ * size is fixed in the wasm, and the `INITIAL_MEMORY` it sets is never read), so a
+ * snapshot taken after the heap grew could not be restored. Pyodide's module declares its
+ * memory and exports it; growing it as the instance comes back, before Emscripten builds
+ * its views of it, gives the heap the room (pages are committed as they are written).
+ * `WebAssembly.instantiate`/`instantiateStreaming` are wrapped only while `load` runs.
+ */
+async function withMemoryAtLeast(bytes, load) {
+  if (!(bytes > 0)) return load();
+  const { instantiate, instantiateStreaming } = WebAssembly;
+  const grow = (result) => {
+    const memory = (result.instance ?? result).exports?.memory;
+    if (memory instanceof WebAssembly.Memory && memory.buffer.byteLength < bytes) {
+      memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / WASM_PAGE));
+    }
+    return result;
+  };
+  WebAssembly.instantiate = (...args) => instantiate.apply(WebAssembly, args).then(grow);
+  WebAssembly.instantiateStreaming = (...args) =>
+    instantiateStreaming.apply(WebAssembly, args).then(grow);
+  try {
+    return await load();
+  } finally {
+    WebAssembly.instantiate = instantiate;
+    WebAssembly.instantiateStreaming = instantiateStreaming;
+  }
+}
+
+const WASM_PAGE = 65536;
+
+/**
  * Restore the snapshot under `base`. Resolves with `{py, outcome}`: `py` is a ready
  * Pyodide with the package imported (the JS modules registered again) and `outcome` is
  * "restored", or `py` is null and `outcome` says why: "absent", "stale: …" or "failed: …".
@@ -111,15 +144,18 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
       mark("snapshot_fetched");
       return heap;
     })();
-    const py = await loadPyodide({
-      ...pyodideOptions,
-      _loadSnapshot: bytes,
-      _snapshotDeserializer: (ref) => {
-        const module = jsModules[ref?.jsModule];
-        if (!module) throw new Error(`the snapshot refers to an unknown JS object ${JSON.stringify(ref)}`);
-        return module;
-      },
-    });
+    // The heap must hold the whole snapshot: `memory` is its length (build.py).
+    const py = await withMemoryAtLeast(snapshot.memory, () =>
+      loadPyodide({
+        ...pyodideOptions,
+        _loadSnapshot: bytes,
+        _snapshotDeserializer: (ref) => {
+          const module = jsModules[ref?.jsModule];
+          if (!module) throw new Error(`the snapshot refers to an unknown JS object ${JSON.stringify(ref)}`);
+          return module;
+        },
+      }),
+    );
     mark("pyodide");
     for (const [name, module] of Object.entries(jsModules)) py.registerJsModule(name, module);
     py.runPython(AFTER_RESTORE);

@@ -192,6 +192,39 @@ def test_a_bad_snapshot_falls_back_to_a_normal_load(
     assert run_py(page, "import json, os, panelot\njson.dumps(os.path.exists(panelot.__file__))")
 
 
+GROWN_BY = 8 * 1024 * 1024
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["memory-declared", "memory-absent"])
+def test_a_snapshot_larger_than_the_initial_heap(
+    fresh: tuple[BrowserContext, Page, str], declared: bool
+) -> None:
+    """A snapshot taken after the heap grew restores when its manifest gives its length.
+
+    Pyodide copies a snapshot into its heap without growing it (pyodide#6254); the page
+    grows it first to the manifest's ``memory``. The build's snapshot with 8 MiB of zero
+    pages added above its heap stands for one whose heap grew while importing. Without
+    ``memory`` (a manifest of an older build), Pyodide refuses it and the page falls back
+    to a normal load, as the platform fact says.
+    """
+    context, page, base = fresh
+    grown = bytes(unpack(SNAPSHOT.read_bytes())) + bytes(GROWN_BY)
+    manifest = json.loads(MANIFEST.read_text())
+    needed = manifest.pop("memory") + GROWN_BY  # the heap a restore of ``grown`` needs
+    if declared:
+        manifest["memory"] = needed
+    context.route("**/snapshot/panelot.snap", _serve(pack(grown)))
+    context.route("**/snapshot/manifest.json", _serve(json.dumps(manifest).encode()))
+    outcome = _boot(page, base)
+    if declared:
+        assert outcome == "restored", outcome
+        heap = page.evaluate("() => window.panelot.py._module.HEAP8.length")
+        assert heap >= needed, (heap, needed)
+    else:
+        assert outcome.startswith("failed: "), outcome
+    _works(page)
+
+
 # --- the local copy (web/local_copy.mjs) ----------------------------------------------------
 
 COPY_CACHE = "panelot-runtime"
