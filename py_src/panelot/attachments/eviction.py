@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from panelot.attachments.marks import set_marks
 from panelot.attachments.records import record_size, sized_rows
 from panelot.faults import FAULTS
 from panelot.host.storage import DEFAULT_BUDGET
@@ -45,46 +46,10 @@ __all__ = [
 EVICTION_TABLES = ("nodes", "attachments")
 """The tables step 1 covers."""
 
-_BLOCK_LISTS = ("content", "contentForLlm")
-
-
-def _mark_details(value: Any, ids: set[str], depth: int = 0) -> bool:
-    """Mark ``evicted`` on any object in free-form tool details that names an evicted id."""
-    if depth > 32:
-        return False
-    changed = False
-    if isinstance(value, dict):
-        if value.get("attachmentId") in ids and value.get("evicted") is not True:
-            value["evicted"] = True
-            changed = True
-        for v in value.values():
-            changed = _mark_details(v, ids, depth + 1) or changed
-    elif isinstance(value, list):
-        for v in value:
-            changed = _mark_details(v, ids, depth + 1) or changed
-    return changed
-
 
 def mark_node(node: dict[str, Any], ids: set[str]) -> bool:
     """Mark the node's image/file blocks (and tool details) naming ``ids``; True if changed."""
-    payload = node.get("payload")
-    if not isinstance(payload, dict):
-        return False
-    changed = False
-    for key in _BLOCK_LISTS:
-        blocks = payload.get(key)
-        for block in blocks if isinstance(blocks, list) else []:
-            if (
-                isinstance(block, dict)
-                and block.get("type") in ("image", "file")
-                and block.get("attachmentId") in ids
-                and block.get("evicted") is not True
-            ):
-                block["evicted"] = True
-                changed = True
-    if "details" in payload:
-        changed = _mark_details(payload["details"], ids) or changed
-    return changed
+    return set_marks(node, ids, evicted=True)
 
 
 async def plan_eviction(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from panelot.attachments.marks import set_marks
 from panelot.idb import Transaction
 
 __all__ = ["RESTORE_TABLES", "restore_attachment", "unmark_node"]
@@ -19,42 +20,10 @@ __all__ = ["RESTORE_TABLES", "restore_attachment", "unmark_node"]
 RESTORE_TABLES = ("threads", "nodes", "attachments")
 """The tables :func:`restore_attachment` covers (the thread is read, never written)."""
 
-_BLOCK_LISTS = ("content", "contentForLlm")
-_MAX_DEPTH = 32
-
-
-def _unmark_details(value: Any, ids: set[str], depth: int = 0) -> bool:
-    """Drop ``evicted`` from objects in free-form details that name one of ``ids``."""
-    if depth > _MAX_DEPTH:
-        return False
-    changed = False
-    if isinstance(value, dict):
-        if value.get("attachmentId") in ids and "evicted" in value:
-            del value["evicted"]
-            changed = True
-        for item in value.values():
-            changed = _unmark_details(item, ids, depth + 1) or changed
-    elif isinstance(value, list):
-        for item in value:
-            changed = _unmark_details(item, ids, depth + 1) or changed
-    return changed
-
 
 def unmark_node(node: dict[str, Any], ids: set[str]) -> bool:
     """Drop the ``evicted`` marks of the node's blocks naming ``ids``; True if changed."""
-    payload = node.get("payload")
-    if not isinstance(payload, dict):
-        return False
-    changed = False
-    for key in _BLOCK_LISTS:
-        blocks = payload.get(key)
-        for block in blocks if isinstance(blocks, list) else []:
-            if isinstance(block, dict) and block.get("attachmentId") in ids and "evicted" in block:
-                del block["evicted"]
-                changed = True
-    if "details" in payload:
-        changed = _unmark_details(payload["details"], ids) or changed
-    return changed
+    return set_marks(node, ids, evicted=False)
 
 
 async def restore_attachment(tx: Transaction, record: dict[str, Any]) -> bool:
