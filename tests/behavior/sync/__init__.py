@@ -8,10 +8,12 @@ The servers' URLs come from the environment (set by the pytest fixture
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from behavior import Ctx
@@ -140,3 +142,19 @@ async def clear_faults(ctx: Ctx, *, auth: bool = False) -> list[Any]:
     assert status == 200, (status, cleared)
     left: list[Any] = answer["faults"]
     return left
+
+
+UNTIL_TIMEOUT = 30.0
+"""How long :func:`until` polls before failing."""
+
+
+async def until(
+    check: Callable[[], Awaitable[object]], what: str, timeout: float = UNTIL_TIMEOUT
+) -> None:
+    """Poll the async ``check`` until it is truthy; fail naming ``what`` after ``timeout`` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(0.02)

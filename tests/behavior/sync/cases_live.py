@@ -10,28 +10,17 @@ so no case waits real seconds for a retry.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from behavior import Ctx
 from behavior.payloads import answer, text
-from behavior.sync import all_docs, http_json, second_store, server, synced_store
+from behavior.sync import all_docs, http_json, second_store, server, synced_store, until
 from behavior.waiting import result_where
 from panelot.store import PanelotStore
 from panelot.sync.live import BACKOFF_MAX, backoff
 
 POLL = 1.0  # the long-poll's timeout here: a stopped loop's last request ends soon
 TIMEOUT = 30.0
-
-
-async def _until(check: Callable[[], Awaitable[object]], what: str) -> None:
-    """Poll the async ``check`` until it is truthy; fail naming ``what`` after TIMEOUT s."""
-    loop = asyncio.get_event_loop()
-    deadline = loop.time() + TIMEOUT
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {TIMEOUT:g} s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def _start(store: PanelotStore) -> dict[str, Any]:
@@ -60,14 +49,14 @@ async def case_started_on_a_and_b_an_append_on_a_reaches_bs_live_query(ctx: Ctx)
     with b.live("thread.list", {}) as live:
         await result_where(live, lambda rows: tid in [r["id"] for r in rows], timeout=TIMEOUT)
     nid = (await a.append(tid, "user_message", text("Heard on B?")))["nodeId"]
-    await _until(lambda: _has_node(b, nid), "A's node on B")
+    await until(lambda: _has_node(b, nid), "A's node on B")
     reply = (await b.append(tid, "assistant_message", answer("Yes, from B")))["nodeId"]
-    await _until(lambda: _has_node(a, reply), "B's reply on A")
+    await until(lambda: _has_node(a, reply), "B's reply on A")
 
     async def emptied() -> bool:
         return (await _status(a))["waiting"] == 0 and (await _status(b))["waiting"] == 0
 
-    await _until(emptied, "both outboxes empty")
+    await until(emptied, "both outboxes empty")
     docs = await all_docs(ctx, database)
     assert {f"nodes:{nid}", f"nodes:{reply}", f"threads:{tid}"} <= set(docs), sorted(docs)
     for store in (a, b):
@@ -89,7 +78,7 @@ async def case_a_push_from_the_outbox_compares_only_the_changed_records(ctx: Ctx
     async def pushed_all() -> bool:
         return live.pushes >= 1 and (await _status(a))["waiting"] == 0
 
-    await _until(pushed_all, "the start-up push")
+    await until(pushed_all, "the start-up push")
     first = live.last_push
     assert first is not None and first["pushed"] == 10, first
     pushes = live.pushes
@@ -98,7 +87,7 @@ async def case_a_push_from_the_outbox_compares_only_the_changed_records(ctx: Ctx
     async def sent() -> bool:
         return live.pushes > pushes and (await _status(a))["waiting"] == 0
 
-    await _until(sent, "the outbox's push")
+    await until(sent, "the outbox's push")
     report = live.last_push
     # the node and its thread (updatedAt): nothing else was compared
     assert report["pushed"] == 2 and report["unchanged"] == 0, report
@@ -115,7 +104,7 @@ async def case_a_stopped_loop_pushes_nothing_and_a_restart_sends_what_changed(
     async def on_server() -> bool:
         return f"threads:{tid}" in await all_docs(ctx, database)
 
-    await _until(on_server, "the thread on the server")
+    await until(on_server, "the thread on the server")
     stopped = await a.command("sync.stop", {})
     assert stopped["running"] is False and stopped["syncing"] is False, stopped
     assert a.sync is not None and a.sync.live is None
@@ -129,7 +118,7 @@ async def case_a_stopped_loop_pushes_nothing_and_a_restart_sends_what_changed(
     async def node_on_server() -> bool:
         return f"nodes:{nid}" in await all_docs(ctx, database)
 
-    await _until(node_on_server, "the node written while stopped, on the server")
+    await until(node_on_server, "the node written while stopped, on the server")
     await a.command("sync.stop", {})
 
 
@@ -162,7 +151,7 @@ async def case_a_failing_server_backs_off_doubling_and_recovers(ctx: Ctx) -> Non
     async def held() -> bool:
         return len(sleeps.waits) >= 5
 
-    await _until(held, "five failed tries")
+    await until(held, "five failed tries")
     assert sleeps.waits == [1.0, 2.0, 4.0, 8.0, 16.0], sleeps.waits
     assert [backoff(n) for n in (9, 10, 50)] == [256.0, BACKOFF_MAX, BACKOFF_MAX]
     status = await _status(a)
@@ -181,7 +170,7 @@ async def case_a_failing_server_backs_off_doubling_and_recovers(ctx: Ctx) -> Non
         status = await _status(a)
         return f"threads:{tid}" in docs and status["lastError"] is None and not status["waiting"]
 
-    await _until(recovered, "the thread pushed and the outbox emptied after the server recovered")
+    await until(recovered, "the thread pushed and the outbox emptied after the server recovered")
     live = a.sync.live
     assert live is not None and live.failures == 0
     status = await _status(a)

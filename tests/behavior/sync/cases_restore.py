@@ -8,15 +8,13 @@ restores its backup: sync pauses until the user decides, merge or replace.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from behavior import Ctx, raises
 from behavior.payloads import text
-from behavior.sync import all_docs, push, second_store, server, synced_store
+from behavior.sync import all_docs, push, second_store, server, synced_store, until
 from panelot.errors import SyncPausedError
 from panelot.idb.errors import ValidationError
 from panelot.store import PanelotStore
@@ -41,14 +39,6 @@ class _Restored:
 async def _status(store: PanelotStore) -> dict[str, Any]:
     status: dict[str, Any] = await store.query("sync.status")
     return status
-
-
-async def _until(check: Callable[[], Awaitable[object]], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {TIMEOUT:g} s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 async def _live_thread(ctx: Ctx, database: str, tid: str) -> bool:
@@ -116,15 +106,15 @@ async def case_a_running_loop_stops_syncing_at_a_restore_and_goes_on_after_resum
         assert a.sync is not None
         a.sync.poll_seconds = 0.5  # the paused loop asks again this often
         await a.command("sync.start", {})
-        await _until(lambda: _idle(a), "the start-up sync")
+        await until(lambda: _idle(a), "the start-up sync", TIMEOUT)
 
     r = await _prepare(ctx, before_restore=start)
     live = r.a.sync.live if r.a.sync is not None else None
     assert live is not None
-    await _until(lambda: _flag(live.paused), "the loop to see the pause")
+    await until(lambda: _flag(live.paused), "the loop to see the pause", TIMEOUT)
     pushes, pulls = live.pushes, live.pulls
     nid = (await r.a.append(r.kept, "user_message", text("while paused")))["nodeId"]
-    await _until(lambda: _waiting(r.a), "the append in the outbox")
+    await until(lambda: _waiting(r.a), "the append in the outbox", TIMEOUT)
     status = await _status(r.a)
     assert status["running"] is True and status["paused"] == "restore", status
     assert (live.pushes, live.pulls) == (pushes, pulls)  # the loop neither pushed nor pulled
@@ -135,8 +125,8 @@ async def case_a_running_loop_stops_syncing_at_a_restore_and_goes_on_after_resum
     async def node_up() -> bool:
         return f"nodes:{nid}" in await all_docs(ctx, r.database)
 
-    await _until(node_up, "the loop to push after the resume")
-    await _until(lambda: _has_thread(r.a, r.server_only), "the server's thread back on A")
+    await until(node_up, "the loop to push after the resume", TIMEOUT)
+    await until(lambda: _has_thread(r.a, r.server_only), "the server's thread back on A", TIMEOUT)
     assert live.paused is False and (await _status(r.a))["paused"] is None
     await r.a.command("sync.stop", {})
 

@@ -27,6 +27,7 @@ from behavior.sync import (
     new_database,
     server,
     synced_store,
+    until,
 )
 from panelot.errors import NetworkError
 from panelot.host import HttpRequest, HttpResponse
@@ -39,16 +40,6 @@ from panelot.sync.section import Syncer
 from panelot.sync.state import write_meta
 
 TIMEOUT = 30.0
-
-
-async def _until(check: Callable[[], Awaitable[object]], what: str) -> None:
-    """Poll the async ``check`` until it is truthy; fail naming ``what`` after TIMEOUT s."""
-    loop = asyncio.get_event_loop()
-    deadline = loop.time() + TIMEOUT
-    while not await check():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out after {TIMEOUT:g} s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 @asynccontextmanager
@@ -129,7 +120,7 @@ async def case_waiting_rises_with_writes_a_loop_failure_shows_elsewhere_then_cle
         async def failed() -> Any:
             return (await other.status())["failure"]
 
-        await _until(failed, "the loop's failure in the other context's status")
+        await until(failed, "the loop's failure in the other context's status")
         seen = (await other.status())["failure"]
         assert seen["source"] == "loop" and seen["name"] == "NetworkError", seen
         assert seen["field"] == "database" and database in seen["message"], seen
@@ -141,14 +132,14 @@ async def case_waiting_rises_with_writes_a_loop_failure_shows_elsewhere_then_cle
             count: int = (await other.status())["waiting"]
             return count
 
-        await _until(waiting, "the new thread waiting in the outbox")
+        await until(waiting, "the new thread waiting in the outbox")
         first = await waiting()
         nid = (await store.append(tid, "user_message", text("and a message")))["nodeId"]
 
         async def more() -> bool:
             return await waiting() > first
 
-        await _until(more, "the message waiting too")
+        await until(more, "the message waiting too")
         assert (await store.query("sync.status"))["waiting"] == await waiting()
 
         status, said = await http_json(ctx, "PUT", f"{server()}/{database}")
@@ -159,7 +150,7 @@ async def case_waiting_rises_with_writes_a_loop_failure_shows_elsewhere_then_cle
             now = await other.status()
             return now["waiting"] == 0 and now["failure"] is None
 
-        await _until(sent, "every change sent and the failure cleared")
+        await until(sent, "every change sent and the failure cleared")
         docs = await all_docs(ctx, database)
         assert {f"threads:{tid}", f"nodes:{nid}"} <= set(docs), sorted(docs)
         mine = await store.query("sync.status")
