@@ -42,7 +42,7 @@ from playwright.sync_api import ConsoleMessage, Error, Page
 
 from behavior.sync import AUTH_ENV, AUTH_PASSWORD, AUTH_USER, OPEN_ENV
 from browser_harness import query
-from e2e_support import confirm, wait_query
+from e2e_support import confirm, to_sync_settings, wait_query
 from leak_scan import DUMP_IDB, secret_forms
 from panelot.testing import new_thread
 
@@ -70,18 +70,6 @@ def _new_database(server: str, *, auth: bool = False) -> str:
     status, answer = _http("PUT", f"{server}/{name}", auth=auth)
     assert status in (201, 202), (status, answer)
     return name
-
-
-def _to_sync_settings(page: Page) -> int:
-    """Settings, freshly drawn; the status line's count of finished actions."""
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.click("#nav-settings")
-    status = page.wait_for_selector("#sync-status[data-action-count]")
-    assert status is not None
-    # The status line is drawn from sync.status once it answers.
-    page.wait_for_selector("#sync-status .status-part")
-    return int(status.get_attribute("data-action-count") or "0")
 
 
 def _press(page: Page, button: str, count: int) -> int:
@@ -116,7 +104,7 @@ def test_test_connection_says_it_works_and_names_a_wrong_password(
 ) -> None:
     server = couch_servers[AUTH_ENV]
     database = _new_database(server, auth=True)
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     assert panel.inner_text("#sync-status").startswith("Not set up"), panel.inner_text(
         "#sync-status"
     )
@@ -157,7 +145,7 @@ def test_sync_now_pushes_the_thread_and_says_when(
     server = couch_servers[OPEN_ENV]
     database = _new_database(server)
     thread_id = new_thread(panel)
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     _fill(panel, server, database)
     count = _press(panel, "#sync-now", count)
     shown = panel.inner_text("#sync-status")
@@ -181,7 +169,7 @@ def test_stop_syncing_forgets_the_configuration_and_its_password(
     server = couch_servers[AUTH_ENV]
     database = _new_database(server, auth=True)
     thread_id = new_thread(panel)
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     _fill(panel, server, database, AUTH_USER, AUTH_PASSWORD)
     count = _press(panel, "#sync-now", count)
     assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
@@ -227,7 +215,7 @@ def test_the_password_is_in_no_log_no_worker_result_and_no_backup(
         server = couch_servers[AUTH_ENV]
         database = _new_database(server, auth=True)
         thread_id = new_thread(panel)
-        count = _to_sync_settings(panel)
+        count = to_sync_settings(panel)
         _fill(panel, server, database, AUTH_USER, AUTH_PASSWORD)
         count = _press(panel, "#sync-now", count)  # Sync now starts no loop: no lock held
         assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
@@ -265,7 +253,7 @@ def test_a_refused_document_is_named_as_text(panel: Page, couch_servers: dict[st
         "PUT", f"{server}/{database}/{urllib.parse.quote(hostile, safe='')}", body=doc
     )
     assert status in (201, 202), (status, answer)
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     _fill(panel, server, database)
     count = _press(panel, "#sync-now", count)
     refused = panel.inner_text("#sync-refused")
@@ -291,14 +279,14 @@ def _restored_after_sync(panel: Page, server: str, database: str) -> tuple[str, 
     """Sync a thread, back up, sync a second one, restore: ``(kept, dropped, count)``."""
     kept = new_thread(panel)
     panel.evaluate(APPEND, kept)  # not empty: + opens a new conversation next
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     _fill(panel, server, database)
     count = _press(panel, "#sync-now", count)
     assert panel.query_selector("#sync-error") is None, panel.inner_text("#sync-status")
     panel.evaluate("async () => { window.__file = (await window.panelot.backup.export()).file; }")
     dropped = new_thread(panel)
     assert dropped != kept
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     count = _press(panel, "#sync-now", count)
     status, _ = _http("GET", f"{server}/{database}/threads:{dropped}")
     assert status == 200, status
@@ -307,7 +295,7 @@ def _restored_after_sync(panel: Page, server: str, database: str) -> tuple[str, 
         "async () => window.panelot.backup.restore(window.__file, {settings: false})"
     )
     assert envelope["status"] == "completed", envelope
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     panel.wait_for_selector("#sync-paused-note")
     panel.wait_for_selector("#sync-paused", state="visible")
     shown = panel.inner_text("#sync-status")

@@ -26,6 +26,7 @@ from playwright.sync_api import Page
 
 from behavior.sync import OPEN_ENV
 from browser_harness import query
+from e2e_support import to_sync_settings
 from panelot.testing import new_thread
 
 WAIT_MS = 90_000
@@ -119,23 +120,12 @@ def _send(page: Page, type_: str) -> Any:
     return envelope["response"]
 
 
-def _to_sync_settings(page: Page) -> int:
-    """Settings, freshly drawn; the status line's count of finished actions."""
-    while page.evaluate("() => window.panelotApp.view") != "threads":
-        page.click("#nav-back")
-    page.click("#nav-settings")
-    status = page.wait_for_selector("#sync-status[data-action-count]")
-    assert status is not None
-    page.wait_for_selector("#sync-status .status-part")
-    return int(status.get_attribute("data-action-count") or "0")
-
-
 def test_the_status_line_says_changes_waiting_then_all_changes_sent(
     panel: Page, couch_servers: dict[str, str]
 ) -> None:
     server = couch_servers[OPEN_ENV]
     database = f"panelot-e2e-{uuid.uuid4().hex[:10]}"  # created later: the loop fails
-    count = _to_sync_settings(panel)
+    count = to_sync_settings(panel)
     panel.fill("#sync-server", server)
     panel.fill("#sync-database", database)
     panel.click("#sync-save")  # saves and starts the continuous loop
@@ -145,7 +135,7 @@ def test_the_status_line_says_changes_waiting_then_all_changes_sent(
     assert error.startswith("The last continuous sync failed: No such database"), error
 
     thread_id = new_thread(panel)  # a change while the server cannot take it
-    _to_sync_settings(panel)
+    to_sync_settings(panel)
     panel.wait_for_function(WAITING, timeout=WAIT_MS)
     status = query(panel, "sync.status", {})
     assert status["waiting"] >= 1 and status["failure"]["source"] == "loop", status
@@ -168,7 +158,7 @@ def test_the_first_sync_of_many_documents_shows_its_progress(
     _post(f"{server}/_panelot_fault", fault)  # the pull waits there: its progress shows
     try:
         _send(panel, "sync.stop")  # the earlier test's loop: Save starts a new one at once
-        count = _to_sync_settings(panel)
+        count = to_sync_settings(panel)
         panel.fill("#sync-server", server)
         panel.fill("#sync-database", database)
         panel.click("#sync-save")  # saves and starts the loop: its first pull

@@ -19,6 +19,7 @@ from browser_harness import ROOT, query
 from panelot.testing import wait_thread_shown
 
 __all__ = [
+    "to_sync_settings",
     "SHOTS",
     "confirm",
     "open_module_page",
@@ -121,3 +122,17 @@ def tiny_png(size: int = 16) -> bytes:
         + chunk(b"IDAT", zlib.compress(row * size))
         + chunk(b"IEND", b"")
     )
+
+
+def to_sync_settings(page: Page) -> int:
+    """Settings, freshly drawn; the Sync status line's count of finished actions.
+
+    Waits until the status line is drawn from ``sync.status``.
+    """
+    while page.evaluate("() => window.panelotApp.view") != "threads":
+        page.click("#nav-back")
+    page.click("#nav-settings")
+    status = page.wait_for_selector("#sync-status[data-action-count]")
+    assert status is not None
+    page.wait_for_selector("#sync-status .status-part")
+    return int(status.get_attribute("data-action-count") or "0")
