@@ -92,6 +92,16 @@ async def _node_ids(store: PanelotStore, tid: str) -> set[str]:
     return {row["id"] for row in rows}
 
 
+async def _push_with_answer_cut(ctx: Ctx, store: PanelotStore, database: str) -> BaseException:
+    """A push whose ``_bulk_docs`` answer is cut (the server took the batch): its error."""
+    await clear_faults(ctx)
+    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
+    try:
+        return await raises(NetworkError, push(store))
+    finally:
+        assert await clear_faults(ctx) == []
+
+
 async def case_a_500_mid_push_keeps_the_batches_sent_and_the_next_push_sends_the_rest(
     ctx: Ctx,
 ) -> None:
@@ -130,12 +140,7 @@ async def case_a_push_whose_answer_is_cut_sends_nothing_twice(ctx: Ctx) -> None:
     assert store.sync is not None
     store.sync.batch_docs = 3
     await _thread_with(store, "Cut answer", 2)
-    await clear_faults(ctx)
-    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
-    try:
-        error = await raises(NetworkError, push(store))
-    finally:
-        assert await clear_faults(ctx) == []
+    error = await _push_with_answer_cut(ctx, store, database)
     assert "_bulk_docs" in str(error), str(error)
     assert len(await _server_docs(ctx, database)) == 3  # the server has the first batch
     assert (await store.query("sync.status"))["lastPush"] is None
@@ -319,12 +324,7 @@ async def case_a_change_after_a_lost_push_answer_follows_the_sent_revision(ctx: 
     # change as a child of the revision the server may have, never a sibling of it.
     store, database = await synced_store(ctx)
     tid = await _thread_with(store, "Lost answer", 1)
-    await clear_faults(ctx)
-    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
-    try:
-        await raises(NetworkError, push(store))
-    finally:
-        assert await clear_faults(ctx) == []
+    await _push_with_answer_cut(ctx, store, database)
     assert len(await _server_docs(ctx, database)) == 3  # taken, the answer lost
     await store.command("thread.update", {"threadId": tid, "patch": {"title": "Renamed"}})
     report = await push(store)
@@ -348,12 +348,7 @@ async def case_a_thread_deleted_after_a_lost_push_answer_is_deleted_on_the_serve
     # (a deleted child of the revision sent), so no device gets it back.
     store, database = await synced_store(ctx)
     tid = await _thread_with(store, "Deleted after", 1)
-    await clear_faults(ctx)
-    await fault(ctx, f"^POST /{database}/_bulk_docs", "cut")
-    try:
-        await raises(NetworkError, push(store))
-    finally:
-        assert await clear_faults(ctx) == []
+    await _push_with_answer_cut(ctx, store, database)
     assert len(await _server_docs(ctx, database)) == 3
     await store.command("thread.delete", {"threadId": tid})
     assert await store.db.table("threads").get(tid) is None
