@@ -589,6 +589,8 @@ def panel_vendor_plan() -> Plan:
 
 def build() -> None:
     """Assemble dist/extension and dist/web."""
+    if not VENV_PYTHON.exists():
+        sys.exit("[build] .venv is missing; run `python3 build.py setup` first")
     own_wheel = build_own_wheel()
     wheels = runtime_wheels(own_wheel)
     shared = merge_plans(pyodide_plan(), wheels_plan(wheels), snapshot_plan(wheels))

@@ -46,6 +46,26 @@ const LATER = Object.fromEntries(
   ["open", "patch", "edit", "remove"].map((name) => [name, (...args) => painted.actions?.[name](...args)]),
 );
 
+/**
+ * The rows drawn before the first frame: more than a side panel shows at once. Building a
+ * row costs ~0.1 ms while the page's code is still cold, so the rest of a long list (300
+ * conversations: ~35 ms) is drawn right after that frame instead of delaying it.
+ */
+const FIRST_ROWS = 40;
+
+/** Run `fn` once after the next frame (or after 100 ms, for a page that draws none). */
+function afterFrame(fn) {
+  let done = false;
+  const once = () => {
+    if (!done) {
+      done = true;
+      fn();
+    }
+  };
+  requestAnimationFrame(() => setTimeout(once, 0));
+  setTimeout(once, 100);
+}
+
 async function paint() {
   const reopening = reopenThreadId().catch(() => null);
   const [records, reopen, branch] = await Promise.all([
@@ -56,13 +76,28 @@ async function paint() {
   const threads = records ? listedThreads(records) : [];
   const open = reopen ? (records ?? []).find((r) => r?.id === reopen && typeof r.title === "string") : null;
   const late = ["ready", "error"].includes(window.__panelotState);
-  // Tests wait for this to know the first paint was decided: "stored", "thread" or "none".
-  document.body.dataset.firstPaint = late ? "none" : open ? "thread" : threads.length && !reopen ? "stored" : "none";
-  if (document.body.dataset.firstPaint === "none") return;
+  const decided = late ? "none" : open ? "thread" : threads.length && !reopen ? "stored" : "none";
+  // Tests wait for this to know the first paint was decided (and, when it paints, done):
+  // "stored", "thread" or "none".
+  if (decided === "none") {
+    document.body.dataset.firstPaint = "none";
+    return;
+  }
   document.body.dataset.live = "0";
   for (const id of HELD_BACK) document.getElementById(id).inert = true;
-  for (const t of threads) painted.rows.set(t.id, { key: rowKey(t, false), el: threadItem(t, false, LATER) });
-  document.getElementById("thread-list").replaceChildren(...[...painted.rows.values()].map((row) => row.el));
+  const list = document.getElementById("thread-list");
+  const rowOf = (t) => {
+    const row = { key: rowKey(t, false), el: threadItem(t, false, LATER) };
+    painted.rows.set(t.id, row);
+    return row.el;
+  };
+  list.replaceChildren(...threads.slice(0, FIRST_ROWS).map(rowOf));
+  afterFrame(() => {
+    // The rest of the list, once the first screen is shown (unless the live list has
+    // taken over meanwhile: it draws them itself).
+    if (document.body.dataset.live === "0") list.append(...threads.slice(FIRST_ROWS).map(rowOf));
+    document.body.dataset.firstPaint = decided;
+  });
   if (open) paintThread(open, branch);
   else document.getElementById("nav-new").addEventListener("click", paintNewChat);
   applyIcons(document.getElementById("app"));

@@ -233,6 +233,32 @@ RETITLE = _threads_directly(
 )
 
 
+def test_a_list_longer_than_the_first_screen_is_painted_whole_and_kept(
+    panelot_context: ExtensionContext,
+) -> None:
+    # The first rows are drawn before the first frame and the rest right after it
+    # (sidepanel_paint.mjs FIRST_ROWS): all of them are painted, in thread.list's order,
+    # before the store is ready, and the live list keeps every one of their elements.
+    first = panelot_context.open_panel()
+    many = [_raw(f"long-{i:03}", updatedAt=10_000 + i) for i in range(130)]
+    first.evaluate(RAW_THREADS, many)
+    listed = [(t["id"], t["title"]) for t in PageStore(first).query("thread.list", {})]
+    expected = [title for _, title in listed]
+    assert len(expected) == 130 and expected[0] == "Raw long-129"
+
+    page, held = _open_held(panelot_context)
+    page.wait_for_selector("body[data-first-paint='stored']")
+    assert page.evaluate("() => window.panelot?.state") != "ready"  # its snapshot is held
+    assert page.evaluate(TITLES) == expected
+    page.evaluate(TAG_ROWS)
+
+    held.release()
+    page.wait_for_function("() => document.body.dataset.ready === '1'")
+    assert page.evaluate(TITLES) == expected
+    assert page.evaluate(ROWS) == [[i, i, title] for i, title in listed]
+    assert page.evaluate("() => window.__rowsRemoved") == []
+
+
 def test_the_live_list_takes_over_keeping_the_unchanged_rows(
     panelot_context: ExtensionContext,
 ) -> None:
