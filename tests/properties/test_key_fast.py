@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 
 from hypothesis_support import examples
 from panelot.idb.errors import DataError
-from panelot.idb.keys import MAX_SAFE_INTEGER, evaluate_key_path, is_valid_key, validate_key
+from panelot.idb.keys import (
+    MAX_SAFE_INTEGER,
+    evaluate_key_path,
+    is_valid_key,
+    plain_string_keys,
+    validate_key,
+)
 
 scalars = st.one_of(
     st.text(max_size=4),
@@ -54,3 +60,34 @@ def test_quick_key_checks_agree_with_validation(value: Any) -> None:
         assert math.copysign(1.0, found) == 1.0  # -0 is the key 0
     compound = evaluate_key_path({"x": "k", "y": value}, ["x", "y"])
     assert compound == (["k", key] if ok else None)
+
+
+records = st.lists(
+    st.one_of(
+        st.dictionaries(st.sampled_from(["id", "x", ""]), scalars, max_size=2),
+        scalars,
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(records, st.sampled_from(["id", "a.b", "", ["id"]]))
+@example([{"id": "a"}, {"id": "b"}], "id")
+@example([{"id": "a"}, {"id": 1}], "id")
+@example([{"id": "a"}, "id"], "id")
+@example([{"": "a"}], "")
+def test_plain_string_keys_answer_only_when_every_key_is_a_string(
+    values: list[Any], path: Any
+) -> None:
+    # prepare_write takes these keys without checking each record: when it answers, it
+    # must give exactly what evaluating the path on each record would.
+    plain = plain_string_keys(values, path)
+    evaluated = [evaluate_key_path(v, path) if isinstance(v, dict) else None for v in values]
+    if plain is not None:
+        assert all(isinstance(v, dict) for v in values)
+        assert plain == evaluated and all(type(k) is str for k in plain)
+    elif isinstance(path, str) and "." not in path and path:
+        assert not all(type(k) is str for k in evaluated) or not all(
+            isinstance(v, dict) for v in values
+        )

@@ -275,15 +275,15 @@ def evaluate_key_path(value: Any, key_path: str | Sequence[str]) -> Key | None:
     return parts
 
 
-def plain_string_keys(values: list[Any], key_path: Any) -> list[str] | None:
+def plain_string_keys(values: Sequence[Any], key_path: Any) -> list[str] | None:
     """The keys at a plain field ``key_path`` of ``values``, when every one is a string.
 
     The cheap case of :func:`evaluate_key_path` over many records (a string needs no
     validation); ``None`` when the path is dotted or compound, or any value is not a
     dict or holds no string there: then evaluate each.
     """
-    if not isinstance(key_path, str) or "." in key_path:
-        return None
+    if not isinstance(key_path, str) or "." in key_path or not key_path:
+        return None  # dotted, compound, or "" (the value itself: never a dict's field)
     keys = [value.get(key_path) if type(value) is dict else None for value in values]
     return cast("list[str]", keys) if all(type(key) is str for key in keys) else None
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from panelot.idb.core import Core, Mutate
 from panelot.idb.errors import DataError
-from panelot.idb.keys import Key, index_keys
+from panelot.idb.keys import Key, index_keys, plain_string_keys
 from panelot.idb.observe.track import EXACT_WRITES
 from panelot.idb.schema import TableSpec
 from panelot.idb.values import resolve_primary_key
@@ -58,10 +58,12 @@ def prepare_write(
     if keys is not None and len(keys) != len(values):
         raise DataError("keys must be as many as values", field="keys")
     captured = db.core.snapshot(values)
-    ks: list[Key | None] = []
+    # Records keyed by a plain field holding a string, the common case, need no checks.
+    plain = None if keys is not None else plain_string_keys(values, spec.primary_key.key_path)
+    ks: list[Key | None] = [] if plain is None else list(plain)
     # A creating hook may give a record its key: leave a missing one to the core.
     hooked = bool(db.hooks.of(spec.name, "creating"))
-    for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
+    for i, v in enumerate(values if plain is None else ()):  # the snapshot may be opaque
         try:
             ks.append(resolve_primary_key(spec, v, None if keys is None else keys[i]))
         except DataError as exc:
