@@ -390,8 +390,84 @@ def _union_decoder(options: tuple[Any, ...]) -> Decoder:
     return union_decoder
 
 
-_Field = tuple[str, str, bool, Decoder]
-"""(wire name, Python name, required, decoder) of a dataclass field."""
+_Quick = Callable[[Any], bool]
+"""A check that a wire value decodes to itself: true lets a decoder keep it as it is."""
+_Field = tuple[str, str, bool, Decoder, _Quick | None]
+"""(wire name, Python name, required, decoder, quick check) of a dataclass field."""
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False
+
+
+def _is_safe_int(value: Any) -> bool:
+    return type(value) is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER
+
+
+def _is_natural(value: Any) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _is_finite_float(value: Any) -> bool:
+    return type(value) is float and math.isfinite(value)
+
+
+def _is_id(value: Any) -> bool:
+    return type(value) is str and 0 < len(value) <= MAX_ID_CHARS and value.isascii()
+
+
+def _is_anything(value: Any) -> bool:
+    return True
+
+
+_QUICK_SCALARS: dict[Any, _Quick] = {
+    str: _is_str,
+    bool: _is_bool,
+    int: _is_safe_int,
+    float: _is_finite_float,
+}
+
+
+@functools.cache
+def _quick(tp: Any) -> _Quick | None:
+    """The quick check of annotation ``tp``, if its decoder returns some values unchanged.
+
+    A value it accepts is one the decoder would return as it is, without an error, so
+    the field's path is only built for the others (which the decoder then reads, and
+    names in its errors exactly as before). None: every value goes to the decoder.
+    """
+    origin = get_origin(tp)
+    if origin is Annotated:
+        meta = tp.__metadata__
+        if _RAW in meta:
+            return _is_anything
+        if _ID in meta:
+            return _is_id
+        if _NATURAL in meta:
+            return _is_natural
+        return _quick(get_args(tp)[0])
+    if origin is Literal:
+        choices = get_args(tp)
+        if not all(type(c) is str for c in choices):
+            return None
+        allowed = frozenset(choices)
+        return lambda value: type(value) is str and value in allowed
+    if origin in (types.UnionType, typing.Union):
+        options = [o for o in get_args(tp) if o is not type(None)]
+        if len(options) != 1 or len(options) == len(get_args(tp)):
+            return None
+        inner = _quick(options[0])
+        if inner is None:
+            return None
+        check = inner
+        return lambda value: value is None or check(value)
+    if isinstance(tp, type):
+        return _QUICK_SCALARS.get(tp)
+    return None
 
 
 def _dataclass_decoder(cls: type) -> Decoder:
@@ -410,15 +486,20 @@ def _dataclass_decoder(cls: type) -> Decoder:
                 )
                 # By now this record's own decoder is built (and cached), so a field of
                 # its own type finds it instead of recursing.
-                specs.append((camel(f.name), f.name, required, _decoder(hints[f.name])))
+                tp = hints[f.name]
+                specs.append((camel(f.name), f.name, required, _decoder(tp), _quick(tp)))
                 known.add(camel(f.name))
         if closed and not known.issuperset(value):
             unknown = sorted(str(k) for k in value if k not in known)
             raise invalid(_join(path, unknown[0]), "is not a known field")
         kwargs = {}
-        for wire, name, required, field_decoder in specs:
+        for wire, name, required, field_decoder, quick in specs:
             if wire in value:
-                kwargs[name] = field_decoder(value[wire], _join(path, wire))
+                item = value[wire]
+                if quick is not None and quick(item):
+                    kwargs[name] = item
+                else:
+                    kwargs[name] = field_decoder(item, _join(path, wire))
             elif required:
                 raise invalid(_join(path, wire), "is required")
         return cls(**kwargs)

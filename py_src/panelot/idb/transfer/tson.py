@@ -149,7 +149,9 @@ def _fail(where: str, path: str, message: str) -> ValidationError:
 
 
 def _split(path: str) -> list[str]:
-    return [unescape_component(p) for p in path.split(".")] if path else []
+    if "~" not in path:  # nothing escaped (the common case)
+        return path.split(".") if path else []
+    return [unescape_component(p) for p in path.split(".")]
 
 
 def _locate(root: Any, parts: list[str], where: str, path: str) -> tuple[Any, Any]:
@@ -290,7 +292,7 @@ def revive(row: Any, make_blob: MakeBlob, where: str) -> Any:
     else:
         root = {k: v for k, v in row.items() if k != "$types"}
     refs: list[tuple[str, str]] = []
-    for path in sorted(types, key=_depth_order):
+    for path in sorted(types, key=_depth_order) if len(types) > 1 else list(types):
         kind = types[path]
         if not isinstance(path, str) or not isinstance(kind, str):
             raise _fail(where, "$types", f"entry {path!r} must name one kind as a string")
