@@ -339,18 +339,23 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             raise invalid(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if tp is float:
-        if (
-            not isinstance(value, int | float)
-            or isinstance(value, bool)
-            or not math.isfinite(value)
-        ):
-            raise invalid(path, f"must be a finite number, got {value!r}")
+        if not isinstance(value, int | float) or isinstance(value, bool) or not _finite(value):
+            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+            raise invalid(path, f"must be a finite number, got {shown}")
         return value
     if tp is str:
         if not isinstance(value, str):
             raise invalid(path, f"must be a string, got {type(value).__name__}")
         return value
     raise TypeError(f"unsupported annotation {tp!r} at {path}")
+
+
+def _finite(value: int | float) -> bool:
+    """Whether ``value`` is a finite number a float can hold (an int of 400 digits is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _union_decoder(options: tuple[Any, ...]) -> Decoder:

@@ -65,7 +65,10 @@ def numeric_seq(value: Any) -> int | float | None:
     """``value`` when it is a usable seq (a finite number, not a bool), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return value if math.isfinite(value) else None
+    try:
+        return value if math.isfinite(value) else None
+    except OverflowError:  # an int too large for a float (from a JSON file, say)
+        return None
 
 
 def seq_order(raw: Any) -> tuple[int, float, str]:

@@ -245,6 +245,12 @@ async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
     def bad_settings(d: dict[str, Any]) -> Any:
         d["panelotSettings"]["groups"]["ui"]["value"]["fontSize"] = 99
 
+    def huge_cost(d: dict[str, Any]) -> Any:  # JSON's integers have no size limit
+        rows_of(d, "threads")[0]["stats"]["costUsd"] = 10**400
+
+    def huge_seq(d: dict[str, Any]) -> Any:
+        rows_of(d, "nodes")[moved]["seq"] = 10**400
+
     def secret_in_settings(d: dict[str, Any]) -> Any:
         d["panelotSettings"]["credentials"] = [{"ref": "cred:x", "secret": "sk-1"}]
 
@@ -262,6 +268,8 @@ async def case_backup_refusals_name_the_row_and_write_nothing(ctx: Ctx) -> None:
         (bad_skill, "ValidationError", "skills[1]", ""),
         (bad_settings, "ValidationError", "panelotSettings.groups.ui.fontSize", ""),
         (secret_in_settings, "ValidationError", "panelotSettings.credentials[0]", "secret"),
+        (huge_cost, "ValidationError", "threads[0].stats.costUsd", "finite number"),
+        (huge_seq, "ValidationError", f"nodes[{moved}].seq", ""),
     ]
     files: list[tuple[str, bytes, str, str, str]] = []
     for mutate, name, field, text_ in mutations:

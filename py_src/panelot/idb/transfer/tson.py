@@ -143,6 +143,14 @@ def encapsulate(
 # --- reading ---------------------------------------------------------------------------
 
 
+def _finite(value: int | float) -> bool:
+    """Whether ``value`` is a finite number a float can hold (an int of 400 digits is not)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _fail(where: str, path: str, message: str) -> ValidationError:
     field = f"{where}.{path}" if path else where
     return ValidationError(f"{field}: {message}", field=field)
@@ -221,7 +229,7 @@ def _revive_one(kind: str, value: Any, make_blob: MakeBlob, where: str, path: st
     if kind == "date":
         if value == "NaN":
             raise _fail(where, path, "an invalid Date cannot be imported")
-        if type(value) not in (int, float) or not math.isfinite(value):
+        if type(value) not in (int, float) or not _finite(value):
             raise _fail(where, path, "a date must be a number of milliseconds")
         try:
             return _EPOCH + timedelta(milliseconds=value)
