@@ -240,7 +240,10 @@ def test_a_list_longer_than_the_first_screen_is_painted_whole_and_kept(
     # (sidepanel_paint.mjs FIRST_ROWS): all of them are painted, in thread.list's order,
     # before the store is ready, and the live list keeps every one of their elements.
     first = panelot_context.open_panel()
-    many = [_raw(f"long-{i:03}", updatedAt=10_000 + i) for i in range(130)]
+    # Their counts hold (no leaf, nothing shown), so the live panel has none to count
+    # and write (which would change every row: sidepanel.mjs countShown).
+    shown = {"leafId": None, "turns": 0, "messages": 0}
+    many = [_raw(f"long-{i:03}", updatedAt=10_000 + i, shown=shown) for i in range(130)]
     first.evaluate(RAW_THREADS, many)
     listed = [(t["id"], t["title"]) for t in PageStore(first).query("thread.list", {})]
     expected = [title for _, title in listed]
