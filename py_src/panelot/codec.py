@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeAlias, TypeVar, get_args, get_origin
 
 from panelot.idb.errors import ValidationError
+from panelot.idb.keys import is_finite_number
 from panelot.surrogates import check_well_formed
 
 __all__ = [
@@ -339,8 +340,13 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             raise invalid(path, "must be a safe integer (at most 2**53 - 1 in size)")
         return value
     if tp is float:
-        if not isinstance(value, int | float) or isinstance(value, bool) or not _finite(value):
-            shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not is_finite_number(value)
+        ):
+            shown = repr(value)
+            shown = shown if len(shown) <= 40 else f"{shown[:37]}..."
             raise invalid(path, f"must be a finite number, got {shown}")
         return value
     if tp is str:
@@ -348,14 +354,6 @@ def _decode_scalar(tp: Any, value: Any, path: str) -> Any:
             raise invalid(path, f"must be a string, got {type(value).__name__}")
         return value
     raise TypeError(f"unsupported annotation {tp!r} at {path}")
-
-
-def _finite(value: int | float) -> bool:
-    """Whether ``value`` is a finite number a float can hold (an int of 400 digits is not)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 def _union_decoder(options: tuple[Any, ...]) -> Decoder:

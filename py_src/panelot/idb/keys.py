@@ -28,6 +28,7 @@ __all__ = [
     "evaluate_key_path",
     "hashable_key",
     "index_keys",
+    "is_finite_number",
     "is_valid_key",
     "js_date",
     "key_path_value",
@@ -45,6 +46,19 @@ KeyPath: TypeAlias = str | list[str] | None
 
 MAX_SAFE_INTEGER = 2**53 - 1
 """The largest integer a JS number holds exactly; larger ints are refused as keys and values."""
+
+
+def is_finite_number(value: int | float) -> bool:
+    """Whether ``value`` is finite and a float can hold it (an int of 400 digits cannot).
+
+    ``math.isfinite`` raises OverflowError for such an int; JSON (a backup or import
+    file) can hold one anywhere a number goes.
+    """
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
 
 MIN_KEY: float = -math.inf
 """The lowest key, as Dexie's ``Dexie.minKey`` (``-Infinity``)."""

@@ -60,20 +60,7 @@ def prepare_write(
     captured = db.core.snapshot(values)
     # Records keyed by a plain field holding a string, the common case, need no checks.
     plain = None if keys is not None else plain_string_keys(values, spec.primary_key.key_path)
-    ks: list[Key | None] = [] if plain is None else list(plain)
-    # A creating hook may give a record its key: leave a missing one to the core.
-    hooked = bool(db.hooks.of(spec.name, "creating"))
-    for i, v in enumerate(values if plain is None else ()):  # the snapshot may be opaque
-        try:
-            ks.append(resolve_primary_key(spec, v, None if keys is None else keys[i]))
-        except DataError as exc:
-            given = None if keys is None else keys[i]
-            if hooked and given is None and not _has_key(spec, v):
-                ks.append(None)
-                continue
-            raise DataError(
-                f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
-            ) from None
+    ks: list[Key | None] = _resolved_keys(db, spec, values, keys) if plain is None else [*plain]
     out_of_line = spec.primary_key.key_path is None
     # What the change feed announces of the write; a connection that does not
     # observe announces nothing, so it does not pay for them.
@@ -88,6 +75,27 @@ def prepare_write(
         index_keys=touched,
         source=values,
     )
+
+
+def _resolved_keys(
+    db: WritingDb, spec: TableSpec, values: Sequence[Any], keys: Sequence[Key | None] | None
+) -> list[Key | None]:
+    """Each value's primary key, checked; ``None`` where the store (or a hook) gives it."""
+    ks: list[Key | None] = []
+    # A creating hook may give a record its key: leave a missing one to the core.
+    hooked = bool(db.hooks.of(spec.name, "creating"))
+    for i, v in enumerate(values):  # the snapshot may be opaque; a key reads the same
+        try:
+            ks.append(resolve_primary_key(spec, v, None if keys is None else keys[i]))
+        except DataError as exc:
+            given = None if keys is None else keys[i]
+            if hooked and given is None and not _has_key(spec, v):
+                ks.append(None)
+                continue
+            raise DataError(
+                f"values[{i}]: {exc.message}", field=f"values[{i}].{exc.field}"
+            ) from None
+    return ks
 
 
 def _has_key(spec: TableSpec, value: Any) -> bool:

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from panelot.idb.keys import is_finite_number
+
 __all__ = [
     "TreeIndex",
     "Walk",
@@ -65,10 +67,7 @@ def numeric_seq(value: Any) -> int | float | None:
     """``value`` when it is a usable seq (a finite number, not a bool), else ``None``."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    try:
-        return value if math.isfinite(value) else None
-    except OverflowError:  # an int too large for a float (from a JSON file, say)
-        return None
+    return value if is_finite_number(value) else None
 
 
 def seq_order(raw: Any) -> tuple[int, float, str]:

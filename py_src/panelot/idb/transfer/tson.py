@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from panelot.idb.errors import ValidationError
+from panelot.idb.keys import is_finite_number
 
 __all__ = [
     "BLOB_TYPE",
@@ -143,14 +144,6 @@ def encapsulate(
 # --- reading ---------------------------------------------------------------------------
 
 
-def _finite(value: int | float) -> bool:
-    """Whether ``value`` is a finite number a float can hold (an int of 400 digits is not)."""
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
-
-
 def _fail(where: str, path: str, message: str) -> ValidationError:
     field = f"{where}.{path}" if path else where
     return ValidationError(f"{field}: {message}", field=field)
@@ -229,7 +222,7 @@ def _revive_one(kind: str, value: Any, make_blob: MakeBlob, where: str, path: st
     if kind == "date":
         if value == "NaN":
             raise _fail(where, path, "an invalid Date cannot be imported")
-        if type(value) not in (int, float) or not _finite(value):
+        if type(value) not in (int, float) or not is_finite_number(value):
             raise _fail(where, path, "a date must be a number of milliseconds")
         try:
             return _EPOCH + timedelta(milliseconds=value)
