@@ -20,6 +20,7 @@ from browser_harness import (
     require_dist,
 )
 from snapshot_packing import unpack
+from test_build_imports import references
 
 CSP = "script-src 'self' 'wasm-unsafe-eval'; object-src 'self';"
 #: A URL that could load something remote. A host under `.invalid` (RFC 2606: it never
@@ -176,20 +177,16 @@ def test_snapshot_matches_the_bundled_pyodide_and_wheels(dist: Path) -> None:
     assert magic == 0x706E7300 and len(data) - heap_offset == 30 * 1024 * 1024
 
 
-#: A static import of a module of the same directory: ``import ... from "./name.mjs"``.
-LOCAL_IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;]*?from\s+"\./([^"]+)";""", re.M | re.S)
-
-
 def _import_graph(root: Path, entry: str) -> list[str]:
-    """The modules ``entry`` imports statically, directly or not, in the order first met."""
+    """The modules of ``root`` that ``entry`` imports, directly or not, in the order first met."""
     found: list[str] = []
     todo = [entry]
     while todo:
-        name = todo.pop(0)
-        for imported in LOCAL_IMPORT.findall((root / name).read_text()):
-            if imported not in found and imported != entry:
-                found.append(imported)
-                todo.append(imported)
+        for specifier in references(root / todo.pop(0)):
+            name = specifier.removeprefix("./")
+            if specifier.startswith("./") and name not in found and name != entry:
+                found.append(name)
+                todo.append(name)
     return found
 
 

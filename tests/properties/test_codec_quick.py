@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hypothesis_support import examples
+from json_paths import paths, set_at
 from panelot import codec
 from panelot.api.rescue import CutRecord, OverflowArgs
 from panelot.bus.receipts import Receipt
@@ -144,25 +145,13 @@ values = st.one_of(
 )
 
 
-def _places(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in ``value`` (dict keys and list indexes), outermost first."""
-    out = [at]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out += _places(item, (*at, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            out += _places(item, (*at, i))
-    return out
-
-
 @st.composite
 def mutated(draw: st.DrawFn) -> tuple[str, Any]:
     """A record kind and a valid record of it changed in one to three places."""
     name = draw(st.sampled_from(sorted(READS)))
     data = copy.deepcopy(READS[name][1])
     for _ in range(draw(st.integers(1, 3))):
-        place = draw(st.sampled_from(_places(data)))
+        place = draw(st.sampled_from(paths(data)))
         if not place:
             if draw(st.booleans()):
                 data = draw(values)
@@ -187,12 +176,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, Any]:
 
 def _changed(name: str, place: tuple[str, ...], value: Any) -> tuple[str, Any]:
     """The sample record of ``name`` with ``value`` at ``place`` (an edge each check meets)."""
-    data = copy.deepcopy(READS[name][1])
-    parent = data
-    for step in place[:-1]:
-        parent = parent[step]
-    parent[place[-1]] = value
-    return name, data
+    return name, set_at(copy.deepcopy(READS[name][1]), place, value)
 
 
 def _outcome(read: Read, data: Any) -> tuple[Any, ...]:
