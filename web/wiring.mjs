@@ -527,6 +527,26 @@ export async function base64Blobs(blobs) {
   return out;
 }
 
+/** Whether this context can hash a Blob natively (WebCrypto, in a secure context). */
+export function canDigest() {
+  return Boolean(globalThis.crypto?.subtle);
+}
+
+/**
+ * The SHA-256 of a Blob's contents as lowercase hex, computed by WebCrypto while Python
+ * parses the same file; null if the Blob could not be read. Never rejects.
+ */
+export async function sha256Blob(blob) {
+  try {
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()));
+    let hex = "";
+    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
+    return hex;
+  } catch {
+    return null;
+  }
+}
+
 async function base64Blob(blob) {
   if (blob.size === 0) return new Blob([]); // Chromium reads an empty Blob as "data:"
   const url = await new Promise((resolve, reject) => {

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["ByteSource", "BytesSource", "FileParts"]
+__all__ = ["ByteSource", "BytesSource", "FileParts", "HostDigest"]
 
 
 class ByteSource(Protocol):
@@ -29,6 +29,23 @@ class ByteSource(Protocol):
 
     def read(self, start: int, end: int) -> Awaitable[bytes]:
         """The bytes from ``start`` up to ``end`` (exclusive)."""
+        ...
+
+
+@runtime_checkable
+class HostDigest(Protocol):
+    """A :class:`ByteSource` whose host can compute the contents' SHA-256 itself.
+
+    An import asks for it once, before reading, so the host hashes the file beside the
+    parse; when ``sha256`` returns None the reader hashes each chunk as it reads it.
+    """
+
+    def sha256(self) -> Awaitable[str | None] | None:
+        """The SHA-256 of the contents as lowercase hex, already started; or None.
+
+        The awaitable must never raise: it gives None if the host could not read the
+        contents (the import then fails as for a file it cannot read).
+        """
         ...
 
 

@@ -5,7 +5,8 @@
 base64 of their contents without their bytes ever entering Python, all in one call
 (``panelot_js.base64Blobs``); the file is ``new Blob(parts)``, which Chromium composes
 without copying the parts. :class:`JsBlobSource` reads a JS Blob (a ``File`` from a
-file picker) one range at a time.
+file picker) one range at a time, and has the browser compute its SHA-256 (WebCrypto,
+off the main thread) while Python parses it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from typing import Any
 
 from panelot.idb.browser.convert import wiring_helper
 
-__all__ = ["JsBlobParts", "JsBlobSource"]
+__all__ = ["NATIVE_DIGEST_MAX", "JsBlobParts", "JsBlobSource"]
+
+NATIVE_DIGEST_MAX = 128 * 1024 * 1024
+"""Largest file the browser hashes itself: WebCrypto takes the whole contents at once,
+so a larger file is hashed by Python chunk by chunk, as it is read."""
 
 
 class JsBlobParts:
@@ -46,7 +51,11 @@ class JsBlobParts:
 
 
 class JsBlobSource:
-    """A :class:`~panelot.idb.files.ByteSource` over a JS Blob or File."""
+    """A :class:`~panelot.idb.files.ByteSource` over a JS Blob or File.
+
+    It is also a :class:`~panelot.idb.files.HostDigest`: up to
+    :data:`NATIVE_DIGEST_MAX` bytes, the browser computes the SHA-256.
+    """
 
     def __init__(self, blob: Any) -> None:
         if not bool(wiring_helper().isBlob(blob)):
@@ -63,8 +72,20 @@ class JsBlobSource:
         """The bytes from ``start`` up to ``end``; the browser starts reading at once."""
         return _bytes_of(self.blob.slice(start, end).arrayBuffer())
 
+    def sha256(self) -> Awaitable[str | None] | None:
+        """The contents' SHA-256 (hex) by WebCrypto, started now; None past the limit."""
+        helper = wiring_helper()
+        if self._size > NATIVE_DIGEST_MAX or not bool(helper.canDigest()):
+            return None
+        return _hex_of(helper.sha256Blob(self.blob))
+
 
 async def _bytes_of(promise: Any) -> bytes:
     buffer = await promise
     data: bytes = buffer.to_bytes()
     return data
+
+
+async def _hex_of(promise: Any) -> str | None:
+    digest = await promise
+    return None if digest is None else str(digest)

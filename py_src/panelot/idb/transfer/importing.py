@@ -266,7 +266,7 @@ async def _read_all(db: Database, opts: ImportOptions, stream: TextStream) -> Im
         raise ValidationError("data: missing", field="data")
     done_tables = len(header.tables)
     report(True)
-    return ImportPlan(header, plan, stream.size, stream.digest.hexdigest(), skipped)
+    return ImportPlan(header, plan, stream.size, await stream.sha256(), skipped)
 
 
 def _take(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb.errors import ValidationError
-from panelot.idb.files import ByteSource, BytesSource
+from panelot.idb.files import ByteSource, BytesSource, HostDigest
 
 __all__ = [
     "ByteSource",
@@ -57,17 +57,22 @@ _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 class TextStream:
     """A source's text, decoded chunk by chunk, with a read position.
 
-    ``digest`` is the SHA-256 of every byte read so far; ``bytes_read`` how many.
+    ``bytes_read`` is how many bytes have been read. Unless ``hashed`` is False,
+    :meth:`sha256` gives the whole file's digest once it has been read: computed by the
+    host beside the parse when the source is a :class:`~panelot.idb.files.HostDigest`
+    that offers it, else here, chunk by chunk.
     """
 
-    def __init__(self, source: ByteSource, chunk_bytes: int) -> None:
+    def __init__(self, source: ByteSource, chunk_bytes: int, *, hashed: bool = True) -> None:
         if chunk_bytes < 1024:
             raise ValidationError("chunk_bytes: must be at least 1024", field="chunk_bytes")
         self.source = source
         self.chunk = chunk_bytes
         self.size = int(source.size)
         self.bytes_read = 0
-        self.digest = hashlib.sha256()
+        host = source.sha256() if hashed and isinstance(source, HostDigest) else None
+        self._host_digest: Awaitable[str | None] | None = host
+        self._digest = hashlib.sha256() if hashed and host is None else None
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self.buf = ""
         self.pos = 0
@@ -95,6 +100,27 @@ class TextStream:
         """Drop a read asked for ahead and not used (the file ended early, or failed)."""
         self._discard(self._ahead)
         self._ahead = None
+        host, self._host_digest = self._host_digest, None
+        if host is not None and hasattr(host, "close"):
+            host.close()  # never awaited: no warning (the host's work never fails)
+
+    async def sha256(self) -> str:
+        """The SHA-256 of the whole file as lowercase hex; call once, after the last read."""
+        if not self.eof:
+            raise RuntimeError("sha256: the file has not been read to its end")
+        host, self._host_digest = self._host_digest, None
+        if host is not None:
+            digest = await host
+            if digest is None:
+                raise ValidationError(
+                    "file: could not be read again to compute its SHA-256"
+                    " (the file changed or was removed while being read)",
+                    field="file",
+                )
+            return digest
+        if self._digest is None:
+            raise RuntimeError("sha256: this stream was opened with hashed=False")
+        return self._digest.hexdigest()
 
     async def more(self, at_least: int = 0) -> bool:
         """Read the next chunk (or ``at_least`` bytes); False at the end of the file."""
@@ -113,7 +139,8 @@ class TextStream:
         if end < self.size:  # the next chunk is read while this one is parsed
             after = min(self.size, end + self.chunk)
             self._ahead = (end, after, self.source.read(end, after))
-        self.digest.update(data)
+        if self._digest is not None:
+            self._digest.update(data)
         try:
             text = self._decoder.decode(data, final=self.eof)
         except UnicodeDecodeError as exc:
@@ -416,7 +443,7 @@ async def _rows(
 
 async def read_header(source: ByteSource, chunk_bytes: int = 64 * 1024) -> Header:
     """Only the header of an export (what a restore would replace it with), read quickly."""
-    stream = TextStream(source, chunk_bytes)
+    stream = TextStream(source, chunk_bytes, hashed=False)
     events = read_export(stream, MAX_HEADER_CHARS)
     try:
         async for event in events:
