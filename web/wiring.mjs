@@ -527,16 +527,16 @@ export async function base64Blobs(blobs) {
   return out;
 }
 
-/** Whether this context can hash a Blob natively (WebCrypto, in a secure context). */
-export function canDigest() {
-  return Boolean(globalThis.crypto?.subtle);
-}
-
 /**
  * The SHA-256 of a Blob's contents as lowercase hex, computed by WebCrypto while Python
- * parses the same file; null if the Blob could not be read. Never rejects.
+ * parses the same file: a promise that resolves to null if the Blob could not be read
+ * (it never rejects), or null at once where this context has no WebCrypto.
  */
-export async function sha256Blob(blob) {
+export function sha256Blob(blob) {
+  return globalThis.crypto?.subtle ? hexDigest(blob) : null;
+}
+
+async function hexDigest(blob) {
   try {
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()));
     let hex = "";

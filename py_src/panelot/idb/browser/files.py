@@ -74,10 +74,10 @@ class JsBlobSource:
 
     def sha256(self) -> Awaitable[str | None] | None:
         """The contents' SHA-256 (hex) by WebCrypto, started now; None past the limit."""
-        helper = wiring_helper()
-        if self._size > NATIVE_DIGEST_MAX or not bool(helper.canDigest()):
+        if self._size > NATIVE_DIGEST_MAX:
             return None
-        return _hex_of(helper.sha256Blob(self.blob))
+        promise = wiring_helper().sha256Blob(self.blob)  # None: this context has no WebCrypto
+        return None if promise is None else _hex_of(promise)
 
 
 async def _bytes_of(promise: Any) -> bytes:

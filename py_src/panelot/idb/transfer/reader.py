@@ -54,6 +54,12 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+def _drop(pending: Awaitable[Any] | None) -> None:
+    """Close a coroutine that will not be awaited, so it warns of nothing."""
+    if pending is not None and hasattr(pending, "close"):
+        pending.close()
+
+
 class TextStream:
     """A source's text, decoded chunk by chunk, with a read position.
 
@@ -88,21 +94,15 @@ class TextStream:
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[:2] == (start, end):
             return ahead[2]
-        self._discard(ahead)
+        _drop(None if ahead is None else ahead[2])
         return self.source.read(start, end)
 
-    @staticmethod
-    def _discard(ahead: tuple[int, int, Awaitable[bytes]] | None) -> None:
-        if ahead is not None and hasattr(ahead[2], "close"):
-            ahead[2].close()  # a coroutine never awaited: no warning
-
     def close(self) -> None:
-        """Drop a read asked for ahead and not used (the file ended early, or failed)."""
-        self._discard(self._ahead)
-        self._ahead = None
+        """Drop what was started and is not needed: a read ahead, the host's digest."""
+        ahead, self._ahead = self._ahead, None
+        _drop(None if ahead is None else ahead[2])
         host, self._host_digest = self._host_digest, None
-        if host is not None and hasattr(host, "close"):
-            host.close()  # never awaited: no warning (the host's work never fails)
+        _drop(host)  # the host's work never fails: nothing is lost unawaited
 
     async def sha256(self) -> str:
         """The SHA-256 of the whole file as lowercase hex; call once, after the last read."""
