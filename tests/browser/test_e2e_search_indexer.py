@@ -9,6 +9,7 @@ then on. Each wait is for the state that proves its own step landed.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from playwright.sync_api import Page
@@ -29,17 +30,23 @@ def indexer(page: Page) -> dict[str, Any]:
     return dict(page.evaluate(INDEXER))
 
 
+#: Whether the page's ``search.messages`` for ``words`` finds node ``id``.
+FOUND = """async ([words, id]) => {
+  const found = await window.panelot.query("search.messages", { text: words });
+  return found.hits.some((hit) => hit.nodeId === id);
+}"""
+
+
 def wait_found(page: Page, words: str, node_id: str) -> None:
-    """Wait until the page's ``search.messages`` for ``words`` finds ``node_id``."""
-    page.wait_for_function(
-        """async ([words, id]) => {
-          const found = await window.panelot.query("search.messages", { text: words });
-          return found.hits.some((hit) => hit.nodeId === id);
-        }""",
-        arg=[words, node_id],
-        timeout=WAIT_MS,
-        polling=100,
-    )
+    """Wait until the page's ``search.messages`` for ``words`` finds ``node_id``.
+
+    Polled from here: ``wait_for_function`` does not await a predicate's promise (a
+    promise is truthy), so an async predicate would pass at once.
+    """
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not page.evaluate(FOUND, [words, node_id]):
+        assert time.monotonic() < deadline, f"search.messages never found {node_id} ({words!r})"
+        time.sleep(0.1)
 
 
 def test_one_panel_indexes_and_the_other_takes_over_when_it_closes(
