@@ -471,6 +471,11 @@ def snapshot_plan(wheels: Sequence[Path]) -> Plan:
         "sha256": sha256_of(cached),  # keys the local copy (web/local_copy.mjs)
         "memory": snapshot_heap(cached),  # the heap a restore needs (web/snapshot.mjs)
         "wheels": hashes,
+        # The wasm the snapshot restores on, hashed to key its local copy too.
+        "wasm": {
+            "file": "pyodide/pyodide.asm.wasm",
+            "sha256": sha256_of(NODE_MODULES / "pyodide" / "pyodide.asm.wasm"),
+        },
     }
     return {
         "snapshot/panelot.snap": cached,

@@ -10,7 +10,10 @@ launches fresh persistent profiles:
 * ``dexie`` / ``raw``: the same page opening ``panelot_v1`` with Dexie / plain IndexedDB.
 
 The first navigation of a profile is *cold* (nothing cached, database created); the
-following navigations in the same browser are *warm*. The time is ``performance.now()``
+following navigations in the same browser are *warm*. A cold navigation starts once the
+extension's install work has finished (the service worker stores the memory snapshot's
+local copy when the extension is installed: :func:`_wait_installed`), in every profile,
+so no kind is measured beside it. The time is ``performance.now()``
 at readiness, i.e. milliseconds since the navigation started.
 
 After the cold navigation, :data:`SEEDED_THREADS` conversations are written into the
@@ -23,9 +26,11 @@ was ready first) against Dexie's page painting the same list. The panel's start-
 
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -112,6 +117,26 @@ def _prepare_extension(dest: Path) -> Path:
     return ext
 
 
+#: Whether the service worker's install work is done: the snapshot's local copy stored.
+COPY_STORED = """async (key) => {
+  const cache = await caches.open("panelot-runtime");
+  return (await cache.match(key)) !== undefined;
+}"""
+INSTALL_TIMEOUT_S = 120
+
+
+def _wait_installed(context: Any, ext: Path) -> None:
+    """Wait until the service worker has stored the snapshot's copy (onInstalled)."""
+    sha256 = json.loads((ext / "snapshot" / "manifest.json").read_text())["sha256"]
+    key = f"https://panelot.invalid/runtime/{sha256}/panelot.snap"
+    worker = context.service_workers[0]
+    deadline = time.monotonic() + INSTALL_TIMEOUT_S
+    while not worker.evaluate(COPY_STORED, key):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the service worker stored no snapshot copy at install")
+        time.sleep(0.05)
+
+
 def _navigate(page: Any, url: str, kind: str) -> dict[str, Any]:
     page.goto(url)
     page.wait_for_function(SETTLED, timeout=READY_TIMEOUT_MS)
@@ -152,6 +177,7 @@ def measure_startup(
                     extension_id,
                 ):
                     base = f"chrome-extension://{extension_id}"
+                    _wait_installed(context, ext)
                     context.add_init_script(PANEL_INIT_SCRIPT)
                     page = context.new_page()
                     urls = {

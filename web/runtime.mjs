@@ -7,6 +7,9 @@ import * as panelotJs from "./wiring.mjs";
 import * as panelotCrypto from "./crypto.mjs";
 import * as panelotImages from "./images.mjs";
 import { restoreSnapshot } from "./snapshot.mjs";
+
+/** Stores the snapshot as the local copy ahead of any start (the service worker, on install). */
+export { prepareSnapshotCopy } from "./snapshot.mjs";
 import { backupApi } from "./backup.mjs";
 import { hideStackSwitching } from "./stack_switching.mjs";
 import { sparedThreadIds } from "./presence.mjs";
@@ -24,13 +27,14 @@ const JS_MODULES = {
 };
 
 /**
- * Load Pyodide with the panelot package; return `{py, rt, snapshot, source, keepCopy}`
+ * Load Pyodide with the panelot package; return
+ * `{py, rt, snapshot, source, wasmSource, keepCopy}`
  * with `rt` the (not yet started) `panelot.runtime` module and `snapshot` how the start
  * went: "restored" (from the build's memory snapshot), "off", or why it was not used
  * ("absent", "stale: …", "failed: …"; a normal load followed). `source` names where a
- * restored snapshot's bytes came from, "copy" or "file", and `keepCopy()` stores the
- * file as the local copy for the next start (local_copy.mjs; nothing to do after a
- * copy). Shared by the pages (bootRuntime) and the service worker, which passes `createPyodideModule` (the default export of
+ * restored snapshot's bytes came from, "copy" or "file" (`wasmSource`: the same for the
+ * wasm it restored on), and `keepCopy()` stores the files read as the local copies for
+ * the next start (local_copy.mjs; nothing to do after copies). Shared by the pages (bootRuntime) and the service worker, which passes `createPyodideModule` (the default export of
  * pyodide/pyodide.asm.mjs, imported statically) because `import()` is banned there.
  *
  * @param {object} options
@@ -58,12 +62,14 @@ export async function loadRuntime({
   let outcome = "off";
   let keepCopy = async () => {};
   let source = null;
+  let wasmSource = null;
   const py = await stage("runtime", async () => {
     if (snapshot) {
       const restored = await restoreSnapshot({ base, pyodideOptions, jsModules: JS_MODULES, mark });
       outcome = restored.outcome;
       if (restored.keep) keepCopy = restored.keep;
       source = restored.source ?? null;
+      wasmSource = restored.wasmSource ?? null;
       if (restored.py) return restored.py;
       console.warn(`panelot: starting without the memory snapshot (${outcome})`);
     }
@@ -73,7 +79,7 @@ export async function loadRuntime({
     if (outcome !== "restored") await installPackage(py, base);
     return py.pyimport("panelot.runtime"); // importing the package is part of this stage
   });
-  return { py, rt, snapshot: outcome, source, keepCopy };
+  return { py, rt, snapshot: outcome, source, wasmSource, keepCopy };
 }
 
 /** Install the bundled wheels and register the JS modules Python imports. */
@@ -174,7 +180,9 @@ export function bootRuntime({
     snapshot: null,
     /** Where the snapshot was read from: "copy" (Cache Storage), "file", or null. */
     snapshotSource: null,
-    /** Settles once the snapshot read from the file is kept as the local copy. */
+    /** Where the wasm a restore ran on was read from: "copy", "file", or null. */
+    wasmSource: null,
+    /** Settles once the files read (not copies) are kept as the local copies. */
     copyKept: null,
     /** True once `copyKept` has settled (tests wait for it: no write is left running). */
     copySettled: false,
@@ -293,9 +301,10 @@ export function bootRuntime({
 
     panelot.timings.total_ms = Math.round(performance.now() - started);
     enter("ready");
-    // The snapshot read from the extension's file is kept as the local copy now that the
-    // start-up is over (the next start reads the copy: local_copy.mjs).
+    // The snapshot and the wasm read from the extension's files are kept as the local
+    // copies now that the start-up is over (the next start reads them: local_copy.mjs).
     panelot.snapshotSource = loaded.source;
+    panelot.wasmSource = loaded.wasmSource;
     panelot.copyKept = loaded.keepCopy().finally(() => {
       panelot.copySettled = true;
     });

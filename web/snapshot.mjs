@@ -4,7 +4,7 @@
 // is guarded: a missing, stale or failing snapshot yields `py: null` with the reason, and
 // the caller loads Pyodide normally.
 import { loadPyodide, version as pyodideVersion } from "./pyodide/pyodide.mjs";
-import { readWithCopy } from "./local_copy.mjs";
+import { matchCopy, prepareCopy, readWithCopy } from "./local_copy.mjs";
 
 /** Where build.py puts the snapshot and its manifest, relative to the runtime's base. */
 export const SNAPSHOT_MANIFEST = "snapshot/manifest.json";
@@ -73,28 +73,54 @@ export function staleness(snapshot, wheels) {
 }
 
 /**
- * Run `load` with every WebAssembly memory it instantiates grown to at least `bytes`.
+ * Run `load` with Pyodide's instantiation of its wasm adjusted while it runs: every memory
+ * instantiated is grown to at least `memory` bytes, and the streaming compile reads the
+ * wasm's local copy when `wasmCopy` (a promise of matchCopy's answer) finds one.
  *
  * Pyodide copies a snapshot into the heap without growing it (pyodide#6254: the heap's
  * size is fixed in the wasm, and the `INITIAL_MEMORY` it sets is never read), so a
  * snapshot taken after the heap grew could not be restored. Pyodide's module declares its
  * memory and exports it; growing it as the instance comes back, before Emscripten builds
  * its views of it, gives the heap the room (pages are committed as they are written).
- * `WebAssembly.instantiate`/`instantiateStreaming` are wrapped only while `load` runs.
+ *
+ * Chromium reads an extension's own files slowly (local_copy.mjs), so a compile streamed
+ * from the copy in Cache Storage ends sooner. The extension's response Pyodide fetched is
+ * cancelled once the copy has compiled; a copy that does not compile is removed and that
+ * response compiled instead. `onCopy()` is called when the copy was used.
  */
-async function withMemoryAtLeast(bytes, load) {
-  if (!(bytes > 0)) return load();
+async function withInstantiation({ memory, wasmCopy, onCopy }, load) {
   const { instantiate, instantiateStreaming } = WebAssembly;
   const grow = (result) => {
-    const memory = (result.instance ?? result).exports?.memory;
-    if (memory instanceof WebAssembly.Memory && memory.buffer.byteLength < bytes) {
-      memory.grow(Math.ceil((bytes - memory.buffer.byteLength) / WASM_PAGE));
+    const heap = (result.instance ?? result).exports?.memory;
+    if (memory > 0 && heap instanceof WebAssembly.Memory && heap.buffer.byteLength < memory) {
+      heap.grow(Math.ceil((memory - heap.buffer.byteLength) / WASM_PAGE));
     }
     return result;
   };
+  const stream = async (source, ...rest) => {
+    const copy = await wasmCopy;
+    if (copy) {
+      // A cached Response has no Content-Type; streaming compilation requires it.
+      const headers = { "Content-Type": "application/wasm" };
+      try {
+        const result = await instantiateStreaming.call(
+          WebAssembly,
+          new Response(copy.response.body, { headers }),
+          ...rest,
+        );
+        Promise.resolve(source)
+          .then((response) => response.body?.cancel())
+          .catch(() => {});
+        onCopy();
+        return result;
+      } catch {
+        await copy.drop(); // a broken copy: the file is compiled, and kept again later
+      }
+    }
+    return instantiateStreaming.call(WebAssembly, source, ...rest);
+  };
   WebAssembly.instantiate = (...args) => instantiate.apply(WebAssembly, args).then(grow);
-  WebAssembly.instantiateStreaming = (...args) =>
-    instantiateStreaming.apply(WebAssembly, args).then(grow);
+  WebAssembly.instantiateStreaming = (...args) => stream(...args).then(grow);
   try {
     return await load();
   } finally {
@@ -109,9 +135,10 @@ const WASM_PAGE = 65536;
  * Restore the snapshot under `base`. Resolves with `{py, outcome}`: `py` is a ready
  * Pyodide with the package imported (the JS modules registered again) and `outcome` is
  * "restored", or `py` is null and `outcome` says why: "absent", "stale: …" or "failed: …".
- * Never rejects. A restore also says where the snapshot was read from (`source`: "copy",
- * the local copy in Cache Storage, or "file") and gives `keep()`, which stores the file
- * as the local copy (local_copy.mjs); call it once the start-up is over.
+ * Never rejects. A restore also says where the snapshot and the wasm were read from
+ * (`source` and `wasmSource`: "copy", the local copy in Cache Storage, or "file") and
+ * gives `keep()`, which stores the files read as the local copies (local_copy.mjs); call
+ * it once the start-up is over.
  *
  * @param {object} options
  * @param {string} options.base URL of the directory holding pyodide/, wheels/, snapshot/.
@@ -128,6 +155,9 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
     if (snapshot === null) return { py: null, outcome: "absent" };
     const stale = staleness(snapshot, await fetchJSON(`${base}wheels/manifest.json`));
     if (stale) return { py: null, outcome: `stale: ${stale}` };
+    const wasm = wasmOf(snapshot, base);
+    const wasmCopy = wasm ? matchCopy(wasm.name, wasm.sha256) : null;
+    let wasmSource = "file";
     const url = new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`).href;
     const bytes = (async () => {
       read = await readWithCopy(url, snapshot.file, snapshot.sha256);
@@ -145,7 +175,12 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
       return heap;
     })();
     // The heap must hold the whole snapshot: `memory` is its length (build.py).
-    const py = await withMemoryAtLeast(snapshot.memory, () =>
+    const instantiation = {
+      memory: snapshot.memory,
+      wasmCopy,
+      onCopy: () => (wasmSource = "copy"),
+    };
+    const py = await withInstantiation(instantiation, () =>
       loadPyodide({
         ...pyodideOptions,
         _loadSnapshot: bytes,
@@ -160,10 +195,53 @@ export async function restoreSnapshot({ base, pyodideOptions, jsModules, mark = 
     for (const [name, module] of Object.entries(jsModules)) py.registerJsModule(name, module);
     py.runPython(AFTER_RESTORE);
     mark("after_restore");
-    return { py, outcome: "restored", source: read.source, keep: read.keep };
+    const keepSnapshot = read.keep;
+    const keep = async () => {
+      await keepSnapshot();
+      if (wasm && wasmSource !== "copy") await prepareCopy(wasm.url, wasm.name, wasm.sha256);
+    };
+    return { py, outcome: "restored", source: read.source, wasmSource, keep };
   } catch (error) {
     // A local copy that Pyodide could not restore is removed: the next start reads the file.
     if (read?.source === "copy") await read.drop();
     return { py: null, outcome: `failed: ${error?.message ?? error}` };
+  }
+}
+
+/**
+ * The wasm the manifest names (`{file, sha256}`, the file relative to `base`) as
+ * `{url, name, sha256}`, or null for a manifest without it.
+ */
+function wasmOf(snapshot, base) {
+  const wasm = snapshot.wasm;
+  if (!wasm || typeof wasm.file !== "string" || typeof wasm.sha256 !== "string") return null;
+  const url = new URL(wasm.file, base).href;
+  return { url, name: url.slice(url.lastIndexOf("/") + 1), sha256: wasm.sha256 };
+}
+
+/**
+ * Store the snapshot under `base` and the wasm it restores on as local copies
+ * (local_copy.mjs) before any start needs them: the service worker runs this when the
+ * extension is installed or updated, so the first panel of a build reads the copies
+ * instead of the extension's slower files. Resolves with what it did for each,
+ * `{snapshot, wasm}`: prepareCopy's outcomes, or for both "absent" (no snapshot in this
+ * build), "stale: …" (one no start would restore: nothing stored) or "failed: …"; never
+ * rejects.
+ */
+export async function prepareSnapshotCopy(base) {
+  const both = (outcome) => ({ snapshot: outcome, wasm: outcome });
+  try {
+    const snapshot = await fetchJSON(`${base}${SNAPSHOT_MANIFEST}`);
+    if (snapshot === null) return both("absent");
+    const stale = staleness(snapshot, await fetchJSON(`${base}wheels/manifest.json`));
+    if (stale) return both(`stale: ${stale}`);
+    const url = new URL(snapshot.file, `${base}${SNAPSHOT_MANIFEST}`).href;
+    const wasm = wasmOf(snapshot, base);
+    return {
+      snapshot: await prepareCopy(url, snapshot.file, snapshot.sha256),
+      wasm: wasm ? await prepareCopy(wasm.url, wasm.name, wasm.sha256) : "absent",
+    };
+  } catch (error) {
+    return both(`failed: ${error?.message ?? error}`);
   }
 }

@@ -230,8 +230,18 @@ def test_a_snapshot_larger_than_the_initial_heap(
 COPY_CACHE = "panelot-runtime"
 
 
-def _copy_key(sha256: str) -> str:
-    return f"https://panelot.invalid/runtime/{sha256}/panelot.snap"
+def _copy_key(sha256: str, name: str = "panelot.snap") -> str:
+    return f"https://panelot.invalid/runtime/{sha256}/{name}"
+
+
+def _kept() -> dict[str, int]:
+    """The copies a first start keeps: the snapshot and the wasm, under their hashes."""
+    wasm = json.loads(MANIFEST.read_text())["wasm"]
+    wasm_file = DIST_WEB / wasm["file"]
+    return {
+        _copy_key(_sha256()): SNAPSHOT.stat().st_size,
+        _copy_key(wasm["sha256"], wasm_file.name): wasm_file.stat().st_size,
+    }
 
 
 def _sha256() -> str:
@@ -278,11 +288,12 @@ def test_the_first_start_keeps_a_local_copy_and_the_next_start_reads_it(
     context, page, base = fresh
     assert _boot(page, base) == "restored"
     assert _source(page) == "file"
-    # wait_ready waited for the copy to be kept: it is there, whole, under this build's hash.
-    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    # wait_ready waited for the copies to be kept: they are there, whole, under their hashes.
+    assert _copies(page) == _kept()
     again = context.new_page()
     assert _boot(again, base) == "restored"
     assert _source(again) == "copy"
+    assert again.evaluate("() => window.panelot.wasmSource") == "copy"
     _works(again)
 
 
@@ -293,7 +304,7 @@ def test_a_copy_of_another_build_is_never_read_and_is_replaced(
     _put_copy(page, base, _copy_key("0" * 64), b"another build's snapshot")
     assert _boot(page, base) == "restored"
     assert _source(page) == "file"
-    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    assert _copies(page) == _kept()
     _works(page)
 
 
@@ -309,7 +320,19 @@ def test_a_broken_copy_is_removed_and_the_file_read(
     _put_copy(page, base, _copy_key(_sha256()), body)
     assert _boot(page, base) == "restored"
     assert _source(page) == "file"
-    assert _copies(page) == {_copy_key(_sha256()): SNAPSHOT.stat().st_size}
+    assert _copies(page) == _kept()
+    _works(page)
+
+
+def test_a_wasm_copy_that_does_not_compile_is_replaced_and_the_file_compiled(
+    fresh: tuple[BrowserContext, Page, str],
+) -> None:
+    _, page, base = fresh
+    wasm = json.loads(MANIFEST.read_text())["wasm"]
+    _put_copy(page, base, _copy_key(wasm["sha256"], "pyodide.asm.wasm"), b"\0asm broken")
+    assert _boot(page, base) == "restored"
+    assert page.evaluate("() => window.panelot.wasmSource") == "file"
+    assert _copies(page) == _kept()
     _works(page)
 
 
