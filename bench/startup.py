@@ -11,9 +11,9 @@ launches fresh persistent profiles:
 
 The first navigation of a profile is *cold* (nothing cached, database created); the
 following navigations in the same browser are *warm*. A cold navigation starts once the
-extension's install work has finished (the service worker stores the memory snapshot's
-local copy when the extension is installed: :func:`_wait_installed`), in every profile,
-so no kind is measured beside it. The time is ``performance.now()``
+extension's install work has finished (the service worker stores the local copies of the
+memory snapshot and the wasm when the extension is installed: :func:`_wait_installed`),
+in every profile, so no kind is measured beside it. The time is ``performance.now()``
 at readiness, i.e. milliseconds since the navigation started.
 
 After the cold navigation, :data:`SEEDED_THREADS` conversations are written into the
@@ -117,23 +117,29 @@ def _prepare_extension(dest: Path) -> Path:
     return ext
 
 
-#: Whether the service worker's install work is done: the snapshot's local copy stored.
-COPY_STORED = """async (key) => {
+#: Whether the service worker's install work is done: the local copies stored.
+COPIES_STORED = """async (keys) => {
   const cache = await caches.open("panelot-runtime");
-  return (await cache.match(key)) !== undefined;
+  for (const key of keys) if ((await cache.match(key)) === undefined) return false;
+  return true;
 }"""
 INSTALL_TIMEOUT_S = 120
 
 
 def _wait_installed(context: Any, ext: Path) -> None:
-    """Wait until the service worker has stored the snapshot's copy (onInstalled)."""
-    sha256 = json.loads((ext / "snapshot" / "manifest.json").read_text())["sha256"]
-    key = f"https://panelot.invalid/runtime/{sha256}/panelot.snap"
+    """Wait until the service worker has stored the snapshot's and the wasm's copies."""
+    manifest = json.loads((ext / "snapshot" / "manifest.json").read_text())
+    root = "https://panelot.invalid/runtime"
+    wasm = manifest["wasm"]
+    keys = [
+        f"{root}/{manifest['sha256']}/{manifest['file']}",
+        f"{root}/{wasm['sha256']}/{Path(wasm['file']).name}",
+    ]
     worker = context.service_workers[0]
     deadline = time.monotonic() + INSTALL_TIMEOUT_S
-    while not worker.evaluate(COPY_STORED, key):
+    while not worker.evaluate(COPIES_STORED, keys):
         if time.monotonic() > deadline:
-            raise RuntimeError("the service worker stored no snapshot copy at install")
+            raise RuntimeError("the service worker stored no local copies at install")
         time.sleep(0.05)
 
 
