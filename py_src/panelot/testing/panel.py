@@ -182,8 +182,9 @@ def wait_ready(page: Page, timeout_ms: float = READY_TIMEOUT_MS, *, panel: bool 
     boot = page.evaluate(_BOOT_STATE)
     if boot["state"] != "ready":
         raise BootError(f"{page.url} failed to boot: {boot['error'] or boot['shown']}")
-    # The first start of a build keeps the snapshot as a local copy after it is ready
-    # (web/local_copy.mjs, a ~20 MB write): a test starts once nothing is left running.
+    # A start that read the snapshot or the wasm from its file keeps it as a local copy
+    # after it is ready (web/local_copy.mjs, up to ~30 MB written): a test starts once
+    # nothing is left running.
     page.wait_for_function(_COPY_SETTLED, timeout=timeout_ms)
 
 
