@@ -121,7 +121,8 @@ async function store(cache, key, name, bytes) {
   }
 }
 
-async function sha256Hex(bytes) {
+/** The SHA-256 of `bytes` (an ArrayBuffer or a view) as lowercase hex, by WebCrypto. */
+export async function sha256Hex(bytes) {
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
   let hex = "";
   for (const byte of digest) hex += byte.toString(16).padStart(2, "0");

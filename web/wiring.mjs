@@ -6,6 +6,7 @@
 // which case Python falls back to to_py(). No storage logic lives here.
 
 import { marshalValue } from "./marshal_writer.mjs";
+import { sha256Hex } from "./local_copy.mjs";
 
 export { unmarshalValues } from "./marshal_reader.mjs";
 export { openChannel } from "./changes.mjs";
@@ -538,10 +539,7 @@ export function sha256Blob(blob) {
 
 async function hexDigest(blob) {
   try {
-    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await blob.arrayBuffer()));
-    let hex = "";
-    for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
-    return hex;
+    return await sha256Hex(await blob.arrayBuffer());
   } catch {
     return null;
   }
