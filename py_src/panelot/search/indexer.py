@@ -44,13 +44,13 @@ from panelot.search.reading import (
     attachment_counts,
     attachment_docs,
     count_attachments,
-    count_nodes,
     node_doc,
     stamp_of,
     thread_doc,
     thread_docs,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
+from panelot.search.tally import Tallies, seq_key
 from panelot.search.writes import (
     INDEX_TABLES,
     Bulk,
@@ -108,6 +108,8 @@ class Indexer:
         self._threads: set[str] = set()
         self._atts: set[str] = set()
         self._wide = False
+        self.tallies = Tallies()
+        """Each thread's node tally, for its stamp (:mod:`panelot.search.tally`)."""
         self._lock = asyncio.Lock()
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -308,6 +310,7 @@ class Indexer:
         ) -> tuple[list[Any], list[Any], dict[str, Any], dict[str, tuple[int, int]]]:
             records = await tx.table("nodes").bulk_get(node_ids) if node_ids else []
             files = await tx.table("attachments").bulk_get(att_ids) if att_ids else []
+            self._check_tallies(records, olds[: len(node_ids)])
             affected.update(
                 str(n["threadId"])
                 for n in [*records, *files]
@@ -316,11 +319,15 @@ class Indexer:
             ids = sorted(affected)
             found = await tx.table("threads").bulk_get(ids)
             owners = dict(zip(ids, found, strict=True))
-            counts = {
-                tid: (await count_nodes(tx, tid), await count_attachments(tx, tid))
-                for tid, t in owners.items()
-                if not thread_gone(t)
-            }
+            counts = {}
+            for tid, t in owners.items():
+                if thread_gone(t):
+                    self.tallies.forget(tid)
+                else:
+                    counts[tid] = (
+                        await self.tallies.count(tx, tid),
+                        await count_attachments(tx, tid),
+                    )
             return records, files, owners, counts
 
         records, files, owners, counts = await self.db.transaction("r", SOURCE_TABLES, read)
@@ -346,6 +353,32 @@ class Indexer:
 
         await self.index.transaction("rw", INDEX_TABLES, write)
 
+    def _check_tallies(self, records: list[Any], olds: list[Any]) -> None:
+        """Forget the tallies that the changed nodes may have made wrong (:mod:`.tally`).
+
+        ``records`` are the changed nodes now, ``olds`` their docs before (in order). A
+        node indexed in its thread before is counted; one above its thread's ``top`` is
+        counted by the next tally. Any other change (a node removed or moved, one new at
+        or below ``top``, or unseen before) makes its threads be counted whole.
+        """
+        for record, old in zip(records, olds, strict=True):
+            now = record.get("threadId") if isinstance(record, dict) else None
+            was = old.get("threadId") if isinstance(old, dict) else None
+            if not isinstance(now, str):
+                if isinstance(was, str):
+                    self.tallies.forget(was)
+                else:  # a node gone, from which thread is not known
+                    self.tallies.clear()
+                continue
+            if was == now:
+                continue
+            if isinstance(was, str):
+                self.tallies.forget(was)
+            known = self.tallies.get(now)
+            seq = seq_key(record)
+            if known is not None and (seq is None or known.covers(seq)):
+                self.tallies.forget(now)
+
     async def _checkpoint(self, tx: Transaction) -> None:
         await tx.table("meta").put({"key": "checkpoint", "value": {"at": self._clock()}})
 
@@ -355,7 +388,8 @@ class Indexer:
         async def source(tx: Transaction) -> dict[str, Any]:
             threads = await tx.table("threads").to_list()
             live = [t for t in threads if not thread_gone(t)]
-            counts = [await count_nodes(tx, str(t["id"])) for t in live]
+            self.tallies.clear()  # counted whole: a catch-up follows changes not heard
+            counts = [await self.tallies.count(tx, str(t["id"])) for t in live]
             files = await attachment_counts(tx)
             return {
                 str(t["id"]): stamp_of(t, n, files.get(str(t["id"]), 0))
@@ -416,6 +450,7 @@ class Indexer:
         and written at the end as blocks (:mod:`panelot.search.postings`).
         """
         self.building = True
+        self.tallies.clear()  # a rebuild follows a restore: count every thread whole
         try:
             await self.index.transaction("rw", INDEX_TABLES, reset)
 

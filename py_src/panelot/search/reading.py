@@ -48,7 +48,6 @@ __all__ = [
     "att_texts",
     "attachment_docs",
     "count_attachments",
-    "count_nodes",
     "load_att_texts",
     "node_doc",
     "read_threads",
@@ -86,11 +85,6 @@ def node_doc(node: Any, thread_id: str) -> dict[str, Any] | None:
         return None
     nid = str(node["id"])
     return build_doc(nid, thread_id, "node", text, node.get("ts"), nid)
-
-
-async def count_nodes(tx: Transaction, thread_id: str) -> int:
-    """How many nodes a thread has."""
-    return await tx.table("nodes").where("threadId").equals(thread_id).count()
 
 
 async def count_attachments(tx: Transaction, thread_id: str) -> int:
