@@ -14,7 +14,7 @@ from typing import Any
 from panelot.clock import Clock, now_ms
 from panelot.idb import Database
 from panelot.idb.errors import NotFoundError
-from panelot.request.history import history_start
+from panelot.request.history import PathChars, history_start
 from panelot.request.rescue import Sources
 from panelot.tree.context import session_context, visible_ids
 from panelot.tree.loading import load_thread
@@ -46,8 +46,14 @@ async def request_context_of(
         raise NotFoundError(f"leafId: {loaded.problem}", field="leafId")
     visible = held_visible(loaded.memo, loaded.path) or visible_ids(loaded)
     nodes = loaded.index.nodes
-    sizes = loaded.memo.setdefault("chars", {}) if loaded.memo is not None else None
-    start = history_start([nodes[i] for i in visible], budget, sizes)
+    if loaded.memo is not None:  # the last path's measure: a turn measures its new nodes
+        path = loaded.memo.get("path_chars")
+        if not isinstance(path, PathChars):
+            path = loaded.memo["path_chars"] = PathChars()
+        path.measure(visible, nodes, loaded.memo.setdefault("chars", {}))
+        start = path.start(budget)
+    else:
+        start = history_start([nodes[i] for i in visible], budget)
     derived = session_context(loaded, start, visible)
     if sources is not None:
         for node_id in visible[start:]:

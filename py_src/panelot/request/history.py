@@ -36,7 +36,8 @@ same request.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from panelot.idb.errors import ValidationError
@@ -46,6 +47,7 @@ from panelot.settings.groups import DEFAULT_CONTEXT_BUDGET
 __all__ = [
     "DEFAULT_CONTEXT_BUDGET",
     "NODE_OVERHEAD",
+    "PathChars",
     "STUB_CHARS",
     "check_budget",
     "history_start",
@@ -97,6 +99,83 @@ def node_chars(node: dict[str, Any]) -> int:
     return total
 
 
+def _shared(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many leading ids two visible paths share.
+
+    A path is its leaf's ancestors: paths holding the same id at one place agree up to
+    it, so the places where they agree are a prefix, found by bisection.
+    """
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[mid - 1] == b[mid - 1]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class PathChars:
+    """The characters before each node of the last visible path measured.
+
+    A turn's path is the last one and the nodes the turn added, so measuring it adds
+    those nodes only: a long thread's turn does not go over its whole path again. Valid
+    while the nodes measured do not change (the thread cache's memo, dropped with its
+    entry when a node is written).
+    """
+
+    __slots__ = ("_before", "_ids", "_users")
+
+    def __init__(self) -> None:
+        self._ids: list[str] = []
+        self._before = [0]
+        """``_before[i]``: the characters of the path's nodes before node ``i``."""
+        self._users: list[int] = []
+        """The places of the path's user messages, in order."""
+
+    def measure(
+        self,
+        ids: Sequence[str],
+        nodes: Mapping[str, dict[str, Any]],
+        sizes: dict[str, int] | None = None,
+    ) -> None:
+        """Make ``ids`` (a visible path, its records in ``nodes``) the path measured.
+
+        ``sizes``: :func:`node_chars` of nodes by id, read and filled.
+        """
+        keep = _shared(self._ids, ids)
+        del self._ids[keep:]
+        del self._before[keep + 1 :]
+        del self._users[bisect_left(self._users, keep) :]
+        total = self._before[-1]
+        for i in range(keep, len(ids)):
+            node_id = ids[i]
+            node = nodes[node_id]
+            size = sizes.get(node_id) if sizes is not None else None
+            if size is None:
+                size = node_chars(node)
+                if sizes is not None:
+                    sizes[node_id] = size
+            if node.get("type") == "user_message":
+                self._users.append(i)
+            self._ids.append(node_id)
+            total += size
+            self._before.append(total)
+
+    def start(self, budget: int | None) -> int:
+        """The place of the first node of the path measured that a request keeps."""
+        total = self._before[-1]
+        if budget is None or not self._ids or total <= budget:
+            return 0
+        step = max(budget // 2, 1)
+        threshold = -(-(total - budget) // step) * step  # total - budget, rounded up to a step
+        before = self._before
+        found = bisect_left(self._users, threshold, key=lambda i: before[i])
+        if found < len(self._users):
+            return self._users[found]
+        return self._users[-1] if self._users else 0
+
+
 def history_start(
     nodes: Sequence[dict[str, Any]], budget: int | None, memo: dict[str, int] | None = None
 ) -> int:
@@ -107,26 +186,8 @@ def history_start(
     """
     if budget is None or not nodes:
         return 0
-    if memo is None:
-        sizes = [node_chars(n) for n in nodes]
-    else:
-        sizes = []
-        for node in nodes:
-            size = memo.get(node["id"])
-            if size is None:
-                size = memo[node["id"]] = node_chars(node)
-            sizes.append(size)
-    total = sum(sizes)
-    if total <= budget:
-        return 0
-    step = max(budget // 2, 1)
-    threshold = -(-(total - budget) // step) * step  # total - budget, rounded up to a step
-    before = 0  # characters before node i
-    last_user = -1
-    for i, node in enumerate(nodes):
-        if node.get("type") == "user_message":
-            if before >= threshold:
-                return i
-            last_user = i
-        before += sizes[i]
-    return max(last_user, 0)
+    # Without a memo the nodes need no ids: a fresh measure only needs keys of its own.
+    keys = [n["id"] if memo is not None else str(i) for i, n in enumerate(nodes)]
+    path = PathChars()
+    path.measure(keys, dict(zip(keys, nodes, strict=True)), memo)
+    return path.start(budget)
