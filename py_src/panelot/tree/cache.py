@@ -3,7 +3,8 @@
 Loading a 10,000-node thread reads every record from IndexedDB (~250 ms in Chromium);
 the view that follows a turn needs the same records plus the two or three just
 appended. :class:`ThreadCache` keeps, per connection, the records of the last few
-threads a view loaded at least twice (a one-off read costs nothing more), and serves
+threads a view loaded at least twice (a one-off read costs nothing more) or a model
+request loaded once (a turn's request is followed by the next turn's), and serves
 the next load of one of them from a transaction that reads only the thread record,
 the thread's last node and the nodes after the cached ones (by ``[threadId+seq]``).
 
@@ -218,7 +219,7 @@ class ThreadCache(FeedMemo):
                 del self._entries[thread_id]
         self.misses += 1
         raw, rows = await load_thread_records(tx, thread_id)
-        if thread_id in self._once:
+        if shared or thread_id in self._once:  # a model request: the next turn reads it again
             self._keep(thread_id, rows)
             entry = self._entries.get(thread_id)
             if shared and entry is not None:

@@ -191,6 +191,19 @@ async def case_a_thread_is_kept_from_its_second_read(ctx: Ctx) -> None:
     assert cache.hits == hits + 1
 
 
+async def case_a_model_request_keeps_the_thread_from_its_first_read(ctx: Ctx) -> None:
+    store = await ctx.store()
+    tid = await store.create_thread("a turn")
+    await _turns(store, tid, 2)
+    cache = thread_cache(store.db)
+    await store.request_context(tid)
+    assert cache.threads == [tid], "a turn's request was not kept for the next turn"
+    hits, misses = cache.hits, cache.misses
+    await _turns(store, tid, 1)
+    await store.request_context(tid)
+    assert (cache.hits, cache.misses) == (hits + 1, misses)
+
+
 async def case_a_change_heard_during_a_cached_read_is_not_lost(ctx: Ctx) -> None:
     """Another context's commit, announced while a cached read runs, makes it read afresh."""
     t = await _trio(ctx)
