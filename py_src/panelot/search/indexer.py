@@ -50,7 +50,7 @@ from panelot.search.reading import (
     thread_docs,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
-from panelot.search.tally import Tallies, seq_key
+from panelot.search.tally import Tallies, count_nodes, seq_key
 from panelot.search.writes import (
     INDEX_TABLES,
     Bulk,
@@ -388,8 +388,8 @@ class Indexer:
         async def source(tx: Transaction) -> dict[str, Any]:
             threads = await tx.table("threads").to_list()
             live = [t for t in threads if not thread_gone(t)]
-            self.tallies.clear()  # counted whole: a catch-up follows changes not heard
-            counts = [await self.tallies.count(tx, str(t["id"])) for t in live]
+            self.tallies.clear()  # a catch-up follows changes not heard: count anew
+            counts = [await count_nodes(tx, str(t["id"])) for t in live]
             files = await attachment_counts(tx)
             return {
                 str(t["id"]): stamp_of(t, n, files.get(str(t["id"]), 0))
