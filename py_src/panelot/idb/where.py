@@ -77,11 +77,18 @@ def _excluded(values: list[Any], field: str, method: str) -> list[Key]:
         bounds = []  # only a value that is no key can be refused here (and keys sort fast)
     else:
         bounds = [MIN_KEY, *v8_sort(values, dexie_cmp), MAX_KEY]
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
+    for r, (lo, hi) in enumerate(zip(bounds, bounds[1:], strict=False)):
         if not dexie_cmp(lo, hi) <= 0:
             bad = lo if not is_valid_key(lo) else hi
             if is_valid_key(bad):
-                continue  # both keys (a key above Dexie's maxKey): _ranges refuses it
+                # Both keys: one above Dexie's maxKey. Dexie's inAnyRange refuses that
+                # range before IndexedDB sees any key, so no key is checked first.
+                raise InvalidArgumentError(
+                    f"range {r} of the clause has its upper bound below its lower bound "
+                    f"({method}() makes key ranges of its keys, and {lo!r} is above "
+                    "Dexie's maxKey)",
+                    field=f"ranges[{r}]",
+                )
             i = next(i for i, v in enumerate(values) if v is bad)
             name = f"{field}[{i}]" if field == "keys" else field
             raise InvalidArgumentError(
