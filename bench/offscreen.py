@@ -1,0 +1,180 @@
+"""An experiment: the side panel's warm start with the runtime in an offscreen document.
+
+Issue 40's warm target (a ready store within 4× Dexie's) is out of reach while each
+panel starts its own Pyodide (docs/performance.md, start-up). This measures the other
+design before anyone builds it: a copy of the extension gets an offscreen document
+(``bench/page/remote_host.html``, reason ``WORKERS``) that starts the runtime once and
+serves ``window.panelot`` over a BroadcastChannel, and a second panel page,
+``sidepanel_remote.html``, which is the side panel's own page and modules with
+``bootRuntime`` taken from ``bench/page/remote_runtime.mjs`` (no Pyodide in the panel).
+
+In one profile, with 300 conversations stored and the host started, it interleaves
+warm navigations of the panel as it is (``panel``), the panel served by the host
+(``remote``) and Dexie's page (``dexie``), and prints each one's medians: the ready
+store, the first paint, the page's modules in and the live list (ms since navigation),
+and the wasm heap the host holds.
+
+    .venv/bin/python -m bench.offscreen [NAVIGATIONS [COLD_PROFILES]]
+
+Then, cold: the first panel of a new profile whose host was started at install, against
+Dexie's page in a new profile (:func:`measure_cold`).
+
+It is a tool for a decision, not a figure the project reports.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+from bench.startup import (
+    PAGE_DIR,
+    PANEL_INIT_SCRIPT,
+    SEED,
+    SEEDED_THREADS,
+    _navigate,
+    _prepare_extension,
+    _wait_installed,
+)
+from panelot.testing.panel import launch_extension
+
+KINDS = ("panel", "remote", "dexie")
+HOST_FILES = ("remote_host.html", "remote_host.mjs", "remote_runtime.mjs")
+CREATE_HOST = """() => chrome.offscreen.createDocument({
+  url: "bench/remote_host.html", reasons: ["WORKERS"], justification: "bench: runtime host",
+})"""
+
+
+def _prepare(dest: Path) -> Path:
+    """The start-up benchmark's extension copy, with the host and the remote panel added."""
+    ext = _prepare_extension(dest)
+    for name in HOST_FILES:
+        (ext / "bench" / name).write_bytes((PAGE_DIR / name).read_bytes())
+    manifest = json.loads((ext / "manifest.json").read_text())
+    manifest["permissions"].append("offscreen")
+    (ext / "manifest.json").write_text(json.dumps(manifest))
+    html = (ext / "sidepanel.html").read_text()
+    preload = '<link rel="modulepreload" href="pyodide/pyodide.asm.mjs">'
+    if preload not in html or 'src="sidepanel.mjs"' not in html:
+        raise RuntimeError("sidepanel.html changed: update bench/offscreen.py")
+    html = html.replace(preload, "").replace('src="sidepanel.mjs"', 'src="sidepanel_remote.mjs"')
+    (ext / "sidepanel_remote.html").write_text(html)
+    script = (ext / "sidepanel.mjs").read_text()
+    if 'from "./runtime.mjs"' not in script:
+        raise RuntimeError("sidepanel.mjs changed: update bench/offscreen.py")
+    script = script.replace('from "./runtime.mjs"', 'from "./bench/remote_runtime.mjs"')
+    (ext / "sidepanel_remote.mjs").write_text(script)
+    return ext
+
+
+def measure(navigations: int) -> dict[str, dict[str, list[float]]]:
+    """Each kind's ready store, first paint and live list over interleaved warm starts."""
+    found: dict[str, dict[str, list[float]]] = {
+        k: {"ready": [], "first_paint": [], "modules": [], "live": []} for k in KINDS
+    }
+    with (
+        tempfile.TemporaryDirectory(prefix="panelot-offscreen-") as tmp,
+        sync_playwright() as playwright,
+    ):
+        ext = _prepare(Path(tmp))
+        with launch_extension(playwright, ext, prefix="panelot-offscreen-") as (context, ext_id):
+            base = f"chrome-extension://{ext_id}"
+            urls = {
+                "panel": f"{base}/sidepanel.html",
+                "remote": f"{base}/sidepanel_remote.html",
+                "dexie": f"{base}/bench/startup.html?mode=dexie",
+            }
+            _wait_installed(context, ext)
+            context.add_init_script(PANEL_INIT_SCRIPT)
+            page = context.new_page()
+            _navigate(page, urls["panel"], "panel")
+            page.evaluate(SEED, SEEDED_THREADS)
+            context.service_workers[0].evaluate(CREATE_HOST)
+            # The remote panel pings until the host's store is ready (its first start).
+            _navigate(page, urls["remote"], "panel")
+            order = list(KINDS)
+            for nav in range(navigations):
+                for kind in order if nav % 2 == 0 else reversed(order):
+                    out = _navigate(page, urls[kind], "dexie" if kind == "dexie" else "panel")
+                    found[kind]["ready"].append(float(out["ready"]))
+                    if out["first_paint"] is not None:
+                        found[kind]["first_paint"].append(float(out["first_paint"]))
+                    for mark in ("modules", "live"):
+                        value = (out["marks"] or {}).get(mark)
+                        if isinstance(value, int | float):
+                            found[kind][mark].append(float(value))
+            _navigate(page, urls["remote"], "panel")
+            memory = page.evaluate("() => window.panelot.hostMemory()")
+            found["host_mib"] = {"wasm": [memory["wasm"] / 2**20]}
+    return found
+
+
+def measure_cold(profiles: int) -> dict[str, list[float]]:
+    """The first panel of a new profile whose host was started at install, and Dexie's.
+
+    Each run launches a fresh profile per kind (alternating which goes first); for
+    ``remote`` the host is created as soon as the service worker runs, as the
+    extension's ``onInstalled`` would, and the panel opens once the install's copies are
+    stored (as the start-up benchmark's cold navigations do).
+    """
+    found: dict[str, list[float]] = {"remote": [], "dexie": [], "remote_modules": []}
+    with (
+        tempfile.TemporaryDirectory(prefix="panelot-offscreen-") as tmp,
+        sync_playwright() as playwright,
+    ):
+        ext = _prepare(Path(tmp))
+        for run in range(profiles):
+            for kind in ("remote", "dexie") if run % 2 == 0 else ("dexie", "remote"):
+                with launch_extension(playwright, ext, prefix="panelot-offscreen-") as (
+                    context,
+                    ext_id,
+                ):
+                    if kind == "remote":
+                        context.service_workers[0].evaluate(CREATE_HOST)
+                    _wait_installed(context, ext)
+                    context.add_init_script(PANEL_INIT_SCRIPT)
+                    page = context.new_page()
+                    base = f"chrome-extension://{ext_id}"
+                    url = (
+                        f"{base}/sidepanel_remote.html"
+                        if kind == "remote"
+                        else f"{base}/bench/startup.html?mode=dexie"
+                    )
+                    out = _navigate(page, url, "panel" if kind == "remote" else "dexie")
+                    found[kind].append(float(out["ready"]))
+                    if kind == "remote":
+                        found["remote_modules"].append(float(out["marks"]["modules"]))
+    return found
+
+
+def main(argv: list[str]) -> int:
+    """Run the measurements and print the medians; 2 on bad arguments."""
+    if len(argv) > 2:
+        print(__doc__)
+        return 2
+    navigations = int(argv[0]) if argv else 12
+    profiles = int(argv[1]) if len(argv) > 1 else 5
+    found = measure(navigations)
+    dexie = statistics.median(found["dexie"]["ready"])
+    print(f"warm, {navigations} navigations each (ms since navigation, medians):")
+    print(f"  the host's wasm heap: {found['host_mib']['wasm'][0]:.1f} MiB")
+    for kind in KINDS:
+        row = {k: statistics.median(v) for k, v in found[kind].items() if v}
+        text = "  ".join(f"{k} {v:7.1f}" for k, v in row.items())
+        print(f"  {kind:7} {text}  ready/dexie {row['ready'] / dexie:5.2f}×")
+    if profiles:
+        cold = measure_cold(profiles)
+        remote, dexie = statistics.median(cold["remote"]), statistics.median(cold["dexie"])
+        print(f"cold, {profiles} new profiles each: remote ready {remote:7.1f}  ", end="")
+        print(f"dexie ready {dexie:7.1f}  ready/dexie {remote / dexie:5.2f}×", end="")
+        print(f"  (remote modules {statistics.median(cold['remote_modules']):7.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
