@@ -12,7 +12,8 @@ In one profile, with 300 conversations stored and the host started, it interleav
 warm navigations of the panel as it is (``panel``), the panel served by the host
 (``remote``) and Dexie's page (``dexie``), and prints each one's medians: the ready
 store, the first paint, the page's modules in and the live list (ms since navigation),
-and the wasm heap the host holds.
+the median round trip of a ``thread.list`` of 50 rows from each live panel (and that
+both list the same), and the wasm heap the host holds.
 
     .venv/bin/python -m bench.offscreen [NAVIGATIONS [COLD_PROFILES]]
 
@@ -29,6 +30,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
@@ -44,6 +46,19 @@ from bench.startup import (
 from panelot.testing.panel import launch_extension
 
 KINDS = ("panel", "remote", "dexie")
+QUERIES = 40
+#: The median ms of ``count`` ``thread.list`` queries one after another, and the ids listed.
+ROUND_TRIPS = """async (count) => {
+  const times = [];
+  let rows = [];
+  for (let i = 0; i < count; i += 1) {
+    const started = performance.now();
+    rows = await window.panelot.query("thread.list", {limit: 50});
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return {ms: times[Math.floor(count / 2)], ids: rows.map((t) => t.id)};
+}"""
 HOST_FILES = ("remote_host.html", "remote_host.mjs", "remote_runtime.mjs")
 CREATE_HOST = """() => chrome.offscreen.createDocument({
   url: "bench/remote_host.html", reasons: ["WORKERS"], justification: "bench: runtime host",
@@ -72,9 +87,9 @@ def _prepare(dest: Path) -> Path:
     return ext
 
 
-def measure(navigations: int) -> dict[str, dict[str, list[float]]]:
+def measure(navigations: int) -> dict[str, dict[str, list[Any]]]:
     """Each kind's ready store, first paint and live list over interleaved warm starts."""
-    found: dict[str, dict[str, list[float]]] = {
+    found: dict[str, dict[str, list[Any]]] = {
         k: {"ready": [], "first_paint": [], "modules": [], "live": []} for k in KINDS
     }
     with (
@@ -108,7 +123,13 @@ def measure(navigations: int) -> dict[str, dict[str, list[float]]]:
                         value = (out["marks"] or {}).get(mark)
                         if isinstance(value, int | float):
                             found[kind][mark].append(float(value))
-            _navigate(page, urls["remote"], "panel")
+            for kind in ("panel", "remote"):  # a query's round trip, once each page is live
+                _navigate(page, urls[kind], "panel")
+                timed = page.evaluate(ROUND_TRIPS, QUERIES)
+                found[kind]["query"] = [timed["ms"]]
+                found[kind]["ids"] = timed["ids"]
+            if found["panel"]["ids"] != found["remote"]["ids"]:
+                raise RuntimeError("the remote panel's thread.list differs from the panel's")
             memory = page.evaluate("() => window.panelot.hostMemory()")
             found["host_mib"] = {"wasm": [memory["wasm"] / 2**20]}
     return found
@@ -164,7 +185,7 @@ def main(argv: list[str]) -> int:
     print(f"warm, {navigations} navigations each (ms since navigation, medians):")
     print(f"  the host's wasm heap: {found['host_mib']['wasm'][0]:.1f} MiB")
     for kind in KINDS:
-        row = {k: statistics.median(v) for k, v in found[kind].items() if v}
+        row = {k: statistics.median(v) for k, v in found[kind].items() if v and k != "ids"}
         text = "  ".join(f"{k} {v:7.1f}" for k, v in row.items())
         print(f"  {kind:7} {text}  ready/dexie {row['ready'] / dexie:5.2f}×")
     if profiles:
