@@ -13,12 +13,12 @@ warm navigations of the panel as it is (``panel``), the panel served by the host
 (``remote``) and Dexie's page (``dexie``), and prints each one's medians: the ready
 store, the first paint, the page's modules in and the live list (ms since navigation),
 the median round trip of a ``thread.list`` of 50 rows from each live panel (and that
-both list the same), and the wasm heap the host holds.
+both list the same), and the wasm heap the host holds. Then the browser's memory as the
+host starts, a panel served by it opens, and a panel as it is opens beside it
+(:func:`measure_memory`); and, cold, the first panel of a new profile whose host was
+started at install, against Dexie's page in a new profile (:func:`measure_cold`).
 
     .venv/bin/python -m bench.offscreen [NAVIGATIONS [COLD_PROFILES]]
-
-Then, cold: the first panel of a new profile whose host was started at install, against
-Dexie's page in a new profile (:func:`measure_cold`).
 
 It is a tool for a decision, not a figure the project reports.
 """
@@ -29,6 +29,8 @@ import json
 import statistics
 import sys
 import tempfile
+import time
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +175,96 @@ def measure_cold(profiles: int) -> dict[str, list[float]]:
     return found
 
 
+HOST_READY = """async () => {
+  const channel = new BroadcastChannel("panelot-remote");
+  const me = crypto.randomUUID();
+  try {
+    await new Promise((resolve) => {
+      channel.onmessage = ({data}) => { if (data.to === me) resolve(); };
+      const ping = () => { channel.postMessage({from: me, id: 0, op: "ping"}); };
+      ping();
+      const timer = setInterval(ping, 50);
+      channel.addEventListener("message", () => clearInterval(timer), {once: true});
+    });
+  } finally {
+    channel.close();
+  }
+}"""
+SETTLE_S = 5.0
+
+
+def _tree_pss_mib(profile_marker: str) -> float:
+    """The summed PSS (MiB) of a browser and of every process below it (Linux ``/proc``).
+
+    The browser is the process without ``--type=`` whose command line holds
+    ``profile_marker`` (its profile's directory).
+    """
+    parents: dict[int, int] = {}
+    root = None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+        if profile_marker in cmdline and "--type=" not in cmdline:
+            root = int(entry.name)
+    if root is None:
+        raise RuntimeError("the browser's process was not found")
+    tree = {root}
+    grown = True
+    while grown:
+        below = {pid for pid, parent in parents.items() if parent in tree} - tree
+        grown = bool(below)
+        tree |= below
+    total_kib = 0
+    for pid in tree:
+        try:
+            rollup = (Path("/proc") / str(pid) / "smaps_rollup").read_text()
+        except OSError:
+            continue
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                total_kib += int(line.split()[1])
+    return total_kib / 1024
+
+
+def measure_memory() -> dict[str, float]:
+    """The browser's memory (PSS, MiB) as the host starts, then a remote panel, then a panel.
+
+    ``none``: no page of the extension open (only the context's blank tab), once the
+    install's copies are stored; ``host``: the host's store ready; ``remote``: and a
+    panel served by it, live; ``panel``: and a panel as it is (its own runtime), live.
+    Each figure is taken :data:`SETTLE_S` after its step.
+    """
+    found: dict[str, float] = {}
+    with (
+        tempfile.TemporaryDirectory(prefix="panelot-offscreen-") as tmp,
+        sync_playwright() as playwright,
+    ):
+        ext = _prepare(Path(tmp))
+        marker = "panelot-offscreen-mem-"
+        with launch_extension(playwright, ext, prefix=marker) as (context, ext_id):
+            _wait_installed(context, ext)
+            context.add_init_script(PANEL_INIT_SCRIPT)
+            worker = context.service_workers[0]
+            time.sleep(SETTLE_S)
+            found["none"] = _tree_pss_mib(marker)
+            worker.evaluate(CREATE_HOST)
+            worker.evaluate(HOST_READY)
+            time.sleep(SETTLE_S)
+            found["host"] = _tree_pss_mib(marker)
+            for kind, page_name in (("remote", "sidepanel_remote"), ("panel", "sidepanel")):
+                page = context.new_page()
+                _navigate(page, f"chrome-extension://{ext_id}/{page_name}.html", "panel")
+                time.sleep(SETTLE_S)
+                found[kind] = _tree_pss_mib(marker)
+    return found
+
+
 def main(argv: list[str]) -> int:
     """Run the measurements and print the medians; 2 on bad arguments."""
     if len(argv) > 2:
@@ -188,6 +280,11 @@ def main(argv: list[str]) -> int:
         row = {k: statistics.median(v) for k, v in found[kind].items() if v and k != "ids"}
         text = "  ".join(f"{k} {v:7.1f}" for k, v in row.items())
         print(f"  {kind:7} {text}  ready/dexie {row['ready'] / dexie:5.2f}×")
+    memory = measure_memory()
+    steps = list(memory)
+    print("  the browser's PSS: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in memory.items()))
+    print("    each step's cost: ", end="")
+    print(", ".join(f"{b} +{memory[b] - memory[a]:.0f}" for a, b in pairwise(steps)))
     if profiles:
         cold = measure_cold(profiles)
         remote, dexie = statistics.median(cold["remote"]), statistics.median(cold["dexie"])
