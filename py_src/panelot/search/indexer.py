@@ -50,7 +50,7 @@ from panelot.search.reading import (
     thread_docs,
 )
 from panelot.search.schema import FORMAT, thread_doc_id
-from panelot.search.tally import Tallies, count_nodes, seq_key
+from panelot.search.tally import Tallies, seq_key
 from panelot.search.writes import (
     INDEX_TABLES,
     Bulk,
@@ -59,6 +59,7 @@ from panelot.search.writes import (
     reset,
     thread_doc_ids,
 )
+from panelot.tree.reading import count_nodes
 
 __all__ = ["BATCH_DELAY", "CHUNK", "LOCK_NAME", "REBUILD_CHUNK", "Indexer", "lock_name"]
 

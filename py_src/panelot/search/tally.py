@@ -18,13 +18,13 @@ start-up's exact count does not match: that thread is indexed again, and counted
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
 from panelot.idb import MAX_KEY, MIN_KEY, DataError, Transaction, compare_keys, validate_key
+from panelot.tree.reading import count_nodes
 
-__all__ = ["Tallies", "Tally", "count_nodes", "seq_key"]
+__all__ = ["Tallies", "Tally", "seq_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +51,11 @@ def seq_key(record: Any) -> Any:
         return None
 
 
-def count_nodes(tx: Transaction, thread_id: str) -> Awaitable[int]:
-    """How many nodes a thread has, counted whole (catch-up: one request a thread)."""
-    return tx.table("nodes").where("threadId").equals(thread_id).count()
-
-
 async def _whole(tx: Transaction, thread_id: str) -> Tally:
     """The thread counted whole, and its highest seq key: one round trip."""
     nodes = tx.table("nodes")
     count, last = await tx.gather(
-        nodes.where("threadId").equals(thread_id).count(),
+        count_nodes(tx, thread_id),
         nodes.where("[threadId+seq]")
         .between([thread_id, MIN_KEY], [thread_id, MAX_KEY])
         .reverse()

@@ -17,6 +17,7 @@ __all__ = [
     "FIRST_NODES",
     "MAX_PARTS",
     "PART_NODES",
+    "count_nodes",
     "last_node",
     "load_nodes",
     "load_thread_records",
@@ -89,7 +90,8 @@ def seq_after(tx: Transaction, thread_id: str, seq: Any) -> Awaitable[list[Any]]
     return _by_seq(tx, thread_id, seq, include_lower=False)
 
 
-def _count(tx: Transaction, thread_id: str) -> Awaitable[int]:
+def count_nodes(tx: Transaction, thread_id: str) -> Awaitable[int]:
+    """How many node records the thread has, counted whole through ``threadId``."""
     return tx.table("nodes").where("threadId").equals(thread_id).count()
 
 
@@ -138,7 +140,7 @@ async def load_thread_records(tx: Transaction, thread_id: str) -> tuple[Any, lis
     raw, rows, total = await tx.gather(
         tx.table("threads").get(id_field(thread_id, "threadId")),
         _by_seq(tx, thread_id, limit=FIRST_NODES),
-        _count(tx, thread_id),
+        count_nodes(tx, thread_id),
     )
     if len(rows) == FIRST_NODES and total > FIRST_NODES:
         rows += await _rest_by_seq(tx, thread_id, rows[-1]["seq"], total - FIRST_NODES)
