@@ -151,6 +151,25 @@ function notJSON(value, whole) {
 }
 
 /**
+ * A Python exception raised into JS (Pyodide's PythonError, its message the whole
+ * traceback) as the store's own error: `name` its class (`MissingAPIError`, `UpgradeError`),
+ * `message` what it says, `traceback` the rest. Anything else is returned as it is.
+ */
+function fromPython(error) {
+  if (error?.name !== "PythonError" || typeof error.type !== "string") return error;
+  const traceback = String(error.message).trimEnd();
+  const lines = traceback.split("\n");
+  // The exception's own text starts at the last line naming its class ("pkg.mod.Class: ").
+  const named = (line) => /^[\w.]+(?=:|$)/.exec(line)?.[0].split(".").pop() === error.type;
+  const at = lines.findLastIndex(named);
+  const text = at < 0 ? lines[lines.length - 1] : lines.slice(at).join("\n");
+  const mapped = new Error(at < 0 ? text : text.replace(/^[\w.]+:? ?/, ""));
+  mapped.name = error.type;
+  mapped.traceback = traceback;
+  return mapped;
+}
+
+/**
  * Start the runtime and expose it as `window.panelot`.
  *
  * @param {object} [options]
@@ -158,6 +177,9 @@ function notJSON(value, whole) {
  * @param {string} [options.dbName] IndexedDB database to open.
  * @param {(stage: string) => void} [options.onProgress] Called as each stage starts.
  * @param {boolean} [options.snapshot] Try the build's memory snapshot first (default true).
+ * @param {boolean} [options.memorySettings] Accept settings kept in memory in an extension
+ *   context without `chrome.storage` (an offscreen document), where the start otherwise
+ *   fails with a MissingAPIError (default false; a plain page keeps them in memory anyway).
  * @returns {{ready: Promise<void>, py: object|null, query: Function, state: string,
  *   timings: object, marks: object, snapshot: string|null}} `snapshot` is loadRuntime's
  *   outcome once known; `marks` the start-up breakdown: each step's end in ms since the
@@ -169,6 +191,7 @@ export function bootRuntime({
   dbName = "panelot_v1",
   onProgress = () => {},
   snapshot = true,
+  memorySettings = false,
 } = {}) {
   let rt = null;
   const panelot = {
@@ -297,7 +320,7 @@ export function bootRuntime({
     // Start-up retention (the `retention` setting) spares what the open pages show and
     // the thread a panel will reopen (presence.mjs).
     const spared = JSON.stringify(await sparedThreadIds());
-    await stage("database", async () => rt.start(dbName, spared));
+    await stage("database", async () => rt.start(dbName, spared, true, memorySettings));
 
     panelot.timings.total_ms = Math.round(performance.now() - started);
     enter("ready");
@@ -310,7 +333,9 @@ export function bootRuntime({
     });
   }
 
-  panelot.ready = boot().catch((error) => {
+  panelot.ready = boot().catch((raised) => {
+    const error = fromPython(raised);
+    if (error !== raised) console.error(raised); // the whole traceback, for whoever debugs
     panelot.error = error;
     enter("error");
     throw error;

@@ -4,7 +4,9 @@
 import { bootRuntime } from "../runtime.mjs";
 import { CHANNEL } from "./remote_runtime.mjs";
 
-const panelot = bootRuntime({});
+// An offscreen document has no chrome.storage: the experiment accepts settings kept in
+// memory (a real host would route them through the service worker; docs/performance.md).
+const panelot = bootRuntime({ memorySettings: true });
 const channel = new BroadcastChannel(CHANNEL);
 const lives = new Map();
 

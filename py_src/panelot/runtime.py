@@ -69,19 +69,27 @@ def _spared(spared_json: str | None) -> list[str]:
 
 
 async def start(
-    db_name: str = DB_NAME, spared_json: str | None = None, retention: bool = True
+    db_name: str = DB_NAME,
+    spared_json: str | None = None,
+    retention: bool = True,
+    memory_settings: bool = False,
 ) -> None:
     """Open the store in the page (idempotent).
 
     Start-up retention follows the ``retention`` setting (``retention=False`` skips it)
-    and, like the budget, spares the thread ids of ``spared_json``.
+    and, like the budget, spares the thread ids of ``spared_json``. In an extension
+    context without ``chrome.storage`` the start fails with a ``MissingAPIError``
+    unless ``memory_settings`` accepts settings kept in memory
+    (:func:`panelot.host.browser.settings_backend`).
     """
     global _store
     if _store is not None and _store.db.name == db_name:
         return
     from panelot.idb.browser.core import BrowserFactory
 
-    host = dataclasses.replace(browser_host(), search_lock=web_lock)  # one indexer per origin
+    host = dataclasses.replace(  # one indexer per origin
+        browser_host(memory_settings=memory_settings), search_lock=web_lock
+    )
     days = await configured_days(host.services.settings) if retention else None
     _store = await PanelotStore.open(
         BrowserFactory(),

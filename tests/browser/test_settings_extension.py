@@ -232,3 +232,63 @@ json.dumps([
 """,
     )
     assert out == [False, True, "WebCryptoKeyStore", "sk-harness-secret"]
+
+
+#: Hides chrome.storage from an extension page before its scripts run (what an offscreen
+#: document or a worker of the extension lacks), keeping chrome.runtime.
+HIDE_CHROME_STORAGE = """
+Object.defineProperty(globalThis.chrome, "storage", { value: undefined, configurable: true });
+"""
+
+
+def test_an_extension_context_without_chrome_storage_refuses_memory_settings(
+    extension_context: tuple[BrowserContext, str], panel: Page
+) -> None:
+    context, extension_id = extension_context
+    thread = envelope(panel, "thread.create", {"title": "before the refused start"})
+    assert thread["status"] == "completed"
+    page = context.new_page()
+    try:
+        page.add_init_script(HIDE_CHROME_STORAGE)
+        page.goto(f"chrome-extension://{extension_id}/sidepanel.html")
+        page.wait_for_function("() => window.__panelotState === 'error'")
+        assert page.evaluate("() => [typeof chrome.runtime.id, chrome.storage]") == [
+            "string",
+            None,
+        ]
+        # The panel shows the store's error, not Python's traceback (kept beside it).
+        shown = page.inner_text("#error")
+        assert shown.startswith("settings: this extension context has no chrome.storage.local")
+        error = page.evaluate(
+            "() => [window.panelot.error.name, window.panelot.error.message,"
+            " window.panelot.error.traceback]"
+        )
+        assert error[:2] == ["MissingAPIError", shown]
+        assert error[2].startswith("Traceback (most recent call last):")
+        assert error[2].endswith(f"panelot.idb.errors.MissingAPIError: {shown}")
+        # The decision itself, in this page's Pyodide: refused, unless memory is accepted.
+        out = run_py(
+            page,
+            """
+import json
+from panelot.host.browser import settings_backend
+from panelot.idb.errors import MissingAPIError
+from panelot.settings import MemoryStorageBackend, extension_context
+try:
+    settings_backend()
+    refused = None
+except MissingAPIError as e:
+    refused = e.name
+json.dumps([
+    extension_context(),
+    refused,
+    isinstance(settings_backend(memory_settings=True), MemoryStorageBackend),
+])
+""",
+        )
+        assert out == [True, "MissingAPIError", True]
+    finally:
+        page.close()
+    # The other panel's store is untouched by the refused start.
+    listed = query(panel, "thread.list", {})
+    assert thread["response"]["threadId"] in [t["id"] for t in listed]

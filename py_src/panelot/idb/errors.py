@@ -20,6 +20,7 @@ __all__ = [
     "ArgumentTypeError",
     "InvalidArgumentError",
     "InvalidTableError",
+    "MissingAPIError",
     "ModifyError",
     "NotFoundError",
     "PanelotError",
@@ -110,6 +111,12 @@ class InvalidStateError(PanelotError):
     """The database or object is in a state that does not allow the call."""
 
     name = "InvalidStateError"
+
+
+class MissingAPIError(PanelotError):
+    """A browser API the store needs is missing in this context (Dexie's ``MissingAPIError``)."""
+
+    name = "MissingAPIError"
 
 
 class InvalidTableError(PanelotError):
@@ -247,6 +254,7 @@ _BY_NAME: dict[str, type[PanelotError]] = {
         DatabaseClosedError,
         InvalidArgumentError,
         InvalidStateError,
+        MissingAPIError,
         NotFoundError,
         PrematureCommitError,
         QuotaExceededError,

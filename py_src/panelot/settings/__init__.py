@@ -19,7 +19,11 @@ from panelot.settings.backend import (
     MemoryStorageBackend,
     StorageBackend,
 )
-from panelot.settings.chrome import ChromeStorageBackend, chrome_storage_available
+from panelot.settings.chrome import (
+    ChromeStorageBackend,
+    chrome_storage_available,
+    extension_context,
+)
 from panelot.settings.groups import GROUPS, SETTINGS_KEYS, Problem
 from panelot.settings.service import Settings
 
@@ -35,4 +39,5 @@ __all__ = [
     "Settings",
     "StorageBackend",
     "chrome_storage_available",
+    "extension_context",
 ]

@@ -36,7 +36,12 @@ from panelot.settings.backend import (
     check_keys,
 )
 
-__all__ = ["ChromeStorageBackend", "chrome_storage_available", "storage_error"]
+__all__ = [
+    "ChromeStorageBackend",
+    "chrome_storage_available",
+    "extension_context",
+    "storage_error",
+]
 
 
 def chrome_storage_available() -> bool:
@@ -48,6 +53,21 @@ def chrome_storage_available() -> bool:
     chrome = getattr(js, "chrome", None)
     storage = getattr(chrome, "storage", None) if chrome is not None else None
     return storage is not None and getattr(storage, "local", None) is not None
+
+
+def extension_context() -> bool:
+    """Whether this page belongs to an extension (``chrome.runtime.id`` is set).
+
+    An extension context without ``chrome.storage`` (an offscreen document, a worker)
+    must not keep settings in memory unnoticed: see :func:`panelot.host.browser_host`.
+    """
+    try:
+        import js
+    except ImportError:
+        return False
+    chrome = getattr(js, "chrome", None)
+    runtime = getattr(chrome, "runtime", None) if chrome is not None else None
+    return bool(getattr(runtime, "id", None)) if runtime is not None else False
 
 
 def _local() -> Any:
