@@ -28,8 +28,10 @@ const OBJECT = Object.prototype;
 // ~3x). The codes written (format version 4, read by every CPython since 3.4): None N,
 // True T, False F, int32 i, long l (15-bit digits), float g (binary double), str z/a
 // (ASCII) or u (UTF-8, surrogatepass: lone surrogates survive as JSON carries them),
-// list [, dict { ... 0. Numbers map as JSON text would: an integral number below 1e21
-// (-0 too) is an int, any other a float. A value JSON cannot carry is reported raw.
+// list [, dict { ... 0. A safe integer (-0 too) is an int, any other number a float:
+// Python takes an int beyond 2**53 - 1 for one JS would round, and refuses to store it,
+// so a number read there must come back as the float it is (see unsafeIntegers). A
+// value JSON cannot carry is reported raw.
 // Object keys are written once per result, as interned strings flagged for reference
 // (FLAG_REF), and by reference (r) after that: 10,000 records with the same eight keys
 // make eight key strings in Python, not 80,000, and their dicts hash them once. Short
@@ -43,6 +45,10 @@ useBuffer(new Uint8Array(SMALL_BUFFER));
 let mLen = 0;
 let keyRefs = new Map(); // key string -> its KeyEntry, per result
 let nextRef = 0; // the next marshal reference index (keys and repeated values share them)
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** How many integral numbers beyond ±(2**53 - 1) the last result held (written as floats:
+ * JSON text would make them Python ints, so a result holding one must cross as marshal). */
+export let unsafeIntegers = 0;
 
 /** Write into `bytes` from now on (mBuf and its DataView always change together). */
 function useBuffer(bytes) {
@@ -194,7 +200,7 @@ function writeKeyedString(entry, s) {
 
 function writeNumber(x) {
   reserve(32);
-  if (Number.isInteger(x) && Math.abs(x) < 1e21) {
+  if (Number.isInteger(x) && Math.abs(x) <= MAX_SAFE) {
     if (x >= -2147483648 && x <= 2147483647) {
       mBuf[mLen++] = INT;
       writeInt32(x | 0);
@@ -204,7 +210,7 @@ function writeNumber(x) {
     let a = Math.abs(x);
     const countAt = mLen;
     mLen += 4;
-    let digits = 0;
+    let digits = 0; // at most 4: a safe integer has 53 bits
     while (a > 0) {
       mView.setUint16(mLen, a % 32768, true); // exact: a is an integral double
       mLen += 2;
@@ -214,6 +220,7 @@ function writeNumber(x) {
     mView.setInt32(countAt, x < 0 ? -digits : digits, true);
     return;
   }
+  if (x > MAX_SAFE || x < -MAX_SAFE) unsafeIntegers++; // (finite: every such double is integral)
   mBuf[mLen++] = BINARY_FLOAT;
   mView.setFloat64(mLen, x, true);
   mLen += 8;
@@ -289,6 +296,7 @@ function releaseIdle() {
 export function marshalValue(value) {
   mLen = 0;
   nextRef = 0;
+  unsafeIntegers = 0;
   if (keyRefs.size > 0) keyRefs = new Map();
   const ok = writeValue(value, 0);
   const out = ok === true ? mBuf.subarray(0, mLen) : ok;

@@ -5,7 +5,7 @@
 // value holds anything JSON cannot carry (Date, binary, Blob, non-finite numbers), in
 // which case Python falls back to to_py(). No storage logic lives here.
 
-import { marshalValue } from "./marshal_writer.mjs";
+import { marshalValue, unsafeIntegers } from "./marshal_writer.mjs";
 import { sha256Hex } from "./local_copy.mjs";
 
 export { unmarshalValues } from "./marshal_reader.mjs";
@@ -14,7 +14,14 @@ export { openChannel } from "./changes.mjs";
 const { getPrototypeOf } = Object;
 const OBJECT = Object.prototype;
 
-/** True when `value` holds only what JSON carries exactly (a tight walk, no replacer). */
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * True when `value` holds only what JSON carries exactly (a tight walk, no replacer).
+ * A number beyond ±(2**53 - 1) does not count: Python's JSON reader would make it an
+ * int, which the store refuses to write back (JS would round such an int); Pyodide's
+ * conversion (or the marshal writer) gives the float it is.
+ */
 function isPlain(value) {
   const stack = [value];
   while (stack.length > 0) {
@@ -22,7 +29,7 @@ function isPlain(value) {
     const type = typeof v;
     if (type === "string" || type === "boolean" || v === null) continue;
     if (type === "number") {
-      if (!Number.isFinite(v)) return false;
+      if (v > MAX_SAFE || v < -MAX_SAFE || v !== v) return false; // also ±Infinity, NaN
       continue;
     }
     if (type !== "object") return false; // undefined, bigint, function, symbol
@@ -86,7 +93,9 @@ function report(tx, pos, value) {
   if (Array.isArray(value) && value.length >= MANY) {
     const bytes = marshalValue(value);
     if (bytes === false) return h.ok(id, pos, value, RAW);
-    if (bytes !== null && bytes.length > LARGE_TEXT) return h.ok(id, pos, bytes, MARSHAL);
+    if (bytes !== null && (bytes.length > LARGE_TEXT || unsafeIntegers > 0)) {
+      return h.ok(id, pos, bytes, MARSHAL);
+    }
     text = bytes === null ? encodeValue(value) : JSON.stringify(value); // small: text is cheaper
   } else {
     // One record, a few, a key or a count: JSON text, unless it turns out large.

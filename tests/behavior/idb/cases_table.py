@@ -293,6 +293,40 @@ async def case_out_of_line_explicit_keys(ctx: Ctx) -> None:
     assert await t.get(["a", 1]) == {"v": 2}
 
 
+async def case_numbers_beyond_safe_integers_read_back_as_floats_and_write_back(
+    ctx: Ctx,
+) -> None:
+    # JS numbers past 2**53 - 1 (all integral) come back as the floats they are: an int
+    # there is refused on writing (JS would round it), so a read value must write back.
+    db = await ctx.open(STORES)
+    items = db.table("items")
+    big = {"id": "big", "n": 1e20, "m": 2.0**53, "deep": {"l": [-(2.0**60), 3.5]}, "k": 7}
+    await items.put(big)
+    read = await items.get("big")
+    assert read == big
+    assert [type(read["n"]), type(read["m"]), type(read["deep"]["l"][0])] == [float] * 3
+    assert type(read["k"]) is int  # a safe integer stays an int
+    await items.put(read)  # the round trip
+    await items.bulk_put([read, {**read, "id": "big2"}])
+    rows = await items.where("id").any_of(["big", "big2"]).to_list()
+    assert [type(r["n"]) for r in rows] == [float, float] and rows[0] == big
+    await raises(DataCloneError, items.put({"id": "x", "n": 2**53 + 1}))
+
+
+async def case_a_key_generator_ends_at_2_53(ctx: Ctx) -> None:
+    db = await ctx.open(STORES)
+    auto = db.table("auto")
+    assert await auto.put({"id": 2**53 - 1, "name": "last safe"}) == 2**53 - 1
+    key = await auto.add({"name": "generated"})
+    assert key == 2**53 and type(key) is float
+    record = await auto.get(key)
+    assert record == {"id": 2.0**53, "name": "generated"} and type(record["id"]) is float
+    await auto.put({**record, "name": "written back"})  # the generated key is a key
+    assert (await auto.get(2.0**53))["name"] == "written back"
+    await raises(ConstraintError, auto.add({"name": "one too many"}))
+    assert await auto.count() == 2
+
+
 async def case_unique_index(ctx: Ctx) -> None:
     db = await ctx.open(STORES)
     items = db.table("items")

@@ -14,12 +14,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from panelot.idb.errors import ConstraintError
-from panelot.idb.keys import Key, KeyRange, compare_keys, hashable_key, index_keys
+from panelot.idb.keys import (
+    MAX_SAFE_INTEGER,
+    Key,
+    KeyRange,
+    compare_keys,
+    hashable_key,
+    index_keys,
+)
 from panelot.idb.schema import IndexSpec
 
 __all__ = ["MemoryStore", "Undo", "hashable_key"]
 
 Undo = Callable[[], None]
+
+GENERATOR_LIMIT = 2**53
+"""The largest key a key generator gives (IndexedDB's limit)."""
 
 
 class _K:
@@ -93,17 +103,26 @@ class MemoryStore:
         found = self.records.get(hashable_key(key))
         return None if found is None else copy.deepcopy(found[1])
 
-    def next_key(self) -> int:
-        """Take the next generated key."""
+    def next_key(self) -> int | float:
+        """Take the next generated key, as IndexedDB's generator gives it.
+
+        Keys go up to 2**53: that last one is the float it is in JS (an int beyond
+        2**53 - 1 is no key here), and past it the generator is spent
+        (``ConstraintError``, as IndexedDB fails the add).
+        """
         key = self.generator
+        if key > GENERATOR_LIMIT:
+            raise ConstraintError(
+                f"the key generator is spent: its next key would pass 2**53 ({key})"
+            )
         self.generator += 1
-        return key
+        return key if key <= MAX_SAFE_INTEGER else float(key)
 
     def bump_generator(self, key: Key) -> Undo | None:
         """Raise the key generator above an explicit numeric key, as IndexedDB does."""
         if isinstance(key, int | float) and not isinstance(key, bool) and key >= self.generator:
             before = self.generator
-            self.generator = int(min(key, 2**53)) + 1
+            self.generator = int(min(key, GENERATOR_LIMIT)) + 1
             return lambda: setattr(self, "generator", before)
         return None
 
