@@ -44,15 +44,26 @@ __all__ = [
 ]
 
 
-def chrome_storage_available() -> bool:
-    """Whether this page can reach ``chrome.storage.local`` (an extension page)."""
+def _chrome(*path: str) -> Any:
+    """``chrome`` of this page followed along ``path``; ``None`` where a step is missing.
+
+    ``None`` outside a page (no ``js`` module) too.
+    """
     try:
         import js
     except ImportError:
-        return False
-    chrome = getattr(js, "chrome", None)
-    storage = getattr(chrome, "storage", None) if chrome is not None else None
-    return storage is not None and getattr(storage, "local", None) is not None
+        return None
+    found = getattr(js, "chrome", None)
+    for name in path:
+        if found is None:
+            return None
+        found = getattr(found, name, None)
+    return found
+
+
+def chrome_storage_available() -> bool:
+    """Whether this page can reach ``chrome.storage.local`` (an extension page)."""
+    return _chrome("storage", "local") is not None
 
 
 def extension_context() -> bool:
@@ -61,13 +72,7 @@ def extension_context() -> bool:
     An extension context without ``chrome.storage`` (an offscreen document, a worker)
     must not keep settings in memory unnoticed: see :func:`panelot.host.browser_host`.
     """
-    try:
-        import js
-    except ImportError:
-        return False
-    chrome = getattr(js, "chrome", None)
-    runtime = getattr(chrome, "runtime", None) if chrome is not None else None
-    return bool(getattr(runtime, "id", None)) if runtime is not None else False
+    return bool(_chrome("runtime", "id"))
 
 
 def _local() -> Any:
